@@ -1,0 +1,22 @@
+"""RoboDyn's articulated-body engine: MuJoCo's smooth dynamics in numba, batched.
+
+    import engine
+    model = engine.load_mjcf("assets/double_pendulum.xml")
+    sim = engine.Simulator(model, batch=64)
+    sim.step()
+"""
+
+from engine.data import Data, make_data
+from engine.model import Model, UnsupportedModelError, load_mjcf
+from engine.simulator import NonFiniteError, Simulator, Snapshot
+
+__all__ = [
+    "Data",
+    "Model",
+    "NonFiniteError",
+    "Simulator",
+    "Snapshot",
+    "UnsupportedModelError",
+    "load_mjcf",
+    "make_data",
+]

@@ -1,0 +1,182 @@
+"""engine.Data: every changing quantity, one row per environment, allocated once.
+
+Each array has a leading batch dimension B. Names and meanings follow `mjdata.h`; the
+shape after B is in the comment. Fields are grouped by the stage that writes them. The
+`scratch_*` arrays are per-row work space for kernels, so nothing allocates while stepping.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from engine.model import Model
+
+
+class Data(NamedTuple):
+    """Batched simulation state and derived quantities (MuJoCo's field names)."""
+
+    # state and inputs
+    time: np.ndarray  # (B,) simulation time
+    qpos: np.ndarray  # (B, nq) generalized positions
+    qvel: np.ndarray  # (B, nv) generalized velocities
+    act: np.ndarray  # (B, na) actuator activations (na = 0 for now)
+    ctrl: np.ndarray  # (B, nu) controls
+    qfrc_applied: np.ndarray  # (B, nv) user-applied generalized forces
+    xfrc_applied: np.ndarray  # (B, nbody, 6) user-applied Cartesian force:torque at body com
+
+    # kinematics
+    xpos: np.ndarray  # (B, nbody, 3) body frame origins
+    xquat: np.ndarray  # (B, nbody, 4) body frame orientations
+    xmat: np.ndarray  # (B, nbody, 9) body frame orientations, row-major
+    xipos: np.ndarray  # (B, nbody, 3) body centres of mass
+    ximat: np.ndarray  # (B, nbody, 9) principal axes of inertia
+    xanchor: np.ndarray  # (B, njnt, 3) joint anchors
+    xaxis: np.ndarray  # (B, njnt, 3) joint axes
+    geom_xpos: np.ndarray  # (B, ngeom, 3) geom positions
+    geom_xmat: np.ndarray  # (B, ngeom, 9) geom orientations
+    site_xpos: np.ndarray  # (B, nsite, 3) site positions
+    site_xmat: np.ndarray  # (B, nsite, 9) site orientations
+
+    # com_pos
+    subtree_com: np.ndarray  # (B, nbody, 3) centre of mass of each subtree
+    cinert: np.ndarray  # (B, nbody, 10) body inertia about its tree's subtree_com
+    cdof: np.ndarray  # (B, nv, 6) dof motion axes, com-based
+
+    # tendons and transmission
+    ten_length: np.ndarray  # (B, ntendon) tendon lengths
+    ten_velocity: np.ndarray  # (B, ntendon) tendon velocities
+    ten_J: np.ndarray  # (B, ntendon, nv) tendon Jacobians
+    actuator_length: np.ndarray  # (B, nu) actuator lengths
+    actuator_velocity: np.ndarray  # (B, nu) actuator velocities
+    actuator_moment: np.ndarray  # (B, nu, nv) actuator moment arms (dense)
+
+    # crb and factor
+    crb: np.ndarray  # (B, nbody, 10) composite inertia of each subtree
+    qM: np.ndarray  # (B, nM) lower-triangular M, rows as in M_rowadr / M_colind
+    qLD: np.ndarray  # (B, nM) L^T D L factor of M in the same layout (D on the diagonal)
+    qLDiagInv: np.ndarray  # (B, nv) 1 / D
+
+    # com_vel, passive, rne, actuation
+    cvel: np.ndarray  # (B, nbody, 6) body velocities, com-based
+    cdof_dot: np.ndarray  # (B, nv, 6) time derivative of cdof
+    qfrc_spring: np.ndarray  # (B, nv) joint and tendon springs
+    qfrc_damper: np.ndarray  # (B, nv) joint and tendon dampers
+    qfrc_fluid: np.ndarray  # (B, nv) fluid (viscosity, drag) forces
+    qfrc_passive: np.ndarray  # (B, nv) spring + damper + fluid
+    qfrc_bias: np.ndarray  # (B, nv) c(q, v): Coriolis, centrifugal and gravity
+    actuator_force: np.ndarray  # (B, nu) scalar force of each actuator
+    qfrc_actuator: np.ndarray  # (B, nv) actuator forces in joint space
+
+    # acceleration
+    qfrc_smooth: np.ndarray  # (B, nv) passive - bias + applied + actuator
+    qacc_smooth: np.ndarray  # (B, nv) M^-1 qfrc_smooth
+    qfrc_constraint: np.ndarray  # (B, nv) constraint forces (zero until constraints exist)
+    qacc: np.ndarray  # (B, nv) acceleration
+    qfrc_inverse: np.ndarray  # (B, nv) output of inverse dynamics
+
+    # post-acceleration (accelerometer) and sensors
+    cacc: np.ndarray  # (B, nbody, 6) body accelerations, com-based
+    cfrc_int: np.ndarray  # (B, nbody, 6) interaction forces with the parent
+    cfrc_ext: np.ndarray  # (B, nbody, 6) external forces (zero until contacts exist)
+    subtree_linvel: np.ndarray  # (B, nbody, 3) linear velocity of each subtree com
+    sensordata: np.ndarray  # (B, nsensordata) sensor readings
+
+    # integrator work space
+    qH: np.ndarray  # (B, nM) M + h diag(damping) or M - h qDeriv, factored in place
+    qHDiagInv: np.ndarray  # (B, nv) 1 / D of qH
+    qDeriv: np.ndarray  # (B, nv, nv) d(qfrc_smooth)/d(qvel) (implicit integrators)
+    qLU: np.ndarray  # (B, nv, nv) dense LU of M - h qDeriv (implicit)
+    rk_qpos: np.ndarray  # (B, 4, nq) RK4 stage positions
+    rk_qvel: np.ndarray  # (B, 4, nv) RK4 stage velocities
+    rk_qacc: np.ndarray  # (B, 4, nv) RK4 stage accelerations
+    scratch_qpos: np.ndarray  # (B, nq) work space
+    scratch_v: np.ndarray  # (B, 6, nv) work space
+    scratch_body: np.ndarray  # (B, 3, nbody, 6) work space for RNE-like passes
+    scratch_jac: np.ndarray  # (B, 6, nv) work space for Jacobians
+    scratch_cvel: np.ndarray  # (B, nbody, 6) cvel at a perturbed velocity (derivatives)
+    scratch_cdof_dot: np.ndarray  # (B, nv, 6) cdof_dot at a perturbed velocity
+    status: np.ndarray  # (B,) int32: 0 ok, k > 0 qacc not finite at step k of the last call
+
+
+def make_data(m: Model, batch: int) -> Data:
+    """Allocate a Data for `batch` environments, each at the model's reference pose qpos0."""
+    if batch < 1:
+        raise ValueError(f"batch must be >= 1, got {batch}")
+    B = int(batch)
+
+    def z(*shape):
+        return np.zeros((B, *shape), dtype=np.float64)
+
+    d = Data(
+        time=z(),
+        qpos=np.ascontiguousarray(np.tile(m.qpos0, (B, 1))),
+        qvel=z(m.nv),
+        act=z(m.na),
+        ctrl=z(m.nu),
+        qfrc_applied=z(m.nv),
+        xfrc_applied=z(m.nbody, 6),
+        xpos=z(m.nbody, 3),
+        xquat=z(m.nbody, 4),
+        xmat=z(m.nbody, 9),
+        xipos=z(m.nbody, 3),
+        ximat=z(m.nbody, 9),
+        xanchor=z(m.njnt, 3),
+        xaxis=z(m.njnt, 3),
+        geom_xpos=z(m.ngeom, 3),
+        geom_xmat=z(m.ngeom, 9),
+        site_xpos=z(m.nsite, 3),
+        site_xmat=z(m.nsite, 9),
+        subtree_com=z(m.nbody, 3),
+        cinert=z(m.nbody, 10),
+        cdof=z(m.nv, 6),
+        ten_length=z(m.ntendon),
+        ten_velocity=z(m.ntendon),
+        ten_J=z(m.ntendon, m.nv),
+        actuator_length=z(m.nu),
+        actuator_velocity=z(m.nu),
+        actuator_moment=z(m.nu, m.nv),
+        crb=z(m.nbody, 10),
+        qM=z(m.nM),
+        qLD=z(m.nM),
+        qLDiagInv=z(m.nv),
+        cvel=z(m.nbody, 6),
+        cdof_dot=z(m.nv, 6),
+        qfrc_spring=z(m.nv),
+        qfrc_damper=z(m.nv),
+        qfrc_fluid=z(m.nv),
+        qfrc_passive=z(m.nv),
+        qfrc_bias=z(m.nv),
+        actuator_force=z(m.nu),
+        qfrc_actuator=z(m.nv),
+        qfrc_smooth=z(m.nv),
+        qacc_smooth=z(m.nv),
+        qfrc_constraint=z(m.nv),
+        qacc=z(m.nv),
+        qfrc_inverse=z(m.nv),
+        cacc=z(m.nbody, 6),
+        cfrc_int=z(m.nbody, 6),
+        cfrc_ext=z(m.nbody, 6),
+        subtree_linvel=z(m.nbody, 3),
+        sensordata=z(m.nsensordata),
+        qH=z(m.nM),
+        qHDiagInv=z(m.nv),
+        qDeriv=z(m.nv, m.nv),
+        qLU=z(m.nv, m.nv),
+        rk_qpos=z(4, m.nq),
+        rk_qvel=z(4, m.nv),
+        rk_qacc=z(4, m.nv),
+        scratch_qpos=z(m.nq),
+        scratch_v=z(6, m.nv),
+        scratch_body=z(3, m.nbody, 6),
+        scratch_jac=z(6, m.nv),
+        scratch_cvel=z(m.nbody, 6),
+        scratch_cdof_dot=z(m.nv, 6),
+        status=np.zeros(B, dtype=np.int32),
+    )
+    return d
+
+
+# The state a rollout depends on: what snapshot/restore copy, in this order.
+STATE_FIELDS = ("time", "qpos", "qvel", "act", "ctrl", "qfrc_applied", "xfrc_applied")

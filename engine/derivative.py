@@ -1,0 +1,84 @@
+"""Velocity derivatives of the smooth force, for the implicit integrators.
+
+qDeriv = d(qfrc_smooth)/d(qvel) = d(qfrc_actuator)/dv + d(qfrc_passive)/dv - d(qfrc_bias)/dv
+
+- actuators (affine gain/bias): moment^T (gainprm[2] ctrl + biasprm[2]) moment, skipped while
+  the force sits on a forcerange limit (MuJoCo's mjd_actuator_vel)
+- dampers: -diag(dof_damping) and -damping_t ten_J^T ten_J per tendon (mjd_passive_vel)
+- bias (implicit only): c(q, v) - g(q) is a quadratic form B(v, v) in v, so its derivative
+  column j is exactly 2 B(v, e_j) = [c(v + s e_j) - c(v - s e_j)] / (2 s) for any s: central
+  differencing of a quadratic has no truncation error. We evaluate RNE twice per column with
+  gravity off; the result is the analytic derivative up to rounding.
+"""
+
+from engine.com_vel import com_vel_at
+from engine.jit import kernel
+from engine.rne import rne_at
+from engine import types as T
+
+
+@kernel
+def smooth_vel(m, d, b, flg_bias):
+    """qDeriv of row b; the bias derivative only if flg_bias (implicit, not implicitfast)."""
+    nv = m.nv
+    D = d.qDeriv[b]
+    for i in range(nv):
+        for j in range(nv):
+            D[i, j] = 0.0
+    if not (m.opt_disableflags & T.DSBL_ACTUATION):
+        for a in range(m.nu):
+            if m.actuator_forcelimited[a]:
+                f = d.actuator_force[b, a]
+                if f <= m.actuator_forcerange[a, 0] or f >= m.actuator_forcerange[a, 1]:
+                    continue
+            bias_vel = 0.0
+            if m.actuator_biastype[a] == T.BIAS_AFFINE:
+                bias_vel = m.actuator_biasprm[a, 2]
+            if m.actuator_gaintype[a] == T.GAIN_AFFINE:
+                gain_vel = m.actuator_gainprm[a, 2]
+                if gain_vel != 0.0:
+                    bias_vel += gain_vel * d.ctrl[b, a]
+            if bias_vel != 0.0:
+                mom = d.actuator_moment[b, a]
+                for i in range(nv):
+                    if mom[i] != 0.0:
+                        for j in range(nv):
+                            D[i, j] += mom[i] * bias_vel * mom[j]
+    if not (m.opt_disableflags & T.DSBL_DAMPER):
+        for i in range(nv):
+            D[i, i] -= m.dof_damping[i]
+        for t in range(m.ntendon):
+            c = m.tendon_damping[t]
+            if c != 0.0:
+                J = d.ten_J[b, t]
+                for i in range(nv):
+                    if J[i] != 0.0:
+                        for j in range(nv):
+                            D[i, j] -= c * J[i] * J[j]
+    if flg_bias:
+        bias_vel_columns(m, d, b, 0, nv)
+
+
+@kernel
+def bias_vel_columns(m, d, b, col0, ncol):
+    """qDeriv[:, col0:col0+ncol] -= d(qfrc_bias)/d(qvel) for those columns, at row b's state."""
+    nv = m.nv
+    qvel = d.qvel[b]
+    vp = d.scratch_v[b, 4]
+    cp = d.scratch_v[b, 1]
+    cm = d.scratch_v[b, 2]
+    work = d.scratch_body[b]
+    s = 1.0
+    for i in range(nv):
+        s = max(s, abs(qvel[i]))
+    for j in range(col0, col0 + ncol):
+        for i in range(nv):
+            vp[i] = qvel[i]
+        vp[j] = qvel[j] + s
+        com_vel_at(m, d, b, vp, d.scratch_cvel[b], d.scratch_cdof_dot[b])
+        rne_at(m, d, b, vp, d.scratch_cvel[b], d.scratch_cdof_dot[b], False, False, vp, cp, work[0], work[1], work[2])
+        vp[j] = qvel[j] - s
+        com_vel_at(m, d, b, vp, d.scratch_cvel[b], d.scratch_cdof_dot[b])
+        rne_at(m, d, b, vp, d.scratch_cvel[b], d.scratch_cdof_dot[b], False, False, vp, cm, work[0], work[1], work[2])
+        for i in range(nv):
+            d.qDeriv[b, i, j] -= (cp[i] - cm[i]) / (2.0 * s)

@@ -1,0 +1,82 @@
+"""Stage 4, factor: sparse M = L^T D L with no fill-in, and solves with the factor.
+
+L is unit lower-triangular with the sparsity of M (row i: i's dof ancestors). Processing
+rows from the last to the first, row k's off-diagonal entries L[k, j] = M[k, j] / D[k]
+update only rows j < k that are ancestors of k, whose patterns contain every ancestor of
+j: eliminating a leaf never creates an entry outside the tree pattern.
+
+`qLD` holds L's strictly lower entries and D on the diagonal position of each row;
+`qLDiagInv` holds 1/D. Solving x = M^-1 y is then  x <- L^-T x, x <- D^-1 x, x <- L^-1 x.
+"""
+
+from engine.jit import kernel
+
+
+@kernel
+def factor_i(mat, diaginv, m):
+    """In-place L^T D L factorization of a matrix in M's layout (MuJoCo's mj_factorI)."""
+    for k in range(m.nv - 1, -1, -1):
+        start = m.M_rowadr[k]
+        diag = m.M_rownnz[k] - 1
+        end = start + diag
+        invD = 1.0 / mat[end]
+        diaginv[k] = invD
+        # update rows i < k:  L(i, 0..i) -= L(i, 0..i) * L(k, i) / L(k, k)
+        for adr in range(end - 1, start - 1, -1):
+            i = m.M_colind[adr]
+            scale = -mat[adr] * invD
+            ri = m.M_rowadr[i]
+            # row i's pattern is a prefix of row k's pattern (ancestors of i)
+            for t in range(m.M_rownnz[i]):
+                mat[ri + t] += scale * mat[start + t]
+        # L(k, :) /= D(k)
+        for adr in range(start, end):
+            mat[adr] *= invD
+
+
+@kernel
+def solve_ld(x, qLD, diaginv, m):
+    """x <- (L^T D L)^-1 x in place, for a factor in M's layout (MuJoCo's mj_solveLD)."""
+    # x <- L^-T x
+    for i in range(m.nv - 1, -1, -1):
+        xi = x[i]
+        if xi != 0.0:
+            start = m.M_rowadr[i]
+            end = start + m.M_rownnz[i] - 1
+            for adr in range(start, end):
+                x[m.M_colind[adr]] -= qLD[adr] * xi
+    # x <- D^-1 x
+    for i in range(m.nv):
+        x[i] *= diaginv[i]
+    # x <- L^-1 x
+    for i in range(m.nv):
+        start = m.M_rowadr[i]
+        end = start + m.M_rownnz[i] - 1
+        s = 0.0
+        for adr in range(start, end):
+            s += qLD[adr] * x[m.M_colind[adr]]
+        x[i] -= s
+
+
+@kernel
+def factor_m(m, d, b):
+    """qLD, qLDiagInv of row b from qM (MuJoCo's mj_factorM)."""
+    qLD = d.qLD[b]
+    for k in range(m.nM):
+        qLD[k] = d.qM[b, k]
+    factor_i(qLD, d.qLDiagInv[b], m)
+
+
+@kernel
+def mul_m(res, qM, x, m):
+    """res = M x for M stored as its lower triangle in M's layout (MuJoCo's mj_mulM)."""
+    for i in range(m.nv):
+        res[i] = 0.0
+    for i in range(m.nv):
+        start = m.M_rowadr[i]
+        diag = start + m.M_rownnz[i] - 1
+        res[i] += qM[diag] * x[i]
+        for adr in range(start, diag):
+            j = m.M_colind[adr]
+            res[i] += qM[adr] * x[j]
+            res[j] += qM[adr] * x[i]

@@ -1,0 +1,73 @@
+"""Forward dynamics of one environment: only sequences the stages (MuJoCo's mj_forward).
+
+position:     kinematics -> com_pos -> tendon -> crb -> factor -> transmission
+velocity:     tendon/actuator velocity -> com_vel -> passive -> rne (bias)
+acceleration: actuation -> qfrc_smooth -> qacc = M^-1 qfrc_smooth
+sensors:      read after the acceleration stage
+"""
+
+from engine import types as T
+from engine.actuation import actuation, actuator_velocity, transmission
+from engine.com_pos import com_pos
+from engine.com_vel import com_vel
+from engine.crb import crb
+from engine.factor import factor_m, solve_ld
+from engine.jacobian import apply_ft
+from engine.jit import kernel
+from engine.kinematics import kinematics
+from engine.passive import passive
+from engine.rne import bias
+from engine.sensors import sensors
+from engine.tendon import tendon, tendon_velocity
+
+
+@kernel
+def fwd_position(m, d, b):
+    """Everything that depends on qpos only."""
+    kinematics(m, d, b)
+    com_pos(m, d, b)
+    tendon(m, d, b)
+    crb(m, d, b)
+    factor_m(m, d, b)
+    transmission(m, d, b)
+
+
+@kernel
+def fwd_velocity(m, d, b):
+    """Everything that depends on qpos and qvel."""
+    tendon_velocity(m, d, b)
+    actuator_velocity(m, d, b)
+    com_vel(m, d, b)
+    passive(m, d, b)
+    bias(m, d, b)
+
+
+@kernel
+def fwd_acceleration(m, d, b):
+    """qfrc_smooth = passive - bias + applied + actuator + J^T xfrc;  qacc = M^-1 qfrc_smooth."""
+    f = d.qfrc_smooth[b]
+    for i in range(m.nv):
+        f[i] = d.qfrc_passive[b, i] - d.qfrc_bias[b, i] + d.qfrc_applied[b, i] + d.qfrc_actuator[b, i]
+    for i in range(1, m.nbody):
+        x = d.xfrc_applied[b, i]
+        if x[0] != 0 or x[1] != 0 or x[2] != 0 or x[3] != 0 or x[4] != 0 or x[5] != 0:
+            apply_ft(m, d, b, x[0:3], x[3:6], d.xipos[b, i], i, f)
+    acc = d.qacc_smooth[b]
+    for i in range(m.nv):
+        acc[i] = f[i]
+    solve_ld(acc, d.qLD[b], d.qLDiagInv[b], m)
+    # no constraints yet: the smooth acceleration is the acceleration
+    for i in range(m.nv):
+        d.qfrc_constraint[b, i] = 0.0
+        d.qacc[b, i] = acc[i]
+
+
+@kernel
+def forward_row(m, d, b, flg_sensors):
+    """Full forward dynamics of row b; sensors only if flg_sensors."""
+    fwd_position(m, d, b)
+    fwd_velocity(m, d, b)
+    actuation(m, d, b)
+    fwd_acceleration(m, d, b)
+    if flg_sensors and not (m.opt_disableflags & T.DSBL_SENSOR):
+        sensors(m, d, b)

@@ -1,0 +1,229 @@
+"""Stage 12, integrate: advance (qpos, qvel, time) by one timestep h (MuJoCo's integrators).
+
+- Euler (semi-implicit):  v' = v + h a,  q' = q (+) h v'.  With joint damping D the velocity
+  update is implicit in D:  a = (M + h D)^-1 (qfrc_smooth + qfrc_constraint).
+- RK4: the classical four-stage tableau on (q, v), each stage a full forward pass.
+- implicit:  a = (M - h dF/dv)^-1 (qfrc_smooth + qfrc_constraint), F = qfrc_smooth with the
+  full velocity derivative (actuators, damping, and -d(qfrc_bias)/dv), dense LU.
+- implicitfast: the same without the Coriolis/centrifugal derivative, factored as
+  L^T D L in M's sparsity; a standalone free body keeps its gyroscopic derivative in a
+  local 6x6 solve (as MuJoCo does).
+
+(+) is position integration on the joint manifold: quaternions of ball and free joints
+rotate by exp(h w / 2) in the body frame; everything else adds.
+"""
+
+from engine import types as T
+from engine.derivative import bias_vel_columns, smooth_vel
+from engine.factor import factor_i, solve_ld
+from engine.forward import forward_row
+from engine.jit import kernel
+from engine.spatial import quat_integrate
+
+
+@kernel
+def integrate_pos(m, qpos, qvel, h):
+    """qpos <- qpos (+) h qvel on the joint manifold (MuJoCo's mj_integratePos)."""
+    for j in range(m.njnt):
+        pa = m.jnt_qposadr[j]
+        va = m.jnt_dofadr[j]
+        jtype = m.jnt_type[j]
+        if jtype == T.JNT_FREE:
+            for k in range(3):
+                qpos[pa + k] += h * qvel[va + k]
+            quat_integrate(qpos[pa + 3 : pa + 7], qvel[va + 3 : va + 6], h)
+        elif jtype == T.JNT_BALL:
+            quat_integrate(qpos[pa : pa + 4], qvel[va : va + 3], h)
+        else:
+            qpos[pa] += h * qvel[va]
+
+
+@kernel
+def advance(m, d, b, qacc, qvel_pos, use_qvel_pos):
+    """v += h qacc; q (+)= h v (or h qvel_pos if use_qvel_pos); t += h (MuJoCo's mj_advance)."""
+    h = m.opt_timestep
+    qvel = d.qvel[b]
+    for i in range(m.nv):
+        qvel[i] += h * qacc[i]
+    if use_qvel_pos:
+        integrate_pos(m, d.qpos[b], qvel_pos, h)
+    else:
+        integrate_pos(m, d.qpos[b], qvel, h)
+    d.time[b] += h
+
+
+@kernel
+def _has_damping(m):
+    if m.opt_disableflags & T.DSBL_EULERDAMP or m.opt_disableflags & T.DSBL_DAMPER:
+        return False
+    for i in range(m.nv):
+        if m.dof_damping[i] > 0:
+            return True
+    return False
+
+
+@kernel
+def euler(m, d, b):
+    """Semi-implicit Euler with implicit joint damping (MuJoCo's mj_Euler)."""
+    if not _has_damping(m):
+        advance(m, d, b, d.qacc[b], d.qvel[b], False)
+        return
+    h = m.opt_timestep
+    qH = d.qH[b]
+    for k in range(m.nM):
+        qH[k] = d.qM[b, k]
+    for i in range(m.nv):
+        qH[m.M_rowadr[i] + m.M_rownnz[i] - 1] += h * m.dof_damping[i]
+    factor_i(qH, d.qHDiagInv[b], m)
+    acc = d.scratch_v[b, 0]
+    for i in range(m.nv):
+        acc[i] = d.qfrc_smooth[b, i] + d.qfrc_constraint[b, i]
+    solve_ld(acc, qH, d.qHDiagInv[b], m)
+    advance(m, d, b, acc, d.qvel[b], False)
+
+
+@kernel
+def rk4(m, d, b):
+    """Classical Runge-Kutta 4 on (qpos, qvel); forward() has run at the current state."""
+    h = m.opt_timestep
+    nq, nv = m.nq, m.nv
+    X = d.rk_qpos[b]
+    V = d.rk_qvel[b]
+    F = d.rk_qacc[b]
+    dx = d.scratch_v[b, 0]
+    dv = d.scratch_v[b, 1]
+    t0 = d.time[b]
+    for k in range(nq):
+        X[0, k] = d.qpos[b, k]
+    for k in range(nv):
+        V[0, k] = d.qvel[b, k]
+        F[0, k] = d.qacc[b, k]
+    for i in range(1, 4):
+        a = 1.0 if i == 3 else 0.5  # the tableau's sub-diagonal: 1/2, 1/2, 1
+        for k in range(nv):
+            dx[k] = a * V[i - 1, k]
+            dv[k] = a * F[i - 1, k]
+        for k in range(nq):
+            X[i, k] = X[0, k]
+        integrate_pos(m, X[i], dx, h)
+        for k in range(nv):
+            V[i, k] = V[0, k] + h * dv[k]
+        for k in range(nq):
+            d.qpos[b, k] = X[i, k]
+        for k in range(nv):
+            d.qvel[b, k] = V[i, k]
+        d.time[b] = t0 + a * h
+        forward_row(m, d, b, False)
+        for k in range(nv):
+            F[i, k] = d.qacc[b, k]
+    w0, w1 = 1.0 / 6.0, 1.0 / 3.0
+    for k in range(nv):
+        dx[k] = w0 * V[0, k] + w1 * V[1, k] + w1 * V[2, k] + w0 * V[3, k]
+        dv[k] = w0 * F[0, k] + w1 * F[1, k] + w1 * F[2, k] + w0 * F[3, k]
+    d.time[b] = t0
+    for k in range(nq):
+        d.qpos[b, k] = X[0, k]
+    for k in range(nv):
+        d.qvel[b, k] = V[0, k]
+    advance(m, d, b, dv, dx, True)
+
+
+@kernel
+def _lu_solve(A, x, n):
+    """x <- A^-1 x by LU without pivoting, factoring A in place (A = M - h D is near SPD)."""
+    for k in range(n):
+        inv = 1.0 / A[k, k]
+        for i in range(k + 1, n):
+            A[i, k] *= inv
+            f = A[i, k]
+            if f != 0.0:
+                for j in range(k + 1, n):
+                    A[i, j] -= f * A[k, j]
+    for i in range(n):
+        s = x[i]
+        for j in range(i):
+            s -= A[i, j] * x[j]
+        x[i] = s
+    for i in range(n - 1, -1, -1):
+        s = x[i]
+        for j in range(i + 1, n):
+            s -= A[i, j] * x[j]
+        x[i] = s / A[i, i]
+
+
+@kernel
+def _is_free_body(m, body):
+    """A standalone free body: one free joint, no children (all its subtree mass is its own)."""
+    if m.body_jntnum[body] != 1 or m.jnt_type[m.body_jntadr[body]] != T.JNT_FREE:
+        return False
+    return m.body_subtreemass[body] == m.body_mass[body]
+
+
+@kernel
+def implicit(m, d, b):
+    """implicit and implicitfast velocity updates (MuJoCo's mj_implicit)."""
+    h = m.opt_timestep
+    nv = m.nv
+    acc = d.scratch_v[b, 0]
+    for i in range(nv):
+        acc[i] = d.qfrc_smooth[b, i] + d.qfrc_constraint[b, i]
+    full = m.opt_integrator == T.INT_IMPLICIT
+    smooth_vel(m, d, b, full)
+    D = d.qDeriv[b]
+    if full:
+        A = d.qLU[b]
+        for i in range(nv):
+            for j in range(nv):
+                A[i, j] = -h * D[i, j]
+        for i in range(nv):
+            start = m.M_rowadr[i]
+            for t in range(m.M_rownnz[i]):
+                j = m.M_colind[start + t]
+                A[i, j] += d.qM[b, start + t]
+                if j != i:
+                    A[j, i] += d.qM[b, start + t]
+        _lu_solve(A, acc, nv)
+    else:
+        qH = d.qH[b]
+        for i in range(nv):
+            start = m.M_rowadr[i]
+            for t in range(m.M_rownnz[i]):
+                qH[start + t] = d.qM[b, start + t] - h * D[i, m.M_colind[start + t]]
+        factor_i(qH, d.qHDiagInv[b], m)
+        solve_ld(acc, qH, d.qHDiagInv[b], m)
+        _free_bodies_local_solve(m, d, b, acc)
+    advance(m, d, b, acc, d.qvel[b], False)
+
+
+@kernel
+def _free_bodies_local_solve(m, d, b, acc):
+    """implicitfast: redo the 6 rows of each standalone free body with its gyroscopic term.
+
+    A = M_blk - h (dF/dv)_blk with the bias derivative included; the block is decoupled
+    from every other dof, so overwriting its rows of acc changes nothing else.
+    """
+    h = m.opt_timestep
+    for j in range(m.njnt):
+        body = m.jnt_bodyid[j]
+        if not _is_free_body(m, body):
+            continue
+        adr = m.jnt_dofadr[j]
+        A = d.qLU[b]  # top-left 6x6 used as work space
+        rhs = d.scratch_v[b, 3]
+        bias_vel_columns(m, d, b, adr, 6)  # qDeriv[:, adr:adr+6] -= d qfrc_bias / d qvel
+        D = d.qDeriv[b]
+        for r in range(6):
+            rhs[r] = d.qfrc_smooth[b, adr + r] + d.qfrc_constraint[b, adr + r]
+            for c in range(6):
+                A[r, c] = -h * D[adr + r, adr + c]
+        for r in range(6):
+            i = adr + r
+            start = m.M_rowadr[i]
+            for t in range(m.M_rownnz[i]):
+                c = m.M_colind[start + t] - adr
+                A[r, c] += d.qM[b, start + t]
+                if c != r:
+                    A[c, r] += d.qM[b, start + t]
+        _lu_solve(A, rhs, 6)
+        for r in range(6):
+            acc[adr + r] = rhs[r]

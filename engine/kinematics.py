@@ -1,0 +1,100 @@
+"""Stage 1, kinematics: world poses of bodies, inertial frames, joints, geoms and sites.
+
+For body i with parent p, before its joints:  x_i = x_p + R_p pos_i,  q_i = q_p * quat_i.
+Each joint then moves the body about its anchor a = x_i + R_i jnt_pos (world):
+- slide:  x_i += axis_w (qpos - qpos0)
+- hinge:  q_i <- q_i * quat(axis, qpos - qpos0), then x_i = a - R_i jnt_pos
+          (the off-centre correction: the anchor stays put, the origin swings around it)
+- ball:   q_i <- q_i * normalize(qpos[0:4]), with the same off-centre correction
+- free:   x_i = qpos[0:3], q_i = normalize(qpos[3:7]) (parent ignored)
+The joint axis and anchor are recorded before the joint's own rotation (`xaxis`, `xanchor`).
+"""
+
+from engine import types as T
+from engine.jit import kernel
+from engine.spatial import mv3, put, qaxisangle, qmul, qnormalized, qrot, quat_to_mat
+
+
+@kernel
+def _local_to_global(xpos_out, xmat_out, body_xpos, body_xquat, pos, quat):
+    """Pose of a frame given in body coordinates: x = x_b + R_b pos, R = R(q_b * quat)."""
+    p = qrot(body_xquat, pos)
+    xpos_out[0] = body_xpos[0] + p[0]
+    xpos_out[1] = body_xpos[1] + p[1]
+    xpos_out[2] = body_xpos[2] + p[2]
+    q = qmul(body_xquat, quat)
+    quat_to_mat(xmat_out, q)
+
+
+@kernel
+def kinematics(m, d, b):
+    """Forward kinematics of row b: xpos, xquat, xmat, xanchor, xaxis, xipos, ximat,
+    geom_xpos/xmat and site_xpos/xmat from qpos (MuJoCo's mj_kinematics)."""
+    qpos = d.qpos[b]
+    xpos = d.xpos[b]
+    xquat = d.xquat[b]
+    xmat = d.xmat[b]
+    # world body
+    for k in range(3):
+        xpos[0, k] = 0.0
+        d.xipos[b, 0, k] = 0.0
+    xquat[0, 0] = 1.0
+    xquat[0, 1] = 0.0
+    xquat[0, 2] = 0.0
+    xquat[0, 3] = 0.0
+    quat_to_mat(xmat[0], xquat[0])
+    quat_to_mat(d.ximat[b, 0], xquat[0])
+
+    for i in range(1, m.nbody):
+        jntadr = m.body_jntadr[i]
+        jntnum = m.body_jntnum[i]
+        if jntnum == 1 and m.jnt_type[jntadr] == T.JNT_FREE:
+            qa = m.jnt_qposadr[jntadr]
+            pos = (qpos[qa], qpos[qa + 1], qpos[qa + 2])
+            quat = qnormalized((qpos[qa + 3], qpos[qa + 4], qpos[qa + 5], qpos[qa + 6]))
+            put(d.xanchor[b, jntadr], pos)
+            put(d.xaxis[b, jntadr], m.jnt_axis[jntadr])
+        else:
+            p = m.body_parentid[i]
+            if p > 0:
+                r = mv3(xmat[p], m.body_pos[i])
+                pos = (r[0] + xpos[p, 0], r[1] + xpos[p, 1], r[2] + xpos[p, 2])
+                quat = qmul(xquat[p], m.body_quat[i])
+            else:
+                bp = m.body_pos[i]
+                bq = m.body_quat[i]
+                pos = (bp[0], bp[1], bp[2])
+                quat = (bq[0], bq[1], bq[2], bq[3])
+            for j in range(jntadr, jntadr + jntnum):
+                qa = m.jnt_qposadr[j]
+                axis = qrot(quat, m.jnt_axis[j])
+                off = qrot(quat, m.jnt_pos[j])
+                anchor = (pos[0] + off[0], pos[1] + off[1], pos[2] + off[2])
+                jtype = m.jnt_type[j]
+                if jtype == T.JNT_SLIDE:
+                    s = qpos[qa] - m.qpos0[qa]
+                    pos = (pos[0] + axis[0] * s, pos[1] + axis[1] * s, pos[2] + axis[2] * s)
+                else:
+                    if jtype == T.JNT_BALL:
+                        qloc = qnormalized((qpos[qa], qpos[qa + 1], qpos[qa + 2], qpos[qa + 3]))
+                    else:
+                        qloc = qaxisangle(m.jnt_axis[j], qpos[qa] - m.qpos0[qa])
+                    quat = qmul(quat, qloc)
+                    # off-centre correction: keep the anchor fixed while the body turns
+                    v = qrot(quat, m.jnt_pos[j])
+                    pos = (anchor[0] - v[0], anchor[1] - v[1], anchor[2] - v[2])
+                put(d.xanchor[b, j], anchor)
+                put(d.xaxis[b, j], axis)
+        quat = qnormalized(quat)
+        put(xquat[i], quat)
+        put(xpos[i], pos)
+        quat_to_mat(xmat[i], xquat[i])
+
+    for i in range(1, m.nbody):
+        _local_to_global(d.xipos[b, i], d.ximat[b, i], xpos[i], xquat[i], m.body_ipos[i], m.body_iquat[i])
+    for g in range(m.ngeom):
+        bid = m.geom_bodyid[g]
+        _local_to_global(d.geom_xpos[b, g], d.geom_xmat[b, g], xpos[bid], xquat[bid], m.geom_pos[g], m.geom_quat[g])
+    for s in range(m.nsite):
+        bid = m.site_bodyid[s]
+        _local_to_global(d.site_xpos[b, s], d.site_xmat[b, s], xpos[bid], xquat[bid], m.site_pos[s], m.site_quat[s])

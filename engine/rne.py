@@ -1,0 +1,75 @@
+"""Stage 6, rne: recursive Newton-Euler, M(q) qacc + c(q, v) in one outward and one inward pass.
+
+Gravity enters as an upward acceleration of the world:  cacc_0 = (0, -g).  Outward:
+
+    cacc_i = cacc_parent + sum_k (cdof_dot_k qvel_k + cdof_k qacc_k)
+    f_i    = cinert_i cacc_i + cvel_i x* (cinert_i cvel_i)
+
+Inward, each body's force is added to its parent's, and dof k feels  tau_k = cdof_k . f_{b(k)}.
+With qacc = 0 (flg_acc False) the result is the bias force c = C(q, v) v + g(q), which is
+MuJoCo's qfrc_bias; with qacc it is M qacc + c (Featherstone, RBDA ch. 5).
+"""
+
+from engine import types as T
+from engine.jit import kernel
+from engine.spatial import cross_force, dot6, mul_inert_vec
+
+
+@kernel
+def rne(m, d, b, flg_acc, qacc, result, cacc, cfrc, tmp):
+    """result (nv) = M qacc + c if flg_acc else c, for row b (MuJoCo's mj_rne).
+
+    cacc, cfrc: (nbody, 6) work arrays, left holding body accelerations and the forces
+    each subtree exerts on its parent; tmp: (2, 6) work array.
+    """
+    rne_at(m, d, b, d.qvel[b], d.cvel[b], d.cdof_dot[b], True, flg_acc, qacc, result, cacc, cfrc, tmp)
+
+
+@kernel
+def rne_at(m, d, b, qvel, cvel, cdof_dot, flg_grav, flg_acc, qacc, result, cacc, cfrc, tmp):
+    """RNE at row b's configuration for a given velocity state (qvel, cvel, cdof_dot).
+
+    flg_grav False drops gravity, leaving the part of c that is quadratic in qvel.
+    """
+    cinert = d.cinert[b]
+    cdof = d.cdof[b]
+    for k in range(6):
+        cacc[0, k] = 0.0
+    if flg_grav and not (m.opt_disableflags & T.DSBL_GRAVITY):
+        for k in range(3):
+            cacc[0, 3 + k] = -m.opt_gravity[k]
+    for i in range(1, m.nbody):
+        a = cacc[i]
+        p = m.body_parentid[i]
+        for k in range(6):
+            a[k] = cacc[p, k]
+        bda = m.body_dofadr[i]
+        for j in range(bda, bda + m.body_dofnum[i]):
+            for k in range(6):
+                a[k] += cdof_dot[j, k] * qvel[j]
+            if flg_acc:
+                for k in range(6):
+                    a[k] += cdof[j, k] * qacc[j]
+        f = cfrc[i]
+        mul_inert_vec(f, cinert[i], a)
+        # f += cvel x* (I cvel): the gyroscopic and centrifugal force
+        mul_inert_vec(tmp[0], cinert[i], cvel[i])
+        cross_force(tmp[1], cvel[i], tmp[0])
+        for k in range(6):
+            f[k] += tmp[1, k]
+    for k in range(6):
+        cfrc[0, k] = 0.0
+    for i in range(m.nbody - 1, 0, -1):
+        p = m.body_parentid[i]
+        if p > 0:
+            for k in range(6):
+                cfrc[p, k] += cfrc[i, k]
+    for v in range(m.nv):
+        result[v] = dot6(cdof[v], cfrc[m.dof_bodyid[v]])
+
+
+@kernel
+def bias(m, d, b):
+    """qfrc_bias of row b: c(q, v) = RNE with zero acceleration."""
+    work = d.scratch_body[b]
+    rne(m, d, b, False, d.qacc[b], d.qfrc_bias[b], work[0], work[1], work[2])

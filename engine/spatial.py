@@ -1,0 +1,397 @@
+"""Quaternion, rotation and spatial-vector helpers used by every stage.
+
+Conventions (MuJoCo's): quaternions are `(w, x, y, z)`; rotation matrices are stored as
+9 numbers, row-major; spatial vectors are 6 numbers, angular first (`rot:lin`); a 10-number
+inertia is `(Ixx, Iyy, Izz, Ixy, Ixz, Iyz, m*cx, m*cy, m*cz, m)` about a given origin with
+`c` the centre of mass relative to that origin.
+
+These helpers never take Model or Data. They write into output arrays (views) and
+allocate nothing; where an output may alias an input, inputs are read into locals first.
+"""
+
+import math
+
+from engine.jit import kernel
+
+MINVAL = 1e-15  # MuJoCo's mjMINVAL: below this a norm is treated as zero
+
+
+@kernel
+def normalize4(q):
+    """q <- q / |q|; a collapsed quaternion becomes the identity. Returns the old norm."""
+    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    if n < MINVAL:
+        q[0] = 1.0
+        q[1] = 0.0
+        q[2] = 0.0
+        q[3] = 0.0
+    elif abs(n - 1.0) > MINVAL:
+        inv = 1.0 / n
+        q[0] *= inv
+        q[1] *= inv
+        q[2] *= inv
+        q[3] *= inv
+    return n
+
+
+@kernel
+def quat_mul(res, a, b):
+    """res = a * b (Hamilton product): rotate by b first, then by a. res may alias a or b."""
+    w = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3]
+    x = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2]
+    y = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1]
+    z = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]
+    res[0] = w
+    res[1] = x
+    res[2] = y
+    res[3] = z
+
+
+@kernel
+def quat_axis_angle(res, axis, angle):
+    """res = (cos(angle/2), sin(angle/2) * axis) for a unit axis; identity at angle 0."""
+    if angle == 0.0:
+        res[0] = 1.0
+        res[1] = 0.0
+        res[2] = 0.0
+        res[3] = 0.0
+    else:
+        s = math.sin(angle * 0.5)
+        res[0] = math.cos(angle * 0.5)
+        res[1] = axis[0] * s
+        res[2] = axis[1] * s
+        res[3] = axis[2] * s
+
+
+@kernel
+def rot_vec_quat(res, v, q):
+    """res = R(q) v, the vector v rotated by the unit quaternion q. res may alias v."""
+    v0, v1, v2 = v[0], v[1], v[2]
+    if q[0] == 1.0 and q[1] == 0.0 and q[2] == 0.0 and q[3] == 0.0:
+        res[0] = v0
+        res[1] = v1
+        res[2] = v2
+        return
+    # t = 2 (q_xyz x v);  res = v + w t + q_xyz x t
+    tx = 2.0 * (q[2] * v2 - q[3] * v1)
+    ty = 2.0 * (q[3] * v0 - q[1] * v2)
+    tz = 2.0 * (q[1] * v1 - q[2] * v0)
+    res[0] = v0 + q[0] * tx + q[2] * tz - q[3] * ty
+    res[1] = v1 + q[0] * ty + q[3] * tx - q[1] * tz
+    res[2] = v2 + q[0] * tz + q[1] * ty - q[2] * tx
+
+
+@kernel
+def quat_to_mat(res, q):
+    """res (9, row-major) = rotation matrix of the unit quaternion q."""
+    if q[0] == 1.0 and q[1] == 0.0 and q[2] == 0.0 and q[3] == 0.0:
+        for k in range(9):
+            res[k] = 0.0
+        res[0] = 1.0
+        res[4] = 1.0
+        res[8] = 1.0
+        return
+    q00 = q[0] * q[0]
+    q01 = q[0] * q[1]
+    q02 = q[0] * q[2]
+    q03 = q[0] * q[3]
+    q11 = q[1] * q[1]
+    q12 = q[1] * q[2]
+    q13 = q[1] * q[3]
+    q22 = q[2] * q[2]
+    q23 = q[2] * q[3]
+    q33 = q[3] * q[3]
+    res[0] = q00 + q11 - q22 - q33
+    res[4] = q00 - q11 + q22 - q33
+    res[8] = q00 - q11 - q22 + q33
+    res[1] = 2.0 * (q12 - q03)
+    res[2] = 2.0 * (q13 + q02)
+    res[3] = 2.0 * (q12 + q03)
+    res[5] = 2.0 * (q23 - q01)
+    res[6] = 2.0 * (q13 - q02)
+    res[7] = 2.0 * (q23 + q01)
+
+
+@kernel
+def mat_vec3(res, mat, v):
+    """res = mat v for a 9-number row-major 3x3 matrix. res may alias v."""
+    v0, v1, v2 = v[0], v[1], v[2]
+    res[0] = mat[0] * v0 + mat[1] * v1 + mat[2] * v2
+    res[1] = mat[3] * v0 + mat[4] * v1 + mat[5] * v2
+    res[2] = mat[6] * v0 + mat[7] * v1 + mat[8] * v2
+
+
+@kernel
+def mat_t_vec3(res, mat, v):
+    """res = mat^T v for a 9-number row-major 3x3 matrix. res may alias v."""
+    v0, v1, v2 = v[0], v[1], v[2]
+    res[0] = mat[0] * v0 + mat[3] * v1 + mat[6] * v2
+    res[1] = mat[1] * v0 + mat[4] * v1 + mat[7] * v2
+    res[2] = mat[2] * v0 + mat[5] * v1 + mat[8] * v2
+
+
+@kernel
+def quat_integrate(q, vel, scale):
+    """q <- normalize(q) * quat(axis = vel/|vel|, angle = scale |vel|).
+
+    The increment multiplies on the right: `vel` is an angular velocity in the frame that
+    q describes (the body's own frame), as for MuJoCo's ball and free joints. Exact for a
+    constant vel.
+    """
+    n = math.sqrt(vel[0] * vel[0] + vel[1] * vel[1] + vel[2] * vel[2])
+    if n < MINVAL:
+        ax, ay, az = 1.0, 0.0, 0.0
+    else:
+        ax, ay, az = vel[0] / n, vel[1] / n, vel[2] / n
+    angle = scale * n
+    if angle == 0.0:
+        rw, rx, ry, rz = 1.0, 0.0, 0.0, 0.0
+    else:
+        s = math.sin(angle * 0.5)
+        rw, rx, ry, rz = math.cos(angle * 0.5), ax * s, ay * s, az * s
+    normalize4(q)
+    w = q[0] * rw - q[1] * rx - q[2] * ry - q[3] * rz
+    x = q[0] * rx + q[1] * rw + q[2] * rz - q[3] * ry
+    y = q[0] * ry - q[1] * rz + q[2] * rw + q[3] * rx
+    z = q[0] * rz + q[1] * ry - q[2] * rx + q[3] * rw
+    q[0] = w
+    q[1] = x
+    q[2] = y
+    q[3] = z
+
+
+@kernel
+def sub_quat(res, qa, qb):
+    """res = log(qb^-1 qa) as a rotation vector (axis * angle), the short way round.
+
+    This is the angular displacement, in qb's frame, that rotates qb into qa: the
+    quaternion analogue of `qa - qb`. q and -q give the same answer (angle wrapped to
+    (-pi, pi]).
+    """
+    # qdif = conj(qb) * qa
+    w = qb[0] * qa[0] + qb[1] * qa[1] + qb[2] * qa[2] + qb[3] * qa[3]
+    x = qb[0] * qa[1] - qb[1] * qa[0] - qb[2] * qa[3] + qb[3] * qa[2]
+    y = qb[0] * qa[2] + qb[1] * qa[3] - qb[2] * qa[0] - qb[3] * qa[1]
+    z = qb[0] * qa[3] - qb[1] * qa[2] + qb[2] * qa[1] - qb[3] * qa[0]
+    s = math.sqrt(x * x + y * y + z * z)
+    if s < MINVAL:
+        res[0] = 0.0
+        res[1] = 0.0
+        res[2] = 0.0
+        return
+    angle = 2.0 * math.atan2(s, w)
+    if angle > math.pi:
+        angle -= 2.0 * math.pi
+    res[0] = x / s * angle
+    res[1] = y / s * angle
+    res[2] = z / s * angle
+
+
+@kernel
+def cross3(res, a, b):
+    """res = a x b. res may alias a or b."""
+    x = a[1] * b[2] - a[2] * b[1]
+    y = a[2] * b[0] - a[0] * b[2]
+    z = a[0] * b[1] - a[1] * b[0]
+    res[0] = x
+    res[1] = y
+    res[2] = z
+
+
+@kernel
+def cross_motion(res, v, u):
+    """res = v x u for spatial motion vectors (rot:lin): (w x u_rot, w x u_lin + v_lin x u_rot)."""
+    res[0] = -v[2] * u[1] + v[1] * u[2]
+    res[1] = v[2] * u[0] - v[0] * u[2]
+    res[2] = -v[1] * u[0] + v[0] * u[1]
+    res[3] = -v[2] * u[4] + v[1] * u[5]
+    res[4] = v[2] * u[3] - v[0] * u[5]
+    res[5] = -v[1] * u[3] + v[0] * u[4]
+    res[3] += -v[5] * u[1] + v[4] * u[2]
+    res[4] += v[5] * u[0] - v[3] * u[2]
+    res[5] += -v[4] * u[0] + v[3] * u[1]
+
+
+@kernel
+def cross_force(res, v, f):
+    """res = v x* f for a motion v and a force f (rot:lin): (w x f_rot + v_lin x f_lin, w x f_lin)."""
+    res[0] = -v[2] * f[1] + v[1] * f[2]
+    res[1] = v[2] * f[0] - v[0] * f[2]
+    res[2] = -v[1] * f[0] + v[0] * f[1]
+    res[3] = -v[2] * f[4] + v[1] * f[5]
+    res[4] = v[2] * f[3] - v[0] * f[5]
+    res[5] = -v[1] * f[3] + v[0] * f[4]
+    res[0] += -v[5] * f[4] + v[4] * f[5]
+    res[1] += v[5] * f[3] - v[3] * f[5]
+    res[2] += -v[4] * f[3] + v[3] * f[4]
+
+
+@kernel
+def inert_com(res, inertia, mat, dif, mass):
+    """res (10) = inertia of a body about a point `dif` away from its centre of mass.
+
+    I = R diag(inertia) R^T + m (|d|^2 1 - d d^T), with R = mat (principal axes to world)
+    and d = dif = com - origin; the linear part is (m d, m). The trap here is rows versus
+    columns: R diag R^T, not R^T diag R.
+    """
+    t0 = mat[0] * inertia[0]
+    t1 = mat[3] * inertia[0]
+    t2 = mat[6] * inertia[0]
+    t3 = mat[1] * inertia[1]
+    t4 = mat[4] * inertia[1]
+    t5 = mat[7] * inertia[1]
+    t6 = mat[2] * inertia[2]
+    t7 = mat[5] * inertia[2]
+    t8 = mat[8] * inertia[2]
+    res[0] = mat[0] * t0 + mat[1] * t3 + mat[2] * t6
+    res[1] = mat[3] * t1 + mat[4] * t4 + mat[5] * t7
+    res[2] = mat[6] * t2 + mat[7] * t5 + mat[8] * t8
+    res[3] = mat[0] * t1 + mat[1] * t4 + mat[2] * t7
+    res[4] = mat[0] * t2 + mat[1] * t5 + mat[2] * t8
+    res[5] = mat[3] * t2 + mat[4] * t5 + mat[5] * t8
+    res[0] += mass * (dif[1] * dif[1] + dif[2] * dif[2])
+    res[1] += mass * (dif[0] * dif[0] + dif[2] * dif[2])
+    res[2] += mass * (dif[0] * dif[0] + dif[1] * dif[1])
+    res[3] -= mass * dif[0] * dif[1]
+    res[4] -= mass * dif[0] * dif[2]
+    res[5] -= mass * dif[1] * dif[2]
+    res[6] = mass * dif[0]
+    res[7] = mass * dif[1]
+    res[8] = mass * dif[2]
+    res[9] = mass
+
+
+@kernel
+def mul_inert_vec(res, i, v):
+    """res = I v: the spatial momentum (force) of a 10-number inertia I moving with motion v."""
+    res[0] = i[0] * v[0] + i[3] * v[1] + i[4] * v[2] - i[8] * v[4] + i[7] * v[5]
+    res[1] = i[3] * v[0] + i[1] * v[1] + i[5] * v[2] + i[8] * v[3] - i[6] * v[5]
+    res[2] = i[4] * v[0] + i[5] * v[1] + i[2] * v[2] - i[7] * v[3] + i[6] * v[4]
+    res[3] = i[8] * v[1] - i[7] * v[2] + i[9] * v[3]
+    res[4] = i[6] * v[2] - i[8] * v[0] + i[9] * v[4]
+    res[5] = i[7] * v[0] - i[6] * v[1] + i[9] * v[5]
+
+
+@kernel
+def dot6(a, b):
+    """a . b for 6-vectors (a motion paired with a force is power)."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
+
+
+@kernel
+def transform_spatial(res, vec, flg_force, newpos, oldpos, rot, use_rot):
+    """Move a spatial vector from reference point `oldpos` to `newpos`, then rotate.
+
+    motion: lin' = lin - (newpos - oldpos) x rot;  force: rot' = rot - (newpos - oldpos) x lin.
+    If use_rot, both halves are then mapped by rot^T (rot: new frame's axes in old frame,
+    9 numbers row-major), giving the vector in the new frame's coordinates.
+    """
+    d0 = newpos[0] - oldpos[0]
+    d1 = newpos[1] - oldpos[1]
+    d2 = newpos[2] - oldpos[2]
+    a0, a1, a2, l0, l1, l2 = vec[0], vec[1], vec[2], vec[3], vec[4], vec[5]
+    if flg_force:
+        a0 -= d1 * l2 - d2 * l1
+        a1 -= d2 * l0 - d0 * l2
+        a2 -= d0 * l1 - d1 * l0
+    else:
+        l0 -= d1 * a2 - d2 * a1
+        l1 -= d2 * a0 - d0 * a2
+        l2 -= d0 * a1 - d1 * a0
+    if use_rot:
+        res[0] = rot[0] * a0 + rot[3] * a1 + rot[6] * a2
+        res[1] = rot[1] * a0 + rot[4] * a1 + rot[7] * a2
+        res[2] = rot[2] * a0 + rot[5] * a1 + rot[8] * a2
+        res[3] = rot[0] * l0 + rot[3] * l1 + rot[6] * l2
+        res[4] = rot[1] * l0 + rot[4] * l1 + rot[7] * l2
+        res[5] = rot[2] * l0 + rot[5] * l1 + rot[8] * l2
+    else:
+        res[0] = a0
+        res[1] = a1
+        res[2] = a2
+        res[3] = l0
+        res[4] = l1
+        res[5] = l2
+
+
+# ---- tuple-returning forms: inputs may be arrays or tuples, results live in registers ----
+
+
+@kernel
+def qmul(a, b):
+    """Hamilton product a * b of two quaternions, as a 4-tuple."""
+    return (
+        a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
+        a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
+        a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
+        a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0],
+    )
+
+
+@kernel
+def qnormalized(q):
+    """q / |q| as a 4-tuple; a collapsed quaternion becomes the identity."""
+    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    if n < MINVAL:
+        return (1.0, 0.0, 0.0, 0.0)
+    if abs(n - 1.0) > MINVAL:
+        inv = 1.0 / n
+        return (q[0] * inv, q[1] * inv, q[2] * inv, q[3] * inv)
+    return (q[0], q[1], q[2], q[3])
+
+
+@kernel
+def qaxisangle(axis, angle):
+    """Quaternion of a rotation by `angle` about the unit `axis`, as a 4-tuple."""
+    if angle == 0.0:
+        return (1.0, 0.0, 0.0, 0.0)
+    s = math.sin(angle * 0.5)
+    return (math.cos(angle * 0.5), axis[0] * s, axis[1] * s, axis[2] * s)
+
+
+@kernel
+def qrot(q, v):
+    """R(q) v as a 3-tuple: v rotated by the unit quaternion q."""
+    if q[0] == 1.0 and q[1] == 0.0 and q[2] == 0.0 and q[3] == 0.0:
+        return (v[0], v[1], v[2])
+    tx = 2.0 * (q[2] * v[2] - q[3] * v[1])
+    ty = 2.0 * (q[3] * v[0] - q[1] * v[2])
+    tz = 2.0 * (q[1] * v[1] - q[2] * v[0])
+    return (
+        v[0] + q[0] * tx + q[2] * tz - q[3] * ty,
+        v[1] + q[0] * ty + q[3] * tx - q[1] * tz,
+        v[2] + q[0] * tz + q[1] * ty - q[2] * tx,
+    )
+
+
+@kernel
+def mv3(mat, v):
+    """mat v as a 3-tuple for a 9-number row-major matrix."""
+    return (
+        mat[0] * v[0] + mat[1] * v[1] + mat[2] * v[2],
+        mat[3] * v[0] + mat[4] * v[1] + mat[5] * v[2],
+        mat[6] * v[0] + mat[7] * v[1] + mat[8] * v[2],
+    )
+
+
+@kernel
+def mtv3(mat, v):
+    """mat^T v as a 3-tuple for a 9-number row-major matrix."""
+    return (
+        mat[0] * v[0] + mat[3] * v[1] + mat[6] * v[2],
+        mat[1] * v[0] + mat[4] * v[1] + mat[7] * v[2],
+        mat[2] * v[0] + mat[5] * v[1] + mat[8] * v[2],
+    )
+
+
+@kernel
+def cross(a, b):
+    """a x b as a 3-tuple."""
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+@kernel
+def put(dst, src):
+    """dst[k] = src[k] for every k of the (short) tuple or array src."""
+    for k in range(len(src)):
+        dst[k] = src[k]
