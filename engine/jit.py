@@ -46,7 +46,13 @@ def _invalidate_stale_cache() -> None:
     for src in sorted(here.glob("*.py")):
         digest.update(src.name.encode())
         digest.update(src.read_bytes())
-    cache_dir = Path(config.CACHE_DIR) / here.name if config.CACHE_DIR else here / "__pycache__"
+    if config.CACHE_DIR:  # where numba's UserProvidedCacheLocator puts this package's cache
+        from numba.core.caching import UserProvidedCacheLocator
+
+        sub = UserProvidedCacheLocator.get_suitable_cache_subpath(str(here / "jit.py"))
+        cache_dir = Path(config.CACHE_DIR) / sub
+    else:
+        cache_dir = here / "__pycache__"
     stamp = cache_dir / "robodyn-source.sha256"
     try:
         if stamp.exists() and stamp.read_text() == digest.hexdigest():
