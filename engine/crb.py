@@ -29,6 +29,8 @@ def crb(m, d, b):
     qM = d.qM[b]
     cdof = d.cdof[b]
     buf = d.scratch_body[b, 0, 0]  # 6 numbers of work space
+    for k in range(m.nM):
+        qM[k] = 0.0
     for i in range(m.nv):
         adr = m.M_rowadr[i] + m.M_rownnz[i] - 1  # the diagonal
         mul_inert_vec(buf, c[m.dof_bodyid[i]], cdof[i])

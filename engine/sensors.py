@@ -1,20 +1,271 @@
-"""Stage 13, sensors: the observation vector `sensordata` (MuJoCo's mj_sensor*)."""
+"""Stage 13, sensors: the observation vector `sensordata` (MuJoCo's mj_sensorPos/Vel/Acc).
+
+Frames. A frame object is a body's inertial frame (OBJ_BODY: xipos, ximat), a body frame
+(OBJ_XBODY: xpos, xmat), a geom or a site; matrices are 9 numbers row-major (columns are
+the object's axes in world coordinates), quaternions (w, x, y, z).
+
+Velocities. cvel and cacc are com-based: (rot:lin) of the body's motion, with the linear
+part taken at the subtree_com c of the body's tree root. At a point p on the body:
+
+    v_p = (w, v_c - (p - c) x w),                       world-oriented
+    local: both halves mapped by R^T, R the object's frame           (mj_objectVelocity)
+    a_p = (dw, a_c - (p - c) x dw) in the local frame, + w_loc x v_loc on the linear part
+                                                                     (mj_objectAcceleration)
+
+An object whose body is welded to the world (no dofs up its weld chain) has zero velocity.
+Its acceleration is NOT short-cut to zero: cacc of a static body is the world's (0, -g),
+so an accelerometer on a static site reads -R^T g (+g upward), like a real one at rest.
+This is what the MuJoCo 4.0.0 binary computes and what we test against; the C source of
+mj_objectAcceleration we read has a dof-less shortcut to zero, which the binary does not.
+
+Cutoff (MuJoCo's apply_cutoff): for cutoff > 0, real data is clipped to [-cutoff, cutoff]
+and positive data to min(cutoff, x); axis and quaternion data are left alone.
+"""
 
 from engine import types as T
 from engine.jit import kernel
+from engine.rne_post import rne_post_constraint
+from engine.spatial import MINVAL, cross, mtv3, qmul
+
+# mjtDataType
+DATATYPE_REAL = 0
+DATATYPE_POSITIVE = 1
+
+
+@kernel
+def _frame(m, d, b, objtype, objid):
+    """(xpos, xmat, body) of a frame object (MuJoCo's get_xpos_xmat); views, no copies."""
+    if objtype == T.OBJ_XBODY:
+        return d.xpos[b, objid], d.xmat[b, objid], objid
+    if objtype == T.OBJ_BODY:
+        return d.xipos[b, objid], d.ximat[b, objid], objid
+    if objtype == T.OBJ_GEOM:
+        return d.geom_xpos[b, objid], d.geom_xmat[b, objid], m.geom_bodyid[objid]
+    return d.site_xpos[b, objid], d.site_xmat[b, objid], m.site_bodyid[objid]
+
+
+@kernel
+def _frame_quat(m, d, b, objtype, objid):
+    """World orientation of a frame object as a quaternion 4-tuple (MuJoCo's get_xquat).
+
+    xbody: xquat;  body: xquat * body_iquat;  geom/site: xquat_body * local quat.
+    """
+    if objtype == T.OBJ_XBODY:
+        q = d.xquat[b, objid]
+        return (q[0], q[1], q[2], q[3])
+    if objtype == T.OBJ_BODY:
+        return qmul(d.xquat[b, objid], m.body_iquat[objid])
+    if objtype == T.OBJ_GEOM:
+        return qmul(d.xquat[b, m.geom_bodyid[objid]], m.geom_quat[objid])
+    return qmul(d.xquat[b, m.site_bodyid[objid]], m.site_quat[objid])
+
+
+@kernel
+def _static(m, body):
+    """True if `body` cannot move: nothing on its weld chain to the world has a dof."""
+    return m.body_dofnum[m.body_weldid[body]] == 0
+
+
+@kernel
+def _motion_at(vec, pos, com, mat, flg_local):
+    """Com-based motion `vec` (rot:lin at com) seen at point pos, as a 6-tuple.
+
+    lin' = lin - (pos - com) x rot; if flg_local both halves are mapped by mat^T
+    (MuJoCo's mju_transformSpatial for a motion vector).
+    """
+    dif = (pos[0] - com[0], pos[1] - com[1], pos[2] - com[2])
+    c = cross(dif, vec)
+    rot = (vec[0], vec[1], vec[2])
+    lin = (vec[3] - c[0], vec[4] - c[1], vec[5] - c[2])
+    if flg_local:
+        rot = mtv3(mat, rot)
+        lin = mtv3(mat, lin)
+    return (rot[0], rot[1], rot[2], lin[0], lin[1], lin[2])
+
+
+@kernel
+def object_velocity(m, d, b, objtype, objid, flg_local):
+    """6D velocity (rot:lin) of a frame object at its origin, as a 6-tuple.
+
+    World-oriented, or in the object's own frame if flg_local (MuJoCo's mj_objectVelocity).
+    """
+    pos, mat, body = _frame(m, d, b, objtype, objid)
+    if _static(m, body):
+        return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    com = d.subtree_com[b, m.body_rootid[body]]
+    return _motion_at(d.cvel[b, body], pos, com, mat, flg_local)
+
+
+@kernel
+def object_acceleration(m, d, b, objtype, objid, flg_local):
+    """6D acceleration (rot:lin) of a frame object at its origin, as a 6-tuple.
+
+    a = cacc moved to the origin (and rotated if flg_local), plus the Coriolis term
+    w x v (both also moved and rotated) on the linear part (MuJoCo's mj_objectAcceleration).
+    Needs rne_post_constraint (cacc). Includes -g: a resting object reads +g upward, static
+    objects included (no dof-less shortcut, as in the MuJoCo 4.0.0 binary).
+    """
+    pos, mat, body = _frame(m, d, b, objtype, objid)
+    com = d.subtree_com[b, m.body_rootid[body]]
+    acc = _motion_at(d.cacc[b, body], pos, com, mat, flg_local)
+    vel = _motion_at(d.cvel[b, body], pos, com, mat, flg_local)
+    c = cross((vel[0], vel[1], vel[2]), (vel[3], vel[4], vel[5]))
+    return (acc[0], acc[1], acc[2], acc[3] + c[0], acc[4] + c[1], acc[5] + c[2])
+
+
+@kernel
+def subtree_linvel(m, d, b):
+    """subtree_linvel of row b: velocity of each subtree's centre of mass (world frame).
+
+    p_i = mass_i v_i (v_i: velocity of body i's com); p summed child to parent; then
+    subtree_linvel_i = p_i / max(MINVAL, subtreemass_i) (MuJoCo's mj_subtreeVel, linear part).
+    """
+    sl = d.subtree_linvel[b]
+    for i in range(m.nbody):
+        v = object_velocity(m, d, b, T.OBJ_BODY, i, False)
+        mass = m.body_mass[i]
+        sl[i, 0] = v[3] * mass
+        sl[i, 1] = v[4] * mass
+        sl[i, 2] = v[5] * mass
+    for i in range(m.nbody - 1, -1, -1):
+        if i > 0:
+            p = m.body_parentid[i]
+            for k in range(3):
+                sl[p, k] += sl[i, k]
+        inv = 1.0 / max(MINVAL, m.body_subtreemass[i])
+        for k in range(3):
+            sl[i, k] *= inv
+
+
+@kernel
+def _framepos(m, d, b, s, out):
+    """Object position; with a reference: R_ref^T (x_obj - x_ref)."""
+    pos, _, _ = _frame(m, d, b, m.sensor_objtype[s], m.sensor_objid[s])
+    refid = m.sensor_refid[s]
+    if refid < 0:
+        out[0], out[1], out[2] = pos[0], pos[1], pos[2]
+        return
+    rpos, rmat, _ = _frame(m, d, b, m.sensor_reftype[s], refid)
+    r = mtv3(rmat, (pos[0] - rpos[0], pos[1] - rpos[1], pos[2] - rpos[2]))
+    out[0], out[1], out[2] = r[0], r[1], r[2]
+
+
+@kernel
+def _framequat(m, d, b, s, out):
+    """Object orientation; with a reference: conj(q_ref) * q_obj (not renormalized)."""
+    q = _frame_quat(m, d, b, m.sensor_objtype[s], m.sensor_objid[s])
+    refid = m.sensor_refid[s]
+    if refid >= 0:
+        r = _frame_quat(m, d, b, m.sensor_reftype[s], refid)
+        q = qmul((r[0], -r[1], -r[2], -r[3]), q)
+    out[0], out[1], out[2], out[3] = q[0], q[1], q[2], q[3]
+
+
+@kernel
+def _framevel(m, d, b, s, out, angular):
+    """Object linear (or angular) velocity, world frame; with a reference frame:
+
+    rel = v_obj - v_ref (both 6D, world-oriented, each at its own origin);
+    rel_lin += (x_obj - x_ref) x w_ref;  result = R_ref^T rel  (MuJoCo's frame(lin|ang)vel).
+    """
+    objtype = m.sensor_objtype[s]
+    objid = m.sensor_objid[s]
+    v = object_velocity(m, d, b, objtype, objid, False)
+    refid = m.sensor_refid[s]
+    if refid >= 0:
+        reftype = m.sensor_reftype[s]
+        pos, _, _ = _frame(m, d, b, objtype, objid)
+        rpos, rmat, _ = _frame(m, d, b, reftype, refid)
+        vr = object_velocity(m, d, b, reftype, refid, False)
+        rel_rot = (v[0] - vr[0], v[1] - vr[1], v[2] - vr[2])
+        rel_lin = (v[3] - vr[3], v[4] - vr[4], v[5] - vr[5])
+        c = cross((pos[0] - rpos[0], pos[1] - rpos[1], pos[2] - rpos[2]), vr)
+        rel_lin = (rel_lin[0] + c[0], rel_lin[1] + c[1], rel_lin[2] + c[2])
+        rot = mtv3(rmat, rel_rot)
+        lin = mtv3(rmat, rel_lin)
+        v = (rot[0], rot[1], rot[2], lin[0], lin[1], lin[2])
+    if angular:
+        out[0], out[1], out[2] = v[0], v[1], v[2]
+    else:
+        out[0], out[1], out[2] = v[3], v[4], v[5]
+
+
+@kernel
+def _apply_cutoff(m, s, out):
+    """Clamp sensor s's values (MuJoCo's apply_cutoff): real to [-c, c], positive to min(c, x)."""
+    c = m.sensor_cutoff[s]
+    if c <= 0:
+        return
+    dt = m.sensor_datatype[s]
+    for j in range(m.sensor_dim[s]):
+        x = out[j]
+        if dt == DATATYPE_REAL:
+            if x < -c:
+                out[j] = -c
+            elif x > c:
+                out[j] = c
+        elif dt == DATATYPE_POSITIVE:
+            if c < x:
+                out[j] = c
+
+
+@kernel
+def _sensor(m, d, b, s, out):
+    """Value of sensor s into out (its sensor_dim numbers), before the cutoff."""
+    st = m.sensor_type[s]
+    oid = m.sensor_objid[s]
+    if st == T.SENS_JOINTPOS:
+        out[0] = d.qpos[b, m.jnt_qposadr[oid]]
+    elif st == T.SENS_JOINTVEL:
+        out[0] = d.qvel[b, m.jnt_dofadr[oid]]
+    elif st == T.SENS_ACTUATORFRC:
+        out[0] = d.actuator_force[b, oid]
+    elif st == T.SENS_FRAMEPOS:
+        _framepos(m, d, b, s, out)
+    elif st == T.SENS_FRAMEQUAT:
+        _framequat(m, d, b, s, out)
+    elif st == T.SENS_FRAMELINVEL:
+        _framevel(m, d, b, s, out, False)
+    elif st == T.SENS_FRAMEANGVEL:
+        _framevel(m, d, b, s, out, True)
+    elif st == T.SENS_SUBTREECOM:
+        for k in range(3):
+            out[k] = d.subtree_com[b, oid, k]
+    elif st == T.SENS_SUBTREELINVEL:
+        for k in range(3):
+            out[k] = d.subtree_linvel[b, oid, k]
+    elif st == T.SENS_GYRO:
+        # site angular velocity in the site frame
+        v = object_velocity(m, d, b, T.OBJ_SITE, oid, True)
+        out[0], out[1], out[2] = v[0], v[1], v[2]
+    elif st == T.SENS_VELOCIMETER:
+        # site linear velocity in the site frame
+        v = object_velocity(m, d, b, T.OBJ_SITE, oid, True)
+        out[0], out[1], out[2] = v[3], v[4], v[5]
+    elif st == T.SENS_ACCELEROMETER:
+        # site linear acceleration (incl. -g and Coriolis) in the site frame
+        a = object_acceleration(m, d, b, T.OBJ_SITE, oid, True)
+        out[0], out[1], out[2] = a[3], a[4], a[5]
 
 
 @kernel
 def sensors(m, d, b):
-    """sensordata of row b."""
-    out = d.sensordata[b]
+    """sensordata of row b; computes subtree_linvel and cacc/cfrc_int first if a sensor needs them."""
+    need_subtreevel = False
+    need_rnepost = False
+    for s in range(m.nsensor):
+        st = m.sensor_type[s]
+        if st == T.SENS_SUBTREELINVEL:
+            need_subtreevel = True
+        elif st == T.SENS_ACCELEROMETER:
+            need_rnepost = True
+    if need_subtreevel:
+        subtree_linvel(m, d, b)
+    if need_rnepost:
+        rne_post_constraint(m, d, b)
+    data = d.sensordata[b]
     for s in range(m.nsensor):
         adr = m.sensor_adr[s]
-        oid = m.sensor_objid[s]
-        st = m.sensor_type[s]
-        if st == T.SENS_JOINTPOS:
-            out[adr] = d.qpos[b, m.jnt_qposadr[oid]]
-        elif st == T.SENS_JOINTVEL:
-            out[adr] = d.qvel[b, m.jnt_dofadr[oid]]
-        elif st == T.SENS_ACTUATORFRC:
-            out[adr] = d.actuator_force[b, oid]
+        out = data[adr : adr + m.sensor_dim[s]]
+        _sensor(m, d, b, s, out)
+        _apply_cutoff(m, s, out)
