@@ -1,0 +1,213 @@
+"""engine.load_mjcf: refusals of unsupported features, path vs string loading, M's sparsity.
+
+No numba kernel runs here: loading a model is pure Python (MuJoCo's compiler + copies).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+
+import engine
+from tests.helpers import ASSETS, gym_model_paths, without_contacts
+
+GYM = {p.name: p for p in gym_model_paths()}
+TEST_MODELS = {p.name: p for p in sorted((ASSETS / "tests").glob("smooth_*.xml"))}
+assert TEST_MODELS, "expected assets/tests/smooth_*.xml"
+
+# --- refusals --------------------------------------------------------------------------------
+
+BASE = """
+<mujoco model="refusal">
+  <option {option}>
+    <flag {flags}/>
+  </option>
+  <worldbody>
+    <body name="link" pos="0 0 1" {body}>
+      <joint name="hinge" type="hinge" axis="0 1 0" range="-1 1"/>
+      <geom name="rod" type="capsule" fromto="0 0 0 0.3 0 0" size="0.02"/>
+      <site name="s0" pos="0 0 0"/>
+      <body name="ball_body" pos="0.3 0 0">
+        <joint name="ballj" type="ball"/>
+        <geom type="sphere" size="0.05"/>
+        <site name="s1" pos="0.05 0 0"/>
+      </body>
+    </body>
+    {world}
+  </worldbody>
+  {extra}
+</mujoco>
+"""
+DISABLED = 'contact="disable" constraint="disable"'
+
+
+def _xml(option="", flags=DISABLED, body="", world="", extra="") -> str:
+    return BASE.format(option=option, flags=flags, body=body, world=world, extra=extra)
+
+
+# (id, MJCF, substrings the message must contain: the element and what is refused)
+REFUSALS = [
+    ("contacts_enabled", _xml(flags='constraint="disable"'), ["<option><flag", "contact"]),
+    ("constraints_enabled", _xml(flags='contact="disable"'), ["<option><flag", "constraint"]),
+    (
+        "spatial_tendon",
+        _xml(extra='<tendon><spatial name="cable"><site site="s0"/><site site="s1"/></spatial></tendon>'),
+        ["<spatial>", "'cable'"],
+    ),
+    ("touch_sensor", _xml(extra='<sensor><touch name="feel" site="s1"/></sensor>'), ["<touch>", "'feel'"]),
+    (
+        "rangefinder_sensor",
+        _xml(extra='<sensor><rangefinder name="ranger" site="s1"/></sensor>'),
+        ["<rangefinder>", "'ranger'"],
+    ),
+    (
+        "filter_dynamics",
+        _xml(extra='<actuator><general name="smoothed" joint="hinge" dyntype="filter"/></actuator>'),
+        ["<actuator>", "'smoothed'", "filter"],
+    ),
+    (
+        "muscle",
+        _xml(extra='<actuator><muscle name="biceps" joint="hinge"/></actuator>'),
+        ["<actuator>", "'biceps'"],
+    ),
+    (
+        "mocap_body",
+        _xml(world='<body name="target" mocap="true" pos="1 0 0"><geom type="sphere" size="0.1"/></body>'),
+        ["mocap", "'target'"],
+    ),
+    (
+        "ball_joint_motor",
+        _xml(extra='<actuator><motor name="twist" joint="ballj" gear="1 0 0"/></actuator>'),
+        ["<actuator>", "'twist'", "ball"],
+    ),
+    ("gravcomp", _xml(body='gravcomp="1"'), ["gravcomp", "'link'"]),
+    (
+        "implicit_with_fluid",
+        _xml(option='integrator="implicit" density="1.2"'),
+        ["<option", "implicit"],
+    ),
+    (
+        "implicitfast_with_viscosity",
+        _xml(option='integrator="implicitfast" viscosity="0.01"'),
+        ["<option", "implicit"],
+    ),
+]
+
+
+def test_refusal_base_model_loads():
+    """The template loads as is, so each refusal below is due to its one added feature."""
+    model = engine.load_mjcf(_xml())
+    assert model.nbody == 3 and model.nv == 4
+
+
+@pytest.mark.parametrize(("xml", "needles"), [pytest.param(x, n, id=i) for i, x, n in REFUSALS])
+def test_refusal(xml: str, needles: list[str]):
+    mujoco.MjModel.from_xml_string(xml)  # MuJoCo itself compiles it: the refusal is ours
+    with pytest.raises(engine.UnsupportedModelError) as info:
+        engine.load_mjcf(xml)
+    message = str(info.value)
+    print(f"[refusal] {message}")
+    for needle in needles:
+        assert needle.lower() in message.lower(), f"message {message!r} does not mention {needle!r}"
+
+
+def test_refusal_is_a_value_error():
+    assert issubclass(engine.UnsupportedModelError, ValueError)
+
+
+# --- path vs string --------------------------------------------------------------------------
+
+
+def _assert_models_equal(a: engine.Model, b: engine.Model, what: str) -> None:
+    for field in engine.Model._fields:
+        x, y = getattr(a, field), getattr(b, field)
+        if isinstance(x, np.ndarray):
+            assert isinstance(y, np.ndarray) and x.dtype == y.dtype, f"{what}: {field} dtype"
+            assert x.shape == y.shape and np.array_equal(x, y), f"{what}: {field} differs"
+        else:
+            assert type(x) is type(y) and x == y, f"{what}: {field}: {x!r} vs {y!r}"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(p, id=p.name)
+        for p in [*GYM.values(), *TEST_MODELS.values(), ASSETS / "double_pendulum.xml"]
+    ],
+)
+def test_path_and_string_give_identical_arrays(path: Path, tmp_path: Path):
+    if path in GYM.values():
+        text = without_contacts(path)
+        path = tmp_path / path.name  # the contact-free copy, for the path loader only
+        path.write_text(text)
+    else:
+        text = path.read_text()
+    from_path = engine.load_mjcf(path)
+    from_str_path = engine.load_mjcf(str(path))
+    from_text = engine.load_mjcf(text)
+    _assert_models_equal(from_path, from_text, f"{path.name} path vs string")
+    _assert_models_equal(from_str_path, from_text, f"{path.name} str(path) vs string")
+
+
+def test_missing_path_raises_file_not_found(tmp_path: Path):
+    missing = tmp_path / "no_such_model.xml"
+    with pytest.raises(FileNotFoundError, match="no_such_model.xml"):
+        engine.load_mjcf(missing)
+    with pytest.raises(FileNotFoundError):
+        engine.load_mjcf(str(missing))
+
+
+# --- sparsity of M ---------------------------------------------------------------------------
+
+# MuJoCo 4 compresses M's pattern for "simple" bodies (dof_simplenum > 0: bodies whose
+# block of M is diagonal, e.g. slide joints along orthogonal axes on a body hanging from the
+# world): it drops those known-zero off-diagonal entries (mjModel.nC < nM), while we keep
+# the full dof-ancestor pattern (our nM = MuJoCo's nM). Values still agree (test_smooth
+# compares M and qLD densely); only the packed layouts differ.
+# test_m_sparsity_equals_mujoco covers the models without simple dofs exactly; the others
+# are covered by test_m_sparsity_contains_mujoco below.
+
+
+def _mj(path: Path) -> mujoco.MjModel:
+    if path.name in GYM:
+        return mujoco.MjModel.from_xml_string(without_contacts(path))
+    return mujoco.MjModel.from_xml_path(str(path))
+
+
+def _without_simple_dofs():
+    out = []
+    for name, path in [*GYM.items(), *TEST_MODELS.items()]:
+        if not np.any(_mj(path).dof_simplenum):
+            out.append(pytest.param(path, id=name))
+    assert len(out) >= 12, "most models have no simple dofs; the exact comparison must cover them"
+    return out
+
+
+@pytest.mark.parametrize("path", _without_simple_dofs())
+def test_m_sparsity_equals_mujoco(path: Path):
+    """Without simple dofs, Model.M_rowadr / M_rownnz / M_colind equal mjModel's exactly."""
+    mj = _mj(path)
+    model = engine.load_mjcf(without_contacts(path) if path.name in GYM else path)
+    print(f"[sparsity] {path.name}: ours nM={model.nM}, MuJoCo nM={mj.nM} nC={mj.nC}")
+    assert model.nM == mj.nC
+    assert np.array_equal(model.M_rownnz, mj.M_rownnz)
+    assert np.array_equal(model.M_rowadr, mj.M_rowadr)
+    assert np.array_equal(model.M_colind, mj.M_colind)
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, id=n) for n, p in [*GYM.items(), *TEST_MODELS.items()]])
+def test_m_sparsity_contains_mujoco(path: Path):
+    """Every model: our pattern holds every entry of MuJoCo's, our nM is MuJoCo's nM (the
+    uncompressed count), and the rows MuJoCo keeps whole are identical to ours."""
+    mj = _mj(path)
+    model = engine.load_mjcf(without_contacts(path) if path.name in GYM else path)
+    assert model.nM == mj.nM
+    for i in range(mj.nv):
+        ours = list(model.M_colind[model.M_rowadr[i] : model.M_rowadr[i] + model.M_rownnz[i]])
+        theirs = list(mj.M_colind[mj.M_rowadr[i] : mj.M_rowadr[i] + mj.M_rownnz[i]])
+        assert set(theirs) <= set(ours) and ours[-1] == theirs[-1] == i, f"row {i}: {ours} vs {theirs}"
+        if mj.dof_simplenum[i] == 0:
+            assert ours == theirs, f"row {i} (not simple): {ours} vs MuJoCo {theirs}"
