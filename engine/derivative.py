@@ -5,16 +5,18 @@ qDeriv = d(qfrc_smooth)/d(qvel) = d(qfrc_actuator)/dv + d(qfrc_passive)/dv - d(q
 - actuators (affine gain/bias): moment^T (gainprm[2] ctrl + biasprm[2]) moment, skipped while
   the force sits on a forcerange limit (MuJoCo's mjd_actuator_vel)
 - dampers: -diag(dof_damping) and -damping_t ten_J^T ten_J per tendon (mjd_passive_vel)
+- only pairs of dofs on one ancestor chain are kept (Model.D_mask, MuJoCo's D pattern): a
+  tendon or actuator coupling two branches or two trees gets no cross term, as in MuJoCo
 - bias (implicit only): c(q, v) - g(q) is a quadratic form B(v, v) in v, so its derivative
   column j is exactly 2 B(v, e_j) = [c(v + s e_j) - c(v - s e_j)] / (2 s) for any s: central
   differencing of a quadratic has no truncation error. We evaluate RNE twice per column with
   gravity off; the result is the analytic derivative up to rounding.
 """
 
+from engine import types as T
 from engine.com_vel import com_vel_at
 from engine.jit import kernel
 from engine.rne import rne_at
-from engine import types as T
 
 
 @kernel
@@ -43,7 +45,8 @@ def smooth_vel(m, d, b, flg_bias):
                 for i in range(nv):
                     if mom[i] != 0.0:
                         for j in range(nv):
-                            D[i, j] += mom[i] * bias_vel * mom[j]
+                            if m.D_mask[i, j]:
+                                D[i, j] += mom[i] * bias_vel * mom[j]
     if not (m.opt_disableflags & T.DSBL_DAMPER):
         for i in range(nv):
             D[i, i] -= m.dof_damping[i]
@@ -54,7 +57,8 @@ def smooth_vel(m, d, b, flg_bias):
                 for i in range(nv):
                     if J[i] != 0.0:
                         for j in range(nv):
-                            D[i, j] -= c * J[i] * J[j]
+                            if m.D_mask[i, j]:
+                                D[i, j] -= c * J[i] * J[j]
     if flg_bias:
         bias_vel_columns(m, d, b, 0, nv)
 
@@ -68,6 +72,8 @@ def bias_vel_columns(m, d, b, col0, ncol):
     cp = d.scratch_v[b, 1]
     cm = d.scratch_v[b, 2]
     work = d.scratch_body[b]
+    cvel = d.scratch_cvel[b]
+    cdof_dot = d.scratch_cdof_dot[b]
     s = 1.0
     for i in range(nv):
         s = max(s, abs(qvel[i]))
@@ -75,10 +81,10 @@ def bias_vel_columns(m, d, b, col0, ncol):
         for i in range(nv):
             vp[i] = qvel[i]
         vp[j] = qvel[j] + s
-        com_vel_at(m, d, b, vp, d.scratch_cvel[b], d.scratch_cdof_dot[b])
-        rne_at(m, d, b, vp, d.scratch_cvel[b], d.scratch_cdof_dot[b], False, False, vp, cp, work[0], work[1], work[2])
+        com_vel_at(m, d, b, vp, cvel, cdof_dot)
+        rne_at(m, d, b, vp, cvel, cdof_dot, False, False, vp, cp, work[0], work[1], work[2])
         vp[j] = qvel[j] - s
-        com_vel_at(m, d, b, vp, d.scratch_cvel[b], d.scratch_cdof_dot[b])
-        rne_at(m, d, b, vp, d.scratch_cvel[b], d.scratch_cdof_dot[b], False, False, vp, cm, work[0], work[1], work[2])
+        com_vel_at(m, d, b, vp, cvel, cdof_dot)
+        rne_at(m, d, b, vp, cvel, cdof_dot, False, False, vp, cm, work[0], work[1], work[2])
         for i in range(nv):
             d.qDeriv[b, i, j] -= (cp[i] - cm[i]) / (2.0 * s)

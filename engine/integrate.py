@@ -2,7 +2,8 @@
 
 - Euler (semi-implicit):  v' = v + h a,  q' = q (+) h v'.  With joint damping D the velocity
   update is implicit in D:  a = (M + h D)^-1 (qfrc_smooth + qfrc_constraint).
-- RK4: the classical four-stage tableau on (q, v), each stage a full forward pass.
+- RK4: the classical four-stage tableau on (q, v), each stage a full forward pass, with
+  the Munthe-Kaas (dexp^-1) correction for the orientations of ball and free joints.
 - implicit:  a = (M - h dF/dv)^-1 (qfrc_smooth + qfrc_constraint), F = qfrc_smooth with the
   full velocity derivative (actuators, damping, and -d(qfrc_bias)/dv), dense LU.
 - implicitfast: the same without the Coriolis/centrifugal derivative, factored as
@@ -12,6 +13,8 @@
 (+) is position integration on the joint manifold: quaternions of ball and free joints
 rotate by exp(h w / 2) in the body frame; everything else adds.
 """
+
+import numpy as np
 
 from engine import types as T
 from engine.derivative import bias_vel_columns, smooth_vel
@@ -82,9 +85,90 @@ def euler(m, d, b):
     advance(m, d, b, acc, d.qvel[b], False)
 
 
+# dexpinv coefficient c(t) = (1 - (t/2) cot(t/2)) / t^2 for t^2 < 1.75^2: MuJoCo's polynomial
+# in t^2 (a fit close to the series 1/12 + t^2/720 + t^4/30240 + ...), highest power first
+_DEXPINV_POLY = (
+    1.230313397310169e-14,
+    3.161551550077822e-13,
+    1.3455485951057888e-11,
+    5.282849430384459e-10,
+    2.0876900642039142e-08,
+    8.267194907152073e-07,
+    3.30687830944332e-05,
+    0.0013888888888859755,
+    0.08333333333333338,
+)
+_TWO_PI = 6.283185307179586
+_PI_SQ = 9.869604401089358
+
+
+@kernel
+def _dexpinv(w, dx, h):
+    """w <- dexp^-1_theta(w), theta = h dx (3-vectors, body frame), in place, as MuJoCo 4.
+
+    theta is first wrapped to |theta| <= pi (same rotation). With t = |theta|,
+    w' = (w + theta x w / 2) + c(t) theta x (theta x w),  c = (1 - (t/2) cot(t/2)) / t^2.
+    """
+    t0 = h * dx[0]
+    t1 = h * dx[1]
+    t2 = h * dx[2]
+    tt = (t0 * t0 + t1 * t1) + t2 * t2
+    if tt > _PI_SQ:
+        t = np.sqrt(tt)
+        s = (np.floor(t / _TWO_PI + 0.5) * -_TWO_PI + t) / t
+        t0 *= s
+        t1 *= s
+        t2 *= s
+        tt = (t0 * t0 + t1 * t1) + t2 * t2
+    if tt < 3.0625:
+        c = _DEXPINV_POLY[0] * tt
+        for k in range(1, 8):
+            c = (c + _DEXPINV_POLY[k]) * tt
+        c = c + _DEXPINV_POLY[8]
+    else:
+        x = 0.5 * np.sqrt(tt)
+        c = (1.0 - x / np.tan(x)) / tt
+    w0, w1, w2 = w[0], w[1], w[2]
+    a0 = t1 * w2 - t2 * w1  # theta x w
+    a1 = t2 * w0 - t0 * w2
+    a2 = t0 * w1 - t1 * w0
+    w[0] = (w0 + 0.5 * a0) + c * (t1 * a2 - t2 * a1)  # theta x (theta x w)
+    w[1] = (w1 + 0.5 * a1) + c * (t2 * a0 - t0 * a2)
+    w[2] = (w2 + 0.5 * a2) + c * (t0 * a1 - t1 * a0)
+
+
+@kernel
+def _rkmk_stage(m, v, dx, h):
+    """Map the angular velocities of a stage to the Lie algebra (Runge-Kutta-Munthe-Kaas)."""
+    for j in range(m.njnt):
+        jtype = m.jnt_type[j]
+        va = m.jnt_dofadr[j]
+        if jtype == T.JNT_FREE:
+            _dexpinv(v[va + 3 : va + 6], dx[va + 3 : va + 6], h)
+        elif jtype == T.JNT_BALL:
+            _dexpinv(v[va : va + 3], dx[va : va + 3], h)
+
+
 @kernel
 def rk4(m, d, b):
-    """Classical Runge-Kutta 4 on (qpos, qvel); forward() has run at the current state."""
+    """Runge-Kutta 4 on (qpos, qvel), Munthe-Kaas on quaternions (MuJoCo 4's mj_RungeKutta).
+
+    forward() has run at the current state. Tableau: a = (1/2, 1/2, 1) on the sub-diagonal,
+    weights b = (1/6, 1/3, 1/3, 1/6). Stage i = 1..3, with U_0 = v_0:
+
+        dx_i = a_i U_{i-1},  dv_i = a_i acc_{i-1}
+        q_i  = q_0 (+) h dx_i,  v_i = v_0 + h dv_i,  acc_i = forward(q_i, v_i, t + c_i h)
+        U_i  = v_i, except for the angular dofs w of each ball / free joint (body frame):
+               U_i = dexp^-1_theta(w_i),  theta = h dx_i (wrapped to |theta| <= pi),
+               dexp^-1_theta(w) = w + theta x w / 2 + c(t) theta x (theta x w),
+               c(t) = (1 - (t/2) cot(t/2)) / t^2 (a polynomial in t^2 below t = 1.75)
+
+    Final: q' = q_0 (+) h sum_j b_j U_j,  v' = v_0 + h sum_j b_j acc_j.  (+) rotates a
+    quaternion by exp(h u / 2) in the body frame (mj_integratePos), so each stage and the
+    step compose q_0 with the exponential of an algebra element theta = h sum a_ij U_j,
+    which is the RKMK method: orientations are 4th order. Forward sees the uncorrected
+    v_i; hinge, slide and the free joint's translation are classical RK4.
+    """
     h = m.opt_timestep
     nq, nv = m.nq, m.nv
     X = d.rk_qpos[b]
@@ -112,6 +196,7 @@ def rk4(m, d, b):
             d.qpos[b, k] = X[i, k]
         for k in range(nv):
             d.qvel[b, k] = V[i, k]
+        _rkmk_stage(m, V[i], dx, h)  # after the copy: forward sees the plain v_i
         d.time[b] = t0 + a * h
         forward_row(m, d, b, False)
         for k in range(nv):
@@ -153,10 +238,11 @@ def _lu_solve(A, x, n):
 
 @kernel
 def _is_free_body(m, body):
-    """A standalone free body: one free joint, no children (all its subtree mass is its own)."""
+    """A standalone free body: one free joint, and no other dof in its tree (children, if
+    any, are welded to it), as MuJoCo 4 treats it in implicitfast."""
     if m.body_jntnum[body] != 1 or m.jnt_type[m.body_jntadr[body]] != T.JNT_FREE:
         return False
-    return m.body_subtreemass[body] == m.body_mass[body]
+    return m.dof_treedofnum[m.jnt_dofadr[m.body_jntadr[body]]] == 6
 
 
 @kernel

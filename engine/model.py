@@ -107,6 +107,8 @@ class Model(NamedTuple):
     M_rownnz: np.ndarray  # (nv,) non-zeros in row i of lower-triangular M (ancestors + self)
     M_rowadr: np.ndarray  # (nv,) start of row i in qM / qLD
     M_colind: np.ndarray  # (nM,) column of each stored element, ascending; diagonal last
+    D_mask: np.ndarray  # (nv, nv) 1 where dof j is an ancestor or descendant of dof i (or i itself)
+    dof_treedofnum: np.ndarray  # (nv,) number of dofs in the kinematic tree of the dof
 
     # geoms and sites (frames only: no collision in this engine stage)
     geom_bodyid: np.ndarray  # (ngeom,) body the geom is attached to
@@ -326,6 +328,34 @@ def _m_sparsity(dof_parentid: np.ndarray):
     return rownnz, rowadr, colind
 
 
+def _d_mask(dof_parentid: np.ndarray) -> np.ndarray:
+    """Dense pattern of d(force)/d(qvel): dof pairs on one ancestor chain (MuJoCo's D pattern).
+
+    Velocity derivatives of joint-space forces are kept only between a dof and its
+    ancestors or descendants, as MuJoCo stores them (two dofs in different branches, or in
+    different trees, get no entry even if a tendon couples them).
+    """
+    nv = len(dof_parentid)
+    mask = np.zeros((nv, nv), dtype=INT)
+    for i in range(nv):
+        j = i
+        while j >= 0:
+            mask[i, j] = mask[j, i] = 1
+            j = dof_parentid[j]
+    return mask
+
+
+def _tree_dofnum(dof_parentid: np.ndarray) -> np.ndarray:
+    """Number of dofs in the kinematic tree of each dof (its root dof's descendants)."""
+    nv = len(dof_parentid)
+    root = np.arange(nv)
+    for i in range(nv):
+        if dof_parentid[i] >= 0:
+            root[i] = root[dof_parentid[i]]
+    counts = np.bincount(root, minlength=nv)
+    return _i(counts[root])
+
+
 def _f(a, shape=None) -> np.ndarray:
     out = np.ascontiguousarray(np.array(a, dtype=FLOAT))
     return out.reshape(shape) if shape is not None else out
@@ -393,6 +423,8 @@ def model_from_mujoco(mj: mujoco.MjModel) -> Model:
         M_rownnz=rownnz,
         M_rowadr=rowadr,
         M_colind=colind,
+        D_mask=_d_mask(np.asarray(mj.dof_parentid)),
+        dof_treedofnum=_tree_dofnum(np.asarray(mj.dof_parentid)),
         geom_bodyid=_i(mj.geom_bodyid),
         geom_pos=_f(mj.geom_pos, (-1, 3)),
         geom_quat=_f(mj.geom_quat, (-1, 4)),

@@ -1,0 +1,360 @@
+"""Oracle tests: whole trajectories under each integrator against MuJoCo 4's mj_step.
+
+1. Trajectories. For every gymnasium model (through `without_contacts`), the double pendulum
+   and every `assets/tests/integ_*.xml` model, under each of Euler, RK4, implicit and
+   implicitfast (set by editing <option integrator=...> in the XML text): N_STATES random
+   states with random constant controls are stepped NSTEP times in one batched Simulator and,
+   state by state, with mujoco.mj_step. qpos and qvel are compared after every step with
+   `rel_err` at TOL = 1e-8; the number of compared (state, step) pairs is asserted.
+
+   The integ_* models exercise what the gym models do not: joint damping (Euler's implicit
+   damping path), velocity-dependent actuators (qDeriv of implicit/implicitfast), fixed
+   tendons with damping (one tree, and two trees), ball joints, standalone free bodies
+   (implicitfast's local 6x6 solve with the gyroscopic derivative) and free bodies with
+   children (jointed, and welded).
+
+2. Energy. The double pendulum of seed 001 released from horizontal, 10 s, each integrator at
+   dt = 1, 2, 5 ms: our energy error (percent of the releasable energy) equals MuJoCo's and
+   the seed's table.
+
+Known engine mismatches are xfail(strict=True), each with the measured numbers in its reason.
+"""
+
+from __future__ import annotations
+
+import functools
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+
+import engine
+from tests.helpers import (
+    ASSETS,
+    GYM_ASSETS,
+    gym_model_paths,
+    load_pair,
+    random_states,
+    rel_err,
+    report,
+    without_contacts,
+)
+
+INTEGRATORS = ("Euler", "RK4", "implicit", "implicitfast")
+NSTEP = 500
+N_STATES = 3
+TOL = 1e-8
+VEL = 2.0  # random qvel in [-VEL, VEL] for every model
+
+# Controls are drawn across ctrlrange; for these models only a fraction of it. With contacts
+# disabled their actuators (gear 100-150 on light limbs) spin the free-flying legs up until
+# the integration itself blows up: from the same states MuJoCo's own Euler reaches |qvel| ~
+# 1e7 and flags mjWARN_BADQACC at step 118-133 on ant, |qvel| ~ 1e3 on walker2d, and the
+# inverted double pendulum (a chaotic system) amplifies 1e-16 rounding differences past 1e-8
+# after ~280 steps under implicit. A trajectory that is numerically meaningless in MuJoCo
+# itself tests nothing, so these run at 10% of their control range; velocities stay at VEL.
+# At that scale the worst error over all NSTEP steps is < 1e-12 on these models.
+CTRL_SCALE = {
+    "ant.xml": 0.1,
+    "walker2d.xml": 0.1,
+    "walker2d_v5.xml": 0.1,
+    "inverted_double_pendulum.xml": 0.1,
+}
+
+# --- the models --------------------------------------------------------------------------------
+MODEL_PATHS: dict[str, Path] = {p.name: p for p in gym_model_paths()}
+MODEL_PATHS["double_pendulum.xml"] = ASSETS / "double_pendulum.xml"
+INTEG_MODELS = sorted((ASSETS / "tests").glob("integ_*.xml"))
+MODEL_PATHS.update({p.name: p for p in INTEG_MODELS})
+
+# models with fluid forces: the engine refuses implicit/implicitfast for them
+FLUID_MODELS = ("swimmer.xml",)
+
+_RK4_QUAT = (
+    "MuJoCo 4.0.0's mj_RungeKutta (the binary, == mj_step) does not integrate the quaternions "
+    "of ball/free joints as its C source does (ours: q1 = q0 (+) h*sum_j B_j v_j, exactly what "
+    "the source in engine_forward.c does, and what a Python replay of that source through "
+    "mujoco.mj_integratePos / mj_forward gives to 1e-16). The binary's final quaternion differs "
+    "by a rotation of about (h^2/12) v0 x v_final (body frame): 2.1e-8 in qpos after one step "
+    "on integ_freebody (h = 5 ms), 1.6e-8 on a single ball joint whose stage accelerations are "
+    "bit-identical; stage velocities and hinge/slide dofs match to 1e-16. Over 500 steps the "
+    "qpos/qvel error reaches 1e-7..1 on ant, humanoid(standup), integ_ball, integ_free*, "
+    "integ_freebody."
+)
+
+
+def _has_quaternions(path: Path) -> bool:
+    mj = mujoco.MjModel.from_xml_path(str(path))
+    return bool(np.any(np.isin(mj.jnt_type, (mujoco.mjtJoint.mjJNT_BALL, mujoco.mjtJoint.mjJNT_FREE))))
+
+
+def _known_mismatch(name: str, integrator: str) -> str | None:
+    if integrator == "RK4" and _has_quaternions(MODEL_PATHS[name]):
+        return _RK4_QUAT
+    return None
+
+
+def _cases():
+    for name in MODEL_PATHS:
+        for integrator in INTEGRATORS:
+            if name in FLUID_MODELS and integrator in ("implicit", "implicitfast"):
+                continue  # refused at load: test_fluid_model_refuses_implicit
+            reason = _known_mismatch(name, integrator)
+            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+            yield pytest.param(name, integrator, id=f"{Path(name).stem}-{integrator}", marks=marks)
+
+
+def with_option(text: str, **attrs: str) -> str:
+    """MJCF text with attributes set on <option> (created if missing)."""
+    root = ET.fromstring(text)
+    option = root.find("option")
+    if option is None:
+        option = ET.Element("option")
+        root.insert(0, option)
+    for key, value in attrs.items():
+        option.set(key, value)
+    return ET.tostring(root, encoding="unicode")
+
+
+def model_text(name: str, integrator: str) -> str:
+    path = MODEL_PATHS[name]
+    text = without_contacts(path) if path.parent == GYM_ASSETS else path.read_text()
+    return with_option(text, integrator=integrator)
+
+
+# --- 1. trajectories ---------------------------------------------------------------------------
+def _max_rel_per_row(ours: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """rel_err of each (step, state) pair, vectorised: (NSTEP, N) from (NSTEP, N, n)."""
+    if ref.shape[-1] == 0:
+        return np.zeros(ref.shape[:2])
+    return np.max(np.abs(ours - ref), axis=-1) / np.maximum(1.0, np.max(np.abs(ref), axis=-1))
+
+
+@pytest.mark.parametrize(("name", "integrator"), list(_cases()))
+def test_trajectory_matches_mujoco(name, integrator):
+    text = model_text(name, integrator)
+    model, mj = load_pair(text)
+    assert model.opt_integrator == int(mj.opt.integrator) == INTEGRATORS.index(integrator)
+    qpos0, qvel0, ctrl = random_states(mj, N_STATES, seed=11, vel=VEL)
+    ctrl = ctrl * CTRL_SCALE.get(name, 1.0)
+
+    # ours: all states in one batch, one compiled call per step
+    sim = engine.Simulator(model, batch=N_STATES)
+    sim.data.qpos[:] = qpos0
+    sim.data.qvel[:] = qvel0
+    sim.data.ctrl[:] = ctrl
+    ours_q = np.empty((NSTEP, N_STATES, mj.nq))
+    ours_v = np.empty((NSTEP, N_STATES, mj.nv))
+    for k in range(NSTEP):
+        sim.step()
+        ours_q[k] = sim.data.qpos
+        ours_v[k] = sim.data.qvel
+
+    # MuJoCo: state by state
+    d = mujoco.MjData(mj)
+    ref_q = np.empty_like(ours_q)
+    ref_v = np.empty_like(ours_v)
+    for r in range(N_STATES):
+        mujoco.mj_resetData(mj, d)
+        d.qpos[:] = qpos0[r]
+        d.qvel[:] = qvel0[r]
+        d.ctrl[:] = ctrl[r]
+        for k in range(NSTEP):
+            mujoco.mj_step(mj, d)
+            ref_q[k, r] = d.qpos
+            ref_v[k, r] = d.qvel
+        # a reset by MuJoCo (bad qacc) would make the comparison meaningless
+        assert d.warning[mujoco.mjtWarning.mjWARN_BADQACC].number == 0, f"MuJoCo diverged, state {r}"
+    assert np.all(np.isfinite(ref_q)) and np.all(np.isfinite(ref_v))
+    np.testing.assert_allclose(sim.data.time, NSTEP * mj.opt.timestep, rtol=1e-12)
+
+    err = np.maximum(_max_rel_per_row(ours_q, ref_q), _max_rel_per_row(ours_v, ref_v))
+    compared = err.size
+    assert compared == NSTEP * N_STATES
+    worst = float(err.max())
+    k, r = np.unravel_index(int(np.argmax(err)), err.shape)  # err[k, r] is rel_err of that pair
+    assert worst == max(rel_err(ours_q[k, r], ref_q[k, r]), rel_err(ours_v[k, r], ref_v[k, r]))
+    report(f"{Path(name).stem} {integrator} qpos+qvel, {NSTEP} steps", worst, TOL, compared)
+    if worst > TOL:
+        k, r = np.unravel_index(int(np.argmax(err > TOL)), err.shape)
+        eq = _max_rel_per_row(ours_q, ref_q)[k, r]
+        ev = _max_rel_per_row(ours_v, ref_v)[k, r]
+        pytest.fail(
+            f"{name} {integrator}: first error > {TOL:.0e} at step {k + 1}, state {r}: "
+            f"qpos {eq:.3e}, qvel {ev:.3e}; worst {worst:.3e} "
+            f"(ours qvel {ours_v[k, r].tolist()}, MuJoCo {ref_v[k, r].tolist()})"
+        )
+
+
+@pytest.mark.parametrize("integrator", ["implicit", "implicitfast"])
+@pytest.mark.parametrize("name", FLUID_MODELS)
+def test_fluid_model_refuses_implicit(name, integrator):
+    text = model_text(name, integrator)
+    mj = mujoco.MjModel.from_xml_string(text)
+    assert mj.opt.density > 0 or mj.opt.viscosity > 0
+    with pytest.raises(engine.UnsupportedModelError, match="density/viscosity"):
+        engine.load_mjcf(text)
+
+
+# --- 2. the double pendulum's energy (seed 001, Result 2) ---------------------------------------
+PENDULUM = ASSETS / "double_pendulum.xml"
+ENERGY_DT = (0.001, 0.002, 0.005)
+ENERGY_SECONDS = 10.0
+
+# Seed 001's table, max |E(t) - E0| in percent of the releasable energy (implicitfast is
+# "identical to Euler in every cell": no damping, so nothing is left for it to linearise).
+SEED_TABLE = {
+    ("Euler", 0.001): 6.984,
+    ("Euler", 0.002): 14.357,
+    ("Euler", 0.005): 41.123,
+    ("RK4", 0.001): 0.000,
+    ("RK4", 0.002): 0.000,
+    ("RK4", 0.005): 0.000,
+    ("implicit", 0.001): 6.007,
+    ("implicit", 0.002): 11.352,
+    ("implicit", 0.005): 24.317,
+    ("implicitfast", 0.001): 6.984,
+    ("implicitfast", 0.002): 14.357,
+    ("implicitfast", 0.005): 41.123,
+}
+
+
+# ... and its "final E - E0" column: the last sample, E(10 s - dt) - E0.
+SEED_FINAL = {
+    ("Euler", 0.001): 6.984,
+    ("Euler", 0.002): 14.355,
+    ("Euler", 0.005): 39.316,
+    ("RK4", 0.001): -0.000,
+    ("RK4", 0.002): -0.000,
+    ("RK4", 0.005): -0.000,
+    ("implicit", 0.001): -6.007,
+    ("implicit", 0.002): -11.352,
+    ("implicit", 0.005): -24.317,
+    ("implicitfast", 0.001): 6.984,
+    ("implicitfast", 0.002): 14.355,
+    ("implicitfast", 0.005): 39.316,
+}
+
+
+def _pendulum_text(integrator: str, dt: float) -> str:
+    root = ET.fromstring(with_option(PENDULUM.read_text(), integrator=integrator, timestep=repr(dt)))
+    root.find("option").find("flag").set("energy", "enable")
+    return ET.tostring(root, encoding="unicode")
+
+
+@functools.cache
+def releasable_energy() -> float:
+    """Potential energy released from horizontal (qpos = 0) to hanging straight down:
+    m1 g 0.2 + m2 g 0.55 = 4.65975 J (the seed prints it as 4.660 J)."""
+    mj = mujoco.MjModel.from_xml_string(_pendulum_text("Euler", 0.002))
+    d = mujoco.MjData(mj)
+    pot = []
+    for q in ([0.0, 0.0], [np.pi / 2, 0.0]):  # +pi/2 about +y turns +x into -z
+        d.qpos[:] = q
+        mujoco.mj_forward(mj, d)
+        pot.append(float(d.energy[0]))
+    return pot[0] - pot[1]
+
+
+@functools.cache
+def energy_curves(integrator: str, dt: float) -> tuple[np.ndarray, np.ndarray]:
+    """(ours, MuJoCo's) total energy E_k of the states k = 0 .. N (t = k dt, N dt = 10 s).
+
+    Both are read after a forward pass at the state itself: MuJoCo's d.energy after
+    mj_forward (energy flag enabled), ours forward() + energy(). Not d.energy after mj_step:
+    for Euler and implicit that is the energy of the state the step started from, but for RK4
+    MuJoCo's stage evaluations recompute it (mj_fwdPosition clears flg_energypos), so after
+    an RK4 step d.energy belongs to the last RK stage (q0 (+) h v2, v0 + h a2), not to a state
+    of the trajectory (1e-7 J off at 1 ms).
+    """
+    text = _pendulum_text(integrator, dt)
+    model, mj = load_pair(text)
+    n = int(round(ENERGY_SECONDS / dt))
+
+    d = mujoco.MjData(mj)  # released from horizontal: qpos = 0, qvel = 0
+    ref = np.empty(n + 1)
+    for k in range(n + 1):
+        if k:
+            mujoco.mj_step(mj, d)
+        mujoco.mj_forward(mj, d)
+        ref[k] = d.energy.sum()
+    assert d.time == pytest.approx(ENERGY_SECONDS)
+
+    sim = engine.Simulator(model, batch=1)
+    ours = np.empty(n + 1)
+    for k in range(n + 1):
+        if k:
+            sim.step()
+        sim.forward()
+        ours[k] = sim.energy()[0].sum()
+    assert sim.data.time[0] == pytest.approx(ENERGY_SECONDS)
+    return ours, ref
+
+
+def energy_error(E: np.ndarray, include_final: bool = False) -> float:
+    """max_k |E_k - E_0| in percent of the releasable energy.
+
+    The seed samples E as MuJoCo's d.energy after each mj_step, i.e. (Euler, implicit) the
+    states at t = 0 .. 10 s - dt, and divides by the exact releasable energy 4.65975 J: that
+    reproduces all twelve cells of its table. Dividing by the rounded 4.660 J instead gives 14.356 for
+    Euler at 2 ms; adding the state at t = 10 s changes only cells where the maximum is last.
+    """
+    samples = E if include_final else E[:-1]
+    return 100.0 * float(np.max(np.abs(samples - samples[0]))) / releasable_energy()
+
+
+def final_change(E: np.ndarray) -> float:
+    """E(10 s - dt) - E0 in percent of the releasable energy (the seed's last sample)."""
+    return 100.0 * float(E[-2] - E[0]) / releasable_energy()
+
+
+def test_releasable_energy():
+    assert f"{releasable_energy():.3f}" == "4.660"
+    assert releasable_energy() == pytest.approx(9.81 * (1.0 * 0.2 + 0.5 * 0.55), rel=1e-12)
+
+
+@pytest.mark.parametrize("dt", ENERGY_DT, ids=lambda dt: f"{dt * 1e3:g}ms")
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_pendulum_energy_matches_mujoco(integrator, dt):
+    ours, ref = energy_curves(integrator, dt)
+    assert len(ours) == len(ref) == int(round(ENERGY_SECONDS / dt)) + 1
+    worst = float(np.max(np.abs(ours - ref)))
+    report(f"pendulum energy {integrator} {dt * 1e3:g} ms, |E_ours - E_mujoco| (J)", worst, 1e-9, len(ref))
+    assert worst < 1e-9
+    for include_final in (False, True):
+        e_ours = energy_error(ours, include_final)
+        e_ref = energy_error(ref, include_final)
+        assert abs(e_ours - e_ref) < 1e-9, (integrator, dt, e_ours, e_ref)
+        assert f"{e_ours:.3f}" == f"{e_ref:.3f}"
+    # the seed's number (max over t = 0 .. 10 s - dt), cell by cell
+    assert f"{energy_error(ref):.3f}" == f"{SEED_TABLE[integrator, dt]:.3f}"
+    assert f"{energy_error(ours):.3f}" == f"{SEED_TABLE[integrator, dt]:.3f}"
+    assert f"{final_change(ours):+.3f}" == f"{final_change(ref):+.3f}" == f"{SEED_FINAL[integrator, dt]:+.3f}"
+
+
+def test_pendulum_energy_table():
+    """Print the whole table (ours / MuJoCo) and check the seed's headline numbers."""
+    lines = [
+        "energy error over 10 s, % of the releasable 4.660 J: max |E(t) - E0| ours / MuJoCo "
+        "[final E - E0, MuJoCo]",
+        f"{'integrator':14s}" + "".join(f"{f'{dt * 1e3:g} ms':>34s}" for dt in ENERGY_DT),
+    ]
+    for integrator in INTEGRATORS:
+        cells = []
+        for dt in ENERGY_DT:
+            ours, ref = energy_curves(integrator, dt)
+            cells.append(f"{energy_error(ours):.3f} / {energy_error(ref):.3f} [{final_change(ref):+.3f}]")
+        lines.append(f"{integrator:14s}" + "".join(f"{c:>34s}" for c in cells))
+    print("\n" + "\n".join(lines))
+    # Euler gains 14.357 % at 2 ms, implicit loses 11.352 %, RK4 stays at 0.000 %
+    assert f"{energy_error(energy_curves('Euler', 0.002)[0]):.3f}" == "14.357"
+    assert f"{energy_error(energy_curves('implicit', 0.002)[0]):.3f}" == "11.352"
+    ours, _ = energy_curves("implicit", 0.002)
+    assert ours[-2] < ours[0]  # implicit dissipates
+    ours, _ = energy_curves("Euler", 0.002)
+    assert ours[-2] > ours[0]  # Euler gains
+    # implicitfast == Euler bit for bit here: the only velocity-dependent force is Coriolis
+    for dt in ENERGY_DT:
+        np.testing.assert_array_equal(energy_curves("implicitfast", dt)[0], energy_curves("Euler", dt)[0])

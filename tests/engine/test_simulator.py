@@ -1,0 +1,368 @@
+"""engine.Simulator contracts: snapshot/restore, row independence, threads, NaN handling, time.
+
+Everything here is bit for bit (np.testing.assert_array_equal on float64 arrays), not within
+a tolerance: the same state stepped the same number of times must give the same bits,
+whatever else is in the batch, however many threads run it and however the steps are
+grouped into calls. Models: integ_free.xml (free bodies, hinge children, damping, a motor)
+under all four integrators for the determinism contracts, integ_damping.xml (gear-2 motor)
+and the double pendulum for errors and time.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+import mujoco
+import numpy as np
+import pytest
+
+import engine
+from engine.data import STATE_FIELDS
+from tests.helpers import ASSETS, random_states
+
+INTEGRATORS = ("Euler", "RK4", "implicit", "implicitfast")
+FREE = ASSETS / "tests" / "integ_free.xml"
+DAMPING = ASSETS / "tests" / "integ_damping.xml"
+PENDULUM = ASSETS / "double_pendulum.xml"
+
+
+def load(path, integrator: str | None = None) -> tuple[engine.Model, mujoco.MjModel]:
+    root = ET.fromstring(path.read_text())
+    if integrator is not None:
+        root.find("option").set("integrator", integrator)
+    text = ET.tostring(root, encoding="unicode")
+    return engine.load_mjcf(text), mujoco.MjModel.from_xml_string(text)
+
+
+def make_sim(path, batch: int, integrator: str | None = None, seed: int = 3, nthread: int = 1):
+    """A Simulator whose rows hold distinct random states, controls and applied forces."""
+    model, mj = load(path, integrator)
+    sim = engine.Simulator(model, batch=batch, nthread=nthread)
+    qpos, qvel, ctrl = random_states(mj, batch, seed=seed)
+    rng = np.random.default_rng(seed + 100)
+    sim.data.qpos[:] = qpos
+    sim.data.qvel[:] = qvel
+    sim.data.ctrl[:] = ctrl
+    sim.data.qfrc_applied[:] = rng.uniform(-0.5, 0.5, sim.data.qfrc_applied.shape)
+    sim.data.xfrc_applied[:, 1:] = rng.uniform(-0.5, 0.5, sim.data.xfrc_applied[:, 1:].shape)
+    return sim
+
+
+def state(sim, rows=slice(None)) -> dict[str, np.ndarray]:
+    return {name: getattr(sim.data, name)[rows].copy() for name in STATE_FIELDS}
+
+
+def all_fields(sim, rows=slice(None)) -> dict[str, np.ndarray]:
+    return {name: getattr(sim.data, name)[rows].copy() for name in sim.data._fields}
+
+
+def assert_same(a: dict, b: dict, what: str = "") -> None:
+    assert a.keys() == b.keys()
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name], err_msg=f"{what}: field {name} differs")
+
+
+def rows_of(fields: dict, rows) -> dict:
+    return {name: value[rows] for name, value in fields.items()}
+
+
+# --- snapshot / restore -----------------------------------------------------------------------
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_snapshot_restore_is_bit_exact(integrator):
+    sim = make_sim(FREE, batch=4, integrator=integrator)
+    sim.step(7)  # not at the initial state, and time != 0
+    before = state(sim)
+    snap = sim.snapshot()
+    assert snap.nstep == 7 and list(snap.rows) == [0, 1, 2, 3]
+    sim.step(50)
+    first = all_fields(sim)
+    assert not np.array_equal(first["qpos"], before["qpos"])
+    sim.restore(snap)
+    assert_same(state(sim), before, "restored state")
+    assert sim.nstep == 7
+    sim.step(50)
+    # every field, derived quantities and work space included, has the same bits again
+    assert_same(all_fields(sim), first, "after restore + 50 steps")
+    assert sim.nstep == 57
+    # the snapshot is a copy: stepping did not change it
+    assert_same(snap.fields, before, "snapshot contents")
+
+
+def test_restore_subset_of_rows():
+    sim = make_sim(FREE, batch=5, integrator="implicitfast")
+    sim.step(3)
+    ref = make_sim(FREE, batch=5, integrator="implicitfast")  # the same rows, never restored
+    ref.step(3)
+    snap = sim.snapshot(rows=[1, 3])
+    assert list(snap.rows) == [1, 3]
+    at_snap = state(sim, [1, 3])
+    sim.step(50)
+    ref.step(50)
+    after50 = state(sim)
+    sim.restore(snap)  # back into rows 1 and 3 only
+    assert_same(state(sim, [1, 3]), at_snap, "restored rows 1, 3")
+    assert_same(state(sim, [0, 2, 4]), rows_of(after50, [0, 2, 4]), "untouched rows 0, 2, 4")
+    assert sim.nstep == 53  # a partial restore does not rewind the batch's step count
+    sim.step(50)
+    # rows 1 and 3 repeat their 50 steps bit for bit; rows 0, 2, 4 went on to 103 steps
+    assert_same(state(sim, [1, 3]), rows_of(after50, [1, 3]), "rows 1, 3 after restore + 50")
+    ref.step(50)
+    assert_same(state(sim, [0, 2, 4]), state(ref, [0, 2, 4]), "rows 0, 2, 4 after 103 steps")
+
+
+def test_restore_into_other_rows():
+    sim = make_sim(PENDULUM, batch=4)
+    snap = sim.snapshot(rows=[1, 3])
+    expected = state(sim, [1, 3])
+    untouched = state(sim, [1, 3])
+    sim.restore(snap, rows=[0, 2])
+    assert_same(state(sim, [0, 2]), expected, "rows 0, 2 from snapshot of rows 1, 3")
+    assert_same(state(sim, [1, 3]), untouched, "source rows")
+    sim.step(20)
+    np.testing.assert_array_equal(sim.data.qpos[0], sim.data.qpos[1])
+    np.testing.assert_array_equal(sim.data.qvel[2], sim.data.qvel[3])
+
+
+def test_restore_refuses_snapshot_of_another_model():
+    sim = make_sim(PENDULUM, batch=2)
+    other = make_sim(DAMPING, batch=2)
+    before = state(sim)
+    with pytest.raises(ValueError, match="different model"):
+        sim.restore(other.snapshot())
+    assert_same(state(sim), before, "after refused restore")
+    # same sizes, same masses, different timestep: a different model too
+    root = ET.fromstring(PENDULUM.read_text())
+    root.find("option").set("timestep", "0.001")
+    fast = engine.Simulator(engine.load_mjcf(ET.tostring(root, encoding="unicode")), batch=2)
+    with pytest.raises(ValueError, match="different model"):
+        sim.restore(fast.snapshot())
+    with pytest.raises(TypeError, match="Snapshot"):
+        sim.restore(state(sim))
+    assert_same(state(sim), before, "after refused restores")
+
+
+def test_restore_refuses_wrong_number_of_rows():
+    sim = make_sim(PENDULUM, batch=4)
+    before = state(sim)
+    snap = sim.snapshot(rows=[0, 1])
+    with pytest.raises(ValueError, match="holds 2 rows"):
+        sim.restore(snap, rows=[0, 1, 2])
+    with pytest.raises(ValueError, match="holds 2 rows"):
+        sim.restore(snap, rows=[3])
+    with pytest.raises(ValueError, match="holds 2 rows"):
+        sim.restore(snap, rows=np.ones(4, dtype=bool))
+    # a whole-batch snapshot into a smaller batch: its rows do not exist there
+    small = make_sim(PENDULUM, batch=3)
+    small_before = state(small)
+    with pytest.raises((ValueError, IndexError)):
+        small.restore(sim.snapshot())
+    assert_same(state(small), small_before, "smaller batch after refused restore")
+    assert_same(state(sim), before, "after refused restores")
+
+
+# --- row independence and threads ------------------------------------------------------------
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_rows_are_independent(integrator):
+    batch, odd = 4, 2
+    sim = make_sim(FREE, batch=batch, integrator=integrator)
+    # row 2 is far from the others: faster, larger controls and forces
+    sim.data.qvel[odd] *= 4.0
+    sim.data.ctrl[odd] = 3.0
+    sim.data.qfrc_applied[odd] = 2.0
+    start = state(sim)
+    sim.step(60)
+    for row in range(batch):
+        if row == odd:
+            continue
+        alone = engine.Simulator(sim.model, batch=1, nthread=1)
+        for name in STATE_FIELDS:
+            getattr(alone.data, name)[0] = start[name][row]
+        alone.step(60)
+        assert_same(state(alone), state(sim, [row]), f"row {row} alone vs in the batch")
+    # and changing the odd row again changes nothing for the others
+    other = engine.Simulator(sim.model, batch=batch, nthread=1)
+    for name in STATE_FIELDS:
+        getattr(other.data, name)[:] = start[name]
+    other.data.qvel[odd] = -start["qvel"][odd]
+    other.step(60)
+    rows = [r for r in range(batch) if r != odd]
+    assert_same(state(other, rows), state(sim, rows), "other rows with a different odd row")
+    assert not np.array_equal(other.data.qpos[odd], sim.data.qpos[odd])
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_threads_give_identical_results(integrator):
+    one = make_sim(FREE, batch=6, integrator=integrator, nthread=1)
+    two = make_sim(FREE, batch=6, integrator=integrator, nthread=2)
+    assert one.nthread == 1 and two.nthread == 2
+    assert_same(state(one), state(two), "initial")
+    for nstep in (1, 17, 32):
+        one.step(nstep)
+        two.step(nstep)
+    one.forward()
+    two.forward()
+    assert_same(all_fields(one), all_fields(two), "nthread 1 vs 2 after 50 steps")
+
+
+# --- non-finite values -----------------------------------------------------------------------
+_MESSAGE = re.compile(r"non-finite (\w+)\[\d+\] in row (\d+) at step (\d+)")
+
+
+def _parse(err: engine.NonFiniteError) -> tuple[str, int, int]:
+    match = _MESSAGE.search(str(err))
+    assert match, f"message does not name quantity, row and step: {err}"
+    return match.group(1), int(match.group(2)), int(match.group(3))
+
+
+@pytest.mark.parametrize(
+    ("quantity", "poison"),
+    [
+        ("qvel", lambda d, r: d.qvel.__setitem__((r, 1), np.nan)),
+        ("qfrc_applied", lambda d, r: d.qfrc_applied.__setitem__((r, 0), np.inf)),
+        ("qpos", lambda d, r: d.qpos.__setitem__((r, 2), -np.inf)),
+        ("xfrc_applied", lambda d, r: d.xfrc_applied.__setitem__((r, 3, 4), np.nan)),
+    ],
+)
+def test_non_finite_raises_and_keeps_the_row(quantity, poison):
+    sim = make_sim(DAMPING, batch=4, integrator="Euler")
+    ref = make_sim(DAMPING, batch=4, integrator="Euler")  # the same rows, never poisoned
+    sim.step(5)
+    ref.step(5)
+    bad = 2
+    poison(sim.data, bad)
+    before = state(sim, [bad])
+    with pytest.raises(engine.NonFiniteError) as info:
+        sim.step(10)
+    name, row, step = _parse(info.value)
+    assert (name, row) == (quantity, bad), str(info.value)
+    assert step == 6, f"the first step of this call is the 6th step: {info.value}"
+    assert "row 2" in str(info.value) and "step 6" in str(info.value)
+    # the failing row was not advanced: its state is bit for bit what it was
+    assert_same(state(sim, [bad]), before, "failing row")
+    # the other rows took all 10 steps, exactly as without the bad row
+    ref.step(10)
+    others = [0, 1, 3]
+    assert_same(state(sim, others), state(ref, others), "healthy rows")
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, 1e308, 2e10])
+def test_bad_ctrl_is_ignored_like_mujoco(bad):
+    """A NaN or huge (> 1e10) control is not an error: as mj_fwdActuation does (mjWARN_BADCTRL),
+    every control of that row is ignored for the step (forces from ctrl 0); ctrl itself is kept."""
+    sim = make_sim(DAMPING, batch=3, integrator="Euler")
+    zero = make_sim(DAMPING, batch=3, integrator="Euler")
+    start = state(sim, 1)
+    sim.data.ctrl[1] = [bad, 0.3]
+    zero.data.ctrl[1] = 0.0
+    sim.step(3)  # no NonFiniteError
+    zero.step(3)
+    kept = [name for name in STATE_FIELDS if name != "ctrl"]
+    for name in kept:
+        np.testing.assert_array_equal(getattr(sim.data, name), getattr(zero.data, name), err_msg=name)
+    np.testing.assert_array_equal(sim.data.ctrl[1], [bad, 0.3])
+    np.testing.assert_array_equal(sim.data.actuator_force[1], 0.0)
+    # MuJoCo does the same
+    _, mj = load(DAMPING, "Euler")
+    d = mujoco.MjData(mj)
+    for name in ("qpos", "qvel", "qfrc_applied", "xfrc_applied"):
+        getattr(d, name)[:] = start[name]
+    d.ctrl[:] = [bad, 0.3]
+    for _ in range(3):
+        mujoco.mj_step(mj, d)
+    assert d.warning[mujoco.mjtWarning.mjWARN_BADCTRL].number == 3
+    np.testing.assert_array_equal(d.actuator_force, 0.0)
+    np.testing.assert_allclose(sim.data.qvel[1], d.qvel, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(sim.data.qpos[1], d.qpos, rtol=0, atol=1e-12)
+
+
+def test_non_finite_mid_call_keeps_state_before_the_failing_step():
+    """A row whose velocity overflows after a few steps stops at the last finite state."""
+    sim = make_sim(PENDULUM, batch=3, integrator="Euler")
+    sim.data.qvel[1] = [1e153, -1e153]  # Coriolis ~ v^2 ~ 1e306: finite once, inf soon after
+    start = state(sim)
+    with pytest.raises(engine.NonFiniteError) as info:
+        sim.step(20)
+    name, row, step = _parse(info.value)
+    assert row == 1 and 1 < step <= 20, str(info.value)
+    # replay row 1 alone for step - 1 steps: that is the state the batch must hold
+    alone = engine.Simulator(sim.model, batch=1, nthread=1)
+    for field in STATE_FIELDS:
+        getattr(alone.data, field)[0] = start[field][1]
+    alone.step(step - 1)
+    assert_same(state(sim, [1]), state(alone), f"row 1 after failing at step {step}")
+    assert np.all(np.isfinite(sim.data.qvel[1]))
+    with pytest.raises(engine.NonFiniteError):
+        alone.step()
+    # rows 0 and 2 took all 20 steps
+    assert np.all(sim.data.time[[0, 2]] == alone_time(sim.model, 20))
+
+
+def alone_time(model: engine.Model, nstep: int) -> float:
+    t = 0.0
+    for _ in range(nstep):
+        t += model.opt_timestep
+    return t
+
+
+def test_forward_reports_non_finite():
+    sim = make_sim(PENDULUM, batch=3)
+    sim.data.qvel[0, 0] = np.nan
+    before = state(sim)
+    with pytest.raises(engine.NonFiniteError) as info:
+        sim.forward()
+    name, row, _ = _parse(info.value)
+    assert (name, row) == ("qvel", 0)
+    assert_same(state(sim), before, "forward never changes state")
+
+
+# --- stepping contracts ----------------------------------------------------------------------
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_nstep_equals_single_steps(integrator):
+    a = make_sim(FREE, batch=3, integrator=integrator)
+    b = make_sim(FREE, batch=3, integrator=integrator)
+    a.step(40)
+    for _ in range(40):
+        b.step()
+    assert a.nstep == b.nstep == 40
+    # derived quantities of both belong to the start of the last step: all fields agree
+    assert_same(all_fields(a), all_fields(b), "step(40) vs 40 x step()")
+
+
+def test_forward_does_not_change_state():
+    sim = make_sim(FREE, batch=3, integrator="RK4")
+    sim.step(5)
+    before = state(sim)
+    nstep = sim.nstep
+    sim.forward()
+    assert_same(state(sim), before, "state after forward")
+    first = all_fields(sim)
+    sim.forward()
+    assert_same(all_fields(sim), first, "forward twice")
+    assert sim.nstep == nstep
+    # and forward() between steps does not change the trajectory
+    other = make_sim(FREE, batch=3, integrator="RK4")
+    other.step(5)
+    for _ in range(10):
+        sim.step()
+        sim.forward()
+        other.step()
+    assert_same(state(sim), state(other), "trajectory with forward() between steps")
+
+
+def test_time_advances_by_nstep_timesteps():
+    sim = make_sim(PENDULUM, batch=3)
+    h = sim.model.opt_timestep
+    sim.data.time[:] = [0.0, 1.5, -2.0]
+    t0 = sim.data.time.copy()
+    expected = t0.copy()
+    for nstep in (1, 7, 25):
+        sim.step(nstep)
+        for _ in range(nstep):
+            expected += h  # time += h once per step, as mj_step
+        np.testing.assert_array_equal(sim.data.time, expected)
+    assert sim.nstep == 33
+    np.testing.assert_allclose(sim.data.time - t0, 33 * h, rtol=1e-12)
+    with pytest.raises(ValueError):
+        sim.step(0)
+    assert sim.nstep == 33
