@@ -1,9 +1,9 @@
 """RoboDyn's articulated-body engine: MuJoCo's smooth dynamics in numba, batched.
 
-    import engine
-    model = engine.load_mjcf("assets/double_pendulum.xml")
-    sim = engine.Simulator(model, batch=64)
-    sim.step()
+import engine
+model = engine.load_mjcf("assets/double_pendulum.xml")
+sim = engine.Simulator(model, batch=64)
+sim.step()
 """
 
 from engine.data import Data, make_data

@@ -52,7 +52,8 @@ def _run_rows(kernel, m: Model, d: Data, nthread: int, *args) -> None:
     if pool is None:
         pool = _POOLS[nthread] = ThreadPoolExecutor(max_workers=nthread, thread_name_prefix="robodyn")
     bounds = np.linspace(0, B, nthread + 1).astype(int)
-    futures = [pool.submit(kernel, m, d, int(lo), int(hi), *args) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    ranges = zip(bounds[:-1], bounds[1:], strict=True)
+    futures = [pool.submit(kernel, m, d, int(lo), int(hi), *args) for lo, hi in ranges]
     for f in futures:
         f.result()
 
@@ -208,4 +209,3 @@ def energy(m: Model, d: Data) -> np.ndarray:
     out = np.zeros((d.qpos.shape[0], 2))
     _energy_batch(m, d, out)
     return out
-

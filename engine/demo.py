@@ -89,9 +89,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     steps = int(round(args.seconds / args.timestep))
 
-    print(f"RoboDyn engine demo: double pendulum ({ASSET.name}), {args.seconds:g} s at {args.timestep * 1e3:g} ms")
+    dt_ms = args.timestep * 1e3
+    print(f"RoboDyn engine demo: double pendulum ({ASSET.name}), {args.seconds:g} s at {dt_ms:g} ms")
     t0 = time.perf_counter()
-    print("compiling the engine's numba kernels (minutes on the first run, cached afterwards) ...", flush=True)
+    print("compiling the engine's numba kernels (minutes on a first run, cached after) ...", flush=True)
     engine.Simulator(engine.load_mjcf(_xml("Euler", args.timestep)), batch=1).step()
     print(f"ready in {time.perf_counter() - t0:.1f} s\n")
 
@@ -110,8 +111,10 @@ def main(argv: list[str] | None = None) -> None:
     model = engine.load_mjcf(_xml("Euler", args.timestep))
     mj = mujoco.MjModel.from_xml_string(_xml("Euler", args.timestep))
     ours, theirs = _speed(model, mj, 64, 1.0)
-    print(f"\nbatch of 64, Euler: ours {ours:,.0f} steps/s, MuJoCo mj_step loop {theirs:,.0f} steps/s "
-          f"({ours / theirs:.2f}x); see benchmarks/ for the full comparison")
+    print(
+        f"\nbatch of 64, Euler: ours {ours:,.0f} steps/s, MuJoCo mj_step loop {theirs:,.0f} steps/s "
+        f"({ours / theirs:.2f}x); see benchmarks/ for the full comparison"
+    )
 
 
 if __name__ == "__main__":

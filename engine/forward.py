@@ -13,7 +13,7 @@ from engine.com_vel import com_vel
 from engine.crb import crb
 from engine.factor import factor_m, solve_ld
 from engine.jacobian import apply_ft
-from engine.jit import kernel
+from engine.jit import kernel, stage
 from engine.kinematics import kinematics
 from engine.passive import passive
 from engine.rne import bias
@@ -21,7 +21,7 @@ from engine.sensors import sensors
 from engine.tendon import tendon, tendon_velocity
 
 
-@kernel
+@stage
 def fwd_position(m, d, b):
     """Everything that depends on qpos only."""
     kinematics(m, d, b)
@@ -32,7 +32,7 @@ def fwd_position(m, d, b):
     transmission(m, d, b)
 
 
-@kernel
+@stage
 def fwd_velocity(m, d, b):
     """Everything that depends on qpos and qvel."""
     tendon_velocity(m, d, b)
@@ -42,7 +42,7 @@ def fwd_velocity(m, d, b):
     bias(m, d, b)
 
 
-@kernel
+@stage
 def fwd_acceleration(m, d, b):
     """qfrc_smooth = passive - bias + applied + actuator + J^T xfrc;  qacc = M^-1 qfrc_smooth."""
     f = d.qfrc_smooth[b]

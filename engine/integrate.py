@@ -20,11 +20,11 @@ from engine import types as T
 from engine.derivative import bias_vel_columns, smooth_vel
 from engine.factor import factor_i, solve_ld
 from engine.forward import forward_row
-from engine.jit import kernel
+from engine.jit import kernel, stage
 from engine.spatial import quat_integrate
 
 
-@kernel
+@stage
 def integrate_pos(m, qpos, qvel, h):
     """qpos <- qpos (+) h qvel on the joint manifold (MuJoCo's mj_integratePos)."""
     for j in range(m.njnt):
@@ -41,7 +41,7 @@ def integrate_pos(m, qpos, qvel, h):
             qpos[pa] += h * qvel[va]
 
 
-@kernel
+@stage
 def advance(m, d, b, qacc, qvel_pos, use_qvel_pos):
     """v += h qacc; q (+)= h v (or h qvel_pos if use_qvel_pos); t += h (MuJoCo's mj_advance)."""
     h = m.opt_timestep
@@ -55,7 +55,7 @@ def advance(m, d, b, qacc, qvel_pos, use_qvel_pos):
     d.time[b] += h
 
 
-@kernel
+@stage
 def _has_damping(m):
     if m.opt_disableflags & T.DSBL_EULERDAMP or m.opt_disableflags & T.DSBL_DAMPER:
         return False
@@ -65,7 +65,7 @@ def _has_damping(m):
     return False
 
 
-@kernel
+@stage
 def euler(m, d, b):
     """Semi-implicit Euler with implicit joint damping (MuJoCo's mj_Euler)."""
     if not _has_damping(m):

@@ -11,7 +11,7 @@ The joint axis and anchor are recorded before the joint's own rotation (`xaxis`,
 """
 
 from engine import types as T
-from engine.jit import kernel
+from engine.jit import kernel, stage
 from engine.spatial import mv3, put, qaxisangle, qmul, qnormalized, qrot, quat_to_mat
 
 
@@ -26,7 +26,7 @@ def _local_to_global(xpos_out, xmat_out, body_xpos, body_xquat, pos, quat):
     quat_to_mat(xmat_out, q)
 
 
-@kernel
+@stage
 def kinematics(m, d, b):
     """Forward kinematics of row b: xpos, xquat, xmat, xanchor, xaxis, xipos, ximat,
     geom_xpos/xmat and site_xpos/xmat from qpos (MuJoCo's mj_kinematics)."""
@@ -94,7 +94,9 @@ def kinematics(m, d, b):
         _local_to_global(d.xipos[b, i], d.ximat[b, i], xpos[i], xquat[i], m.body_ipos[i], m.body_iquat[i])
     for g in range(m.ngeom):
         bid = m.geom_bodyid[g]
-        _local_to_global(d.geom_xpos[b, g], d.geom_xmat[b, g], xpos[bid], xquat[bid], m.geom_pos[g], m.geom_quat[g])
+        gpos, gquat = m.geom_pos[g], m.geom_quat[g]
+        _local_to_global(d.geom_xpos[b, g], d.geom_xmat[b, g], xpos[bid], xquat[bid], gpos, gquat)
     for s in range(m.nsite):
         bid = m.site_bodyid[s]
-        _local_to_global(d.site_xpos[b, s], d.site_xmat[b, s], xpos[bid], xquat[bid], m.site_pos[s], m.site_quat[s])
+        spos, squat = m.site_pos[s], m.site_quat[s]
+        _local_to_global(d.site_xpos[b, s], d.site_xmat[b, s], xpos[bid], xquat[bid], spos, squat)

@@ -197,11 +197,7 @@ def check_supported(mj: mujoco.MjModel) -> None:
         _refuse(f'<option integrator="{name}">', "only Euler, RK4, implicit and implicitfast")
     allowed_enable = T.ENBL_ENERGY
     if mj.opt.enableflags & ~allowed_enable:
-        bits = [
-            e.name
-            for e in mujoco.mjtEnableBit
-            if e.name != "mjNENABLE" and mj.opt.enableflags & int(e)
-        ]
+        bits = [e.name for e in mujoco.mjtEnableBit if e.name != "mjNENABLE" and mj.opt.enableflags & int(e)]
         _refuse(f"<option><flag> enable {bits}", "only the energy flag may be enabled")
     if mj.opt.disableactuator:
         _refuse("<option actuatorgroupdisable>", "actuator groups cannot be disabled")

@@ -23,7 +23,7 @@ and positive data to min(cutoff, x); axis and quaternion data are left alone.
 """
 
 from engine import types as T
-from engine.jit import kernel
+from engine.jit import kernel, stage
 from engine.rne_post import rne_post_constraint
 from engine.spatial import MINVAL, cross, mtv3, qmul
 
@@ -211,16 +211,13 @@ def _apply_cutoff(m, s, out):
 
 @kernel
 def _sensor(m, d, b, s, out):
-    """Value of sensor s into out (its sensor_dim numbers), before the cutoff."""
+    """Value of a frame, subtree or IMU sensor s into out (sensor_dim numbers), before the cutoff.
+
+    (jointpos, jointvel and actuatorfrc are read inline in `sensors`.)
+    """
     st = m.sensor_type[s]
     oid = m.sensor_objid[s]
-    if st == T.SENS_JOINTPOS:
-        out[0] = d.qpos[b, m.jnt_qposadr[oid]]
-    elif st == T.SENS_JOINTVEL:
-        out[0] = d.qvel[b, m.jnt_dofadr[oid]]
-    elif st == T.SENS_ACTUATORFRC:
-        out[0] = d.actuator_force[b, oid]
-    elif st == T.SENS_FRAMEPOS:
+    if st == T.SENS_FRAMEPOS:
         _framepos(m, d, b, s, out)
     elif st == T.SENS_FRAMEQUAT:
         _framequat(m, d, b, s, out)
@@ -248,7 +245,7 @@ def _sensor(m, d, b, s, out):
         out[0], out[1], out[2] = a[3], a[4], a[5]
 
 
-@kernel
+@stage
 def sensors(m, d, b):
     """sensordata of row b; computes subtree_linvel and cacc/cfrc_int first if a sensor needs them."""
     need_subtreevel = False
@@ -266,6 +263,17 @@ def sensors(m, d, b):
     data = d.sensordata[b]
     for s in range(m.nsensor):
         adr = m.sensor_adr[s]
-        out = data[adr : adr + m.sensor_dim[s]]
-        _sensor(m, d, b, s, out)
-        _apply_cutoff(m, s, out)
+        st = m.sensor_type[s]
+        oid = m.sensor_objid[s]
+        # the scalar joint and actuator readings inline: a kernel call per sensor costs more
+        # than the reading itself
+        if st == T.SENS_JOINTPOS:
+            data[adr] = d.qpos[b, m.jnt_qposadr[oid]]
+        elif st == T.SENS_JOINTVEL:
+            data[adr] = d.qvel[b, m.jnt_dofadr[oid]]
+        elif st == T.SENS_ACTUATORFRC:
+            data[adr] = d.actuator_force[b, oid]
+        else:
+            _sensor(m, d, b, s, data[adr : adr + m.sensor_dim[s]])
+        if m.sensor_cutoff[s] > 0:
+            _apply_cutoff(m, s, data[adr : adr + m.sensor_dim[s]])

@@ -1,9 +1,9 @@
 """engine.Simulator: B independent copies of one model, stepped together.
 
-    sim = Simulator(model, batch=64)
-    sim.data.qpos[3] = ...          # (B, nq) arrays with MuJoCo's names
-    sim.forward()                   # like mj_forward, for every row
-    sim.step()                      # like mj_step, for every row
+sim = Simulator(model, batch=64)
+sim.data.qpos[3] = ...          # (B, nq) arrays with MuJoCo's names
+sim.forward()                   # like mj_forward, for every row
+sim.step()                      # like mj_step, for every row
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from engine import api
 from engine.data import STATE_FIELDS, Data, make_data
 from engine.model import Model
-from engine import api
 
 
 class NonFiniteError(FloatingPointError):
@@ -30,8 +30,19 @@ class Snapshot(NamedTuple):
     nstep: int
 
 
-_DIAGNOSE = ("qpos", "qvel", "ctrl", "qfrc_applied", "xfrc_applied", "qM", "qfrc_passive",
-             "qfrc_actuator", "qfrc_bias", "qfrc_smooth", "qacc")
+_DIAGNOSE = (
+    "qpos",
+    "qvel",
+    "ctrl",
+    "qfrc_applied",
+    "xfrc_applied",
+    "qM",
+    "qfrc_passive",
+    "qfrc_actuator",
+    "qfrc_bias",
+    "qfrc_smooth",
+    "qacc",
+)
 
 
 class Simulator:
@@ -42,7 +53,8 @@ class Simulator:
 
     def __init__(self, model: Model, batch: int = 1, nthread: int | None = None):
         if not isinstance(model, Model):
-            raise TypeError(f"Simulator needs an engine.Model (from engine.load_mjcf), got {type(model).__name__}")
+            got = type(model).__name__
+            raise TypeError(f"Simulator needs an engine.Model (from engine.load_mjcf), got {got}")
         self.model = model
         self.batch = int(batch)
         self.nthread = api.default_threads(self.batch) if nthread is None else int(nthread)

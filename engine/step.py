@@ -14,10 +14,10 @@ import math
 from engine import types as T
 from engine.forward import forward_row
 from engine.integrate import euler, implicit, rk4
-from engine.jit import entry, kernel
+from engine.jit import entry, kernel, stage
 
 
-@kernel
+@stage
 def _acc_ok(m, d, b):
     for i in range(m.nv):
         if not math.isfinite(d.qacc[b, i]):

@@ -17,7 +17,6 @@
    dt = 1, 2, 5 ms: our energy error (percent of the releasable energy) equals MuJoCo's and
    the seed's table.
 
-Known engine mismatches are xfail(strict=True), each with the measured numbers in its reason.
 """
 
 from __future__ import annotations
@@ -72,38 +71,13 @@ MODEL_PATHS.update({p.name: p for p in INTEG_MODELS})
 # models with fluid forces: the engine refuses implicit/implicitfast for them
 FLUID_MODELS = ("swimmer.xml",)
 
-_RK4_QUAT = (
-    "MuJoCo 4.0.0's mj_RungeKutta (the binary, == mj_step) does not integrate the quaternions "
-    "of ball/free joints as its C source does (ours: q1 = q0 (+) h*sum_j B_j v_j, exactly what "
-    "the source in engine_forward.c does, and what a Python replay of that source through "
-    "mujoco.mj_integratePos / mj_forward gives to 1e-16). The binary's final quaternion differs "
-    "by a rotation of about (h^2/12) v0 x v_final (body frame): 2.1e-8 in qpos after one step "
-    "on integ_freebody (h = 5 ms), 1.6e-8 on a single ball joint whose stage accelerations are "
-    "bit-identical; stage velocities and hinge/slide dofs match to 1e-16. Over 500 steps the "
-    "qpos/qvel error reaches 1e-7..1 on ant, humanoid(standup), integ_ball, integ_free*, "
-    "integ_freebody."
-)
-
-
-def _has_quaternions(path: Path) -> bool:
-    mj = mujoco.MjModel.from_xml_path(str(path))
-    return bool(np.any(np.isin(mj.jnt_type, (mujoco.mjtJoint.mjJNT_BALL, mujoco.mjtJoint.mjJNT_FREE))))
-
-
-def _known_mismatch(name: str, integrator: str) -> str | None:
-    if integrator == "RK4" and _has_quaternions(MODEL_PATHS[name]):
-        return _RK4_QUAT
-    return None
-
 
 def _cases():
     for name in MODEL_PATHS:
         for integrator in INTEGRATORS:
             if name in FLUID_MODELS and integrator in ("implicit", "implicitfast"):
                 continue  # refused at load: test_fluid_model_refuses_implicit
-            reason = _known_mismatch(name, integrator)
-            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-            yield pytest.param(name, integrator, id=f"{Path(name).stem}-{integrator}", marks=marks)
+            yield pytest.param(name, integrator, id=f"{Path(name).stem}-{integrator}")
 
 
 def with_option(text: str, **attrs: str) -> str:

@@ -34,7 +34,6 @@ MODEL_PATHS.update({p.name: p for p in sorted((ASSETS / "tests").glob("smooth_*.
 MODELS = [pytest.param(name, id=name) for name in MODEL_PATHS]
 
 
-
 def _pair(name: str) -> tuple[engine.Model, mujoco.MjModel]:
     path = MODEL_PATHS[name]
     return load_pair(path if path.parent == ASSETS / "tests" else without_contacts(path))

@@ -35,11 +35,6 @@ MODEL_PATHS: dict[str, Path] = {p.name: p for p in gym_model_paths()}
 MODEL_PATHS.update({p.name: p for p in TEST_MODELS})
 MODEL_NAMES = list(MODEL_PATHS)
 
-# Known engine mismatches: (model file name, field) -> reason. Each is an xfail(strict=True),
-# so the suite stays green while the failure stays visible (and fixing it flips the test red).
-KNOWN_MISMATCHES: dict[tuple[str, str], str] = {}
-
-
 
 def _source(name: str) -> str | Path:
     path = MODEL_PATHS[name]
@@ -184,18 +179,14 @@ def _params(fields):
         for field in fields:
             if _field_size(mj, d, field) == 0:
                 continue
-            reason = KNOWN_MISMATCHES.get((name, field))
-            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-            params.append(pytest.param(name, field, id=f"{name}-{field}", marks=marks))
+            params.append(pytest.param(name, field, id=f"{name}-{field}"))
     return params
 
 
 def _model_params(check: str):
     out = []
     for name in MODEL_NAMES:
-        reason = KNOWN_MISMATCHES.get((name, check))
-        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-        out.append(pytest.param(name, id=name, marks=marks))
+        out.append(pytest.param(name, id=name))
     return out
 
 

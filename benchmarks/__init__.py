@@ -1,0 +1,1 @@
+"""Benchmarks: RoboDyn's batched step against MuJoCo (see benchmarks/README.md)."""
