@@ -32,7 +32,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import mujoco
@@ -58,24 +57,10 @@ def gym_assets() -> Path:
     return Path(spec.origin).parent / "envs" / "mujoco" / "assets"
 
 
-def without_contacts(path: Path) -> str:
-    """MJCF text of `path` with <option><flag contact="disable" constraint="disable"/>
-    (same edit as tests/helpers.without_contacts)."""
-    root = ET.parse(path).getroot()
-    option = root.find("option")
-    if option is None:
-        option = ET.Element("option")
-        root.insert(0, option)
-    flag = option.find("flag")
-    if flag is None:
-        flag = ET.SubElement(option, "flag")
-    flag.set("contact", "disable")
-    flag.set("constraint", "disable")
-    return ET.tostring(root, encoding="unicode")
-
-
 def model_sources() -> dict[str, str]:
     """name -> MJCF text of every benchmarked model."""
+    from engine.model import without_contacts  # the engine's own edit; imports numba lazily
+
     return {
         "double_pendulum": (REPO / "assets" / "double_pendulum.xml").read_text(),
         "humanoid": without_contacts(gym_assets() / "humanoid.xml"),

@@ -7,7 +7,7 @@ sim.step()
 """
 
 from engine.data import Data, make_data
-from engine.model import Model, UnsupportedModelError, load_mjcf
+from engine.model import Model, UnsupportedModelError, load_mjcf, without_contacts
 from engine.simulator import NonFiniteError, Simulator, Snapshot
 
 __all__ = [
@@ -19,4 +19,5 @@ __all__ = [
     "UnsupportedModelError",
     "load_mjcf",
     "make_data",
+    "without_contacts",
 ]

@@ -10,6 +10,7 @@ model ever runs with a feature silently ignored.
 from __future__ import annotations
 
 import os
+import xml.etree.ElementTree as ET
 from typing import NamedTuple
 
 import mujoco
@@ -161,6 +162,24 @@ def load_mjcf(source: str | os.PathLike) -> Model:
     mj = compile_mjcf(source)
     check_supported(mj)
     return model_from_mujoco(mj)
+
+
+def without_contacts(path: str | os.PathLike) -> str:
+    """The MJCF text of the file at `path` with <option><flag contact="disable"
+    constraint="disable"/> set: how a model with contacts (gymnasium's, say) loads until the
+    engine simulates them. The file itself is not changed; relative includes and assets
+    are not resolved, so use it for self-contained files."""
+    root = ET.parse(path).getroot()
+    option = root.find("option")
+    if option is None:
+        option = ET.Element("option")
+        root.insert(0, option)
+    flag = option.find("flag")
+    if flag is None:
+        flag = ET.SubElement(option, "flag")
+    flag.set("contact", "disable")
+    flag.set("constraint", "disable")
+    return ET.tostring(root, encoding="unicode")
 
 
 def compile_mjcf(source: str | os.PathLike) -> mujoco.MjModel:

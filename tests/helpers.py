@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import gymnasium
@@ -10,6 +9,7 @@ import mujoco
 import numpy as np
 
 import engine
+from engine.model import without_contacts  # noqa: F401  (re-exported for the tests)
 
 REPO = Path(__file__).resolve().parents[1]
 ASSETS = REPO / "assets"
@@ -21,21 +21,6 @@ def gym_model_paths() -> list[Path]:
     paths = sorted(GYM_ASSETS.glob("*.xml"))
     assert len(paths) >= 10, f"expected gymnasium's MuJoCo models in {GYM_ASSETS}, found {len(paths)}"
     return paths
-
-
-def without_contacts(path: Path | str) -> str:
-    """The MJCF text of `path` with <option><flag contact="disable" constraint="disable"/>."""
-    root = ET.parse(path).getroot()
-    option = root.find("option")
-    if option is None:
-        option = ET.Element("option")
-        root.insert(0, option)
-    flag = option.find("flag")
-    if flag is None:
-        flag = ET.SubElement(option, "flag")
-    flag.set("contact", "disable")
-    flag.set("constraint", "disable")
-    return ET.tostring(root, encoding="unicode")
 
 
 def load_pair(source: Path | str) -> tuple[engine.Model, mujoco.MjModel]:
