@@ -21,7 +21,7 @@ import numpy as np
 import engine
 
 ASSET = Path(__file__).resolve().parents[1] / "assets" / "double_pendulum.xml"
-RELEASABLE = 4.660  # J: m1 g 0.2 + m2 g 0.55, released from horizontal
+RELEASABLE = 1.0 * 9.81 * 0.2 + 0.5 * 9.81 * 0.55  # J: m1 g c1 + m2 g (l1 + c2) = 4.65975
 INTEGRATORS = ("Euler", "RK4", "implicit", "implicitfast")
 
 
@@ -96,6 +96,8 @@ def main(argv: list[str] | None = None) -> None:
     engine.Simulator(engine.load_mjcf(_xml("Euler", args.timestep)), batch=1).step()
     print(f"ready in {time.perf_counter() - t0:.1f} s\n")
 
+    print("max energy error over the run, % of the 4.660 J the pendulum can release (seed 001: Euler")
+    print("14.357%, implicit 11.352%, RK4 0.000% at 2 ms), and how far our trajectory is from MuJoCo's:")
     print(f"{'integrator':<13} {'energy err ours':>16} {'energy err MuJoCo':>18} {'max |q_ours - q_mj|':>20}")
     for name in INTEGRATORS:
         xml = _xml(name, args.timestep)
@@ -103,8 +105,9 @@ def main(argv: list[str] | None = None) -> None:
         mj = mujoco.MjModel.from_xml_string(xml)
         e_ours, q_ours = _energy_ours(model, steps)
         e_mj, q_mj = _energy_mujoco(mj, mujoco.MjData(mj), steps)
-        err_ours = 100 * np.max(np.abs(e_ours - e_ours[0])) / RELEASABLE
-        err_mj = 100 * np.max(np.abs(e_mj - e_mj[0])) / RELEASABLE
+        # the seed samples t = 0 .. T - dt (the state before each step)
+        err_ours = 100 * np.max(np.abs(e_ours[:-1] - e_ours[0])) / RELEASABLE
+        err_mj = 100 * np.max(np.abs(e_mj[:-1] - e_mj[0])) / RELEASABLE
         dq = np.max(np.abs(q_ours - q_mj))
         print(f"{name:<13} {err_ours:>15.3f}% {err_mj:>17.3f}% {dq:>20.2e}")
 
