@@ -14,6 +14,14 @@ from engine.jit import kernel
 
 
 @kernel
+def _point_column(cdof_i, o0, o1, o2):
+    """Translation of a point at offset o from the com reference per unit of one dof:
+    cdof_lin + cdof_rot x o, as a 3-tuple."""
+    w0, w1, w2 = cdof_i[0], cdof_i[1], cdof_i[2]
+    return (cdof_i[3] + w1 * o2 - w2 * o1, cdof_i[4] + w2 * o0 - w0 * o2, cdof_i[5] + w0 * o1 - w1 * o0)
+
+
+@kernel
 def jac(m, d, b, point, body, jacp, jacr):
     """jacp, jacr (3, nv): point and rotation Jacobians of `point` (world) on `body`, row b."""
     nv = m.nv
@@ -31,13 +39,10 @@ def jac(m, d, b, point, body, jacp, jacr):
     i = m.body_dofadr[wb] + m.body_dofnum[wb] - 1
     cdof = d.cdof[b]
     while i >= 0:
-        w0, w1, w2 = cdof[i, 0], cdof[i, 1], cdof[i, 2]
-        jacr[0, i] = w0
-        jacr[1, i] = w1
-        jacr[2, i] = w2
-        jacp[0, i] = cdof[i, 3] + w1 * o2 - w2 * o1
-        jacp[1, i] = cdof[i, 4] + w2 * o0 - w0 * o2
-        jacp[2, i] = cdof[i, 5] + w0 * o1 - w1 * o0
+        p = _point_column(cdof[i], o0, o1, o2)
+        for r in range(3):
+            jacr[r, i] = cdof[i, r]
+            jacp[r, i] = p[r]
         i = m.dof_parentid[i]
 
 
@@ -57,10 +62,7 @@ def apply_ft(m, d, b, force, torque, point, body, qfrc):
     i = m.body_dofadr[wb] + m.body_dofnum[wb] - 1
     cdof = d.cdof[b]
     while i >= 0:
-        w0, w1, w2 = cdof[i, 0], cdof[i, 1], cdof[i, 2]
-        p0 = cdof[i, 3] + w1 * o2 - w2 * o1
-        p1 = cdof[i, 4] + w2 * o0 - w0 * o2
-        p2 = cdof[i, 5] + w0 * o1 - w1 * o0
-        qfrc[i] += p0 * force[0] + p1 * force[1] + p2 * force[2]
-        qfrc[i] += w0 * torque[0] + w1 * torque[1] + w2 * torque[2]
+        p = _point_column(cdof[i], o0, o1, o2)
+        qfrc[i] += p[0] * force[0] + p[1] * force[1] + p[2] * force[2]
+        qfrc[i] += cdof[i, 0] * torque[0] + cdof[i, 1] * torque[1] + cdof[i, 2] * torque[2]
         i = m.dof_parentid[i]

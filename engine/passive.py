@@ -18,7 +18,7 @@ import math
 from engine import types as T
 from engine.jacobian import apply_ft
 from engine.jit import kernel, stage
-from engine.spatial import MINVAL, sub_quat, transform_spatial
+from engine.spatial import MINVAL, qnormalized, sub_quat, transform_spatial
 
 
 @kernel
@@ -28,7 +28,6 @@ def _spring_damper(m, d, b):
     damper = d.qfrc_damper[b]
     if not (m.opt_disableflags & T.DSBL_SPRING):
         dif = d.scratch_body[b, 0, 0]
-        quat = d.scratch_body[b, 0, 1]
         for j in range(m.njnt):
             k = m.jnt_stiffness[j]
             if k == 0.0:
@@ -43,20 +42,8 @@ def _spring_damper(m, d, b):
                 da += 3
                 jtype = T.JNT_BALL
             if jtype == T.JNT_BALL:
-                n = 0.0
-                for t in range(4):
-                    quat[t] = qpos[pa + t]
-                    n += quat[t] * quat[t]
-                n = math.sqrt(n)
-                if n < MINVAL:
-                    quat[0] = 1.0
-                    quat[1] = 0.0
-                    quat[2] = 0.0
-                    quat[3] = 0.0
-                else:
-                    for t in range(4):
-                        quat[t] /= n
-                sub_quat(dif, quat[:4], m.qpos_spring[pa : pa + 4])
+                quat = qnormalized(qpos[pa : pa + 4])
+                sub_quat(dif, quat, m.qpos_spring[pa : pa + 4])
                 for t in range(3):
                     spring[da + t] = -k * dif[t]
             else:
