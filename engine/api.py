@@ -22,7 +22,7 @@ from engine.spatial import sub_quat
 from engine.step import forward_rows, step_rows
 
 
-def _check(m: Model, d: Data) -> None:
+def check(m: Model, d: Data) -> None:
     B = d.qpos.shape[0]
     for name, shape in (("qpos", (B, m.nq)), ("qvel", (B, m.nv)), ("ctrl", (B, m.nu)), ("qacc", (B, m.nv))):
         arr = getattr(d, name)
@@ -38,7 +38,7 @@ def default_threads(batch: int) -> int:
     return 1 if batch < 8 else max(1, min(os.cpu_count() or 1, batch))
 
 
-def _run_rows(kernel, m: Model, d: Data, nthread: int, *args) -> None:
+def run_rows(kernel, m: Model, d: Data, nthread: int, *args) -> None:
     """kernel(m, d, lo, hi, *args) over the batch split into nthread contiguous ranges.
 
     The kernels release the GIL and rows share nothing, so the ranges run truly in parallel.
@@ -60,14 +60,14 @@ def _run_rows(kernel, m: Model, d: Data, nthread: int, *args) -> None:
 
 def forward(m: Model, d: Data, nthread: int = 1) -> None:
     """mj_forward for every row."""
-    _check(m, d)
-    _run_rows(forward_rows, m, d, nthread)
+    check(m, d)
+    run_rows(forward_rows, m, d, nthread)
 
 
 def step(m: Model, d: Data, nstep: int = 1, nthread: int = 1) -> None:
     """nstep mj_steps for every row."""
-    _check(m, d)
-    _run_rows(step_rows, m, d, nthread, int(nstep))
+    check(m, d)
+    run_rows(step_rows, m, d, nthread, int(nstep))
 
 
 @entry
@@ -86,7 +86,7 @@ def _inverse_batch(m, d):
 
 def inverse(m: Model, d: Data) -> None:
     """mj_inverse for every row: qfrc_inverse = M qacc + c(q, v) - qfrc_passive - qfrc_constraint."""
-    _check(m, d)
+    check(m, d)
     _inverse_batch(m, d)
 
 

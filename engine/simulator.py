@@ -15,6 +15,7 @@ import numpy as np
 from engine import api
 from engine.data import STATE_FIELDS, Data, make_data
 from engine.model import Model
+from engine.step import step_rows
 
 
 class NonFiniteError(FloatingPointError):
@@ -76,10 +77,17 @@ class Simulator:
         """
         if nstep < 1:
             raise ValueError(f"nstep must be >= 1, got {nstep}")
-        api.step(self.model, self.data, int(nstep), self.nthread)
+        self.run_rows("step", step_rows, int(nstep))
+
+    def run_rows(self, what: str, kernel, nstep: int, *args) -> None:
+        """Run a compiled row kernel `kernel(m, d, lo, hi, nstep, *args)` over the batch on
+        this simulator's threads, count its nstep steps, and raise NonFiniteError for rows
+        it flagged in data.status (used by step and by engine.control's drives)."""
+        api.check(self.model, self.data)
+        api.run_rows(kernel, self.model, self.data, self.nthread, nstep, *args)
         start = self.nstep
-        self.nstep += int(nstep)
-        self._check("step", start)
+        self.nstep += nstep
+        self._check(what, start)
 
     def inverse(self) -> np.ndarray:
         """qfrc_inverse = M qacc + c - qfrc_passive for every row (like mj_inverse), using

@@ -18,19 +18,16 @@ from engine.jit import entry, kernel, stage
 
 
 @stage
-def _acc_ok(m, d, b):
+def acc_ok(m, d, b):
     for i in range(m.nv):
         if not math.isfinite(d.qacc[b, i]):
             return False
     return True
 
 
-@kernel
-def step_row(m, d, b):
-    """mj_step for row b: forward, check, integrate. Returns False if qacc is not finite."""
-    forward_row(m, d, b, True)
-    if not _acc_ok(m, d, b):
-        return False
+@stage
+def integrate_row(m, d, b):
+    """Advance row b by one timestep with the model's integrator (after forward_row)."""
     integ = m.opt_integrator
     if integ == T.INT_EULER:
         euler(m, d, b)
@@ -38,6 +35,15 @@ def step_row(m, d, b):
         rk4(m, d, b)
     else:
         implicit(m, d, b)
+
+
+@kernel
+def step_row(m, d, b):
+    """mj_step for row b: forward, check, integrate. Returns False if qacc is not finite."""
+    forward_row(m, d, b, True)
+    if not acc_ok(m, d, b):
+        return False
+    integrate_row(m, d, b)
     return True
 
 
@@ -46,7 +52,7 @@ def forward_rows(m, d, lo, hi):
     """forward_row for rows lo..hi-1."""
     for b in range(lo, hi):
         forward_row(m, d, b, True)
-        d.status[b] = 0 if _acc_ok(m, d, b) else 1
+        d.status[b] = 0 if acc_ok(m, d, b) else 1
 
 
 @entry

@@ -1,0 +1,81 @@
+"""Offscreen frames of the real model, drawn by MuJoCo's renderer from our engine's state.
+
+The engine owns the physics; MuJoCo only draws: qpos (and qvel) of one environment are
+copied into an MjData of the same MJCF, mj_kinematics and mj_camlight place the geoms
+and cameras, and MuJoCo's
+OpenGL renderer draws them offscreen. On Linux without a display the context is EGL
+(MUJOCO_GL=egl), created here directly, so it works whatever MUJOCO_GL said when mujoco
+was imported.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import mujoco
+import numpy as np
+
+
+def _gl_context(width: int, height: int):
+    backend = os.environ.get("MUJOCO_GL", "egl" if sys.platform.startswith("linux") else "").lower()
+    if backend == "egl":
+        from mujoco.egl import GLContext
+    elif backend == "osmesa":
+        from mujoco.osmesa import GLContext
+    else:
+        from mujoco.glfw import GLContext
+    return GLContext(width, height)
+
+
+class Renderer:
+    """renderer = Renderer(mj_model, 640, 480, camera="side"); rgb = renderer.render(qpos, qvel)."""
+
+    def __init__(self, mj_model: mujoco.MjModel, width: int, height: int, camera: str | None = None):
+        if width > mj_model.vis.global_.offwidth or height > mj_model.vis.global_.offheight:
+            raise ValueError(
+                f"frame {width}x{height} exceeds the model's offscreen buffer "
+                f"{mj_model.vis.global_.offwidth}x{mj_model.vis.global_.offheight} (<visual><global offwidth/offheight>)"
+            )
+        self.model = mj_model
+        self.data = mujoco.MjData(mj_model)
+        self.width, self.height = int(width), int(height)
+        self._gl = _gl_context(self.width, self.height)
+        self._gl.make_current()
+        self._context = mujoco.MjrContext(mj_model, mujoco.mjtFontScale.mjFONTSCALE_150)
+        mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN, self._context)
+        self._scene = mujoco.MjvScene(mj_model, maxgeom=1000)
+        self._option = mujoco.MjvOption()
+        self._camera = mujoco.MjvCamera()
+        if camera is not None:
+            cam_id = mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_CAMERA, camera)
+            if cam_id < 0:
+                raise KeyError(f"model has no camera named {camera!r}")
+            self._camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
+            self._camera.fixedcamid = cam_id
+        else:
+            mujoco.mjv_defaultFreeCamera(mj_model, self._camera)
+        self._viewport = mujoco.MjrRect(0, 0, self.width, self.height)
+        self._rgb = np.zeros((self.height, self.width, 3), dtype=np.uint8)
+
+    def render(self, qpos: np.ndarray, qvel: np.ndarray | None = None) -> np.ndarray:
+        """(height, width, 3) uint8 frame of the model at qpos."""
+        self.data.qpos[:] = qpos
+        if qvel is not None:
+            self.data.qvel[:] = qvel
+        mujoco.mj_kinematics(self.model, self.data)
+        mujoco.mj_comPos(self.model, self.data)
+        mujoco.mj_camlight(self.model, self.data)  # camera and light poses
+        self._gl.make_current()
+        mujoco.mjv_updateScene(
+            self.model, self.data, self._option, None, self._camera, mujoco.mjtCatBit.mjCAT_ALL, self._scene
+        )
+        mujoco.mjr_render(self._viewport, self._scene, self._context)
+        mujoco.mjr_readPixels(self._rgb, None, self._viewport, self._context)
+        return np.flipud(self._rgb).copy()
+
+    def close(self) -> None:
+        if self._gl is not None:
+            self._context.free()
+            self._gl.free()
+            self._gl = None

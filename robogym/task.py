@@ -1,0 +1,96 @@
+"""Task base: what a RoboDyn task defines, kept apart from the Gymnasium plumbing.
+
+A task says which model it runs (`model_file` in assets/), how an action drives it
+(`actuation`, `apply_action`), what is observed (`observe`, by default the model's sensor
+vector), what is rewarded (`reward`, every term returned by name), when an episode ends
+(`terminated`), how episodes start (`reset_rows`, one generator per environment) and what
+is measured (`metrics`). Every method works on a whole batch: arrays are (B, ...).
+
+`robogym.RoboDynEnv` and `robogym.RoboDynVectorEnv` turn a task into a Gymnasium Env or a
+native VectorEnv; the baselines (envs/baselines) read `actuation` and the task's named
+readouts, never raw indices.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from gymnasium import spaces
+
+from robogym.physics import Physics
+
+
+@dataclass(frozen=True)
+class Actuation:
+    """Which dofs the action drives, and how (the actuation mask of DESIGN.md).
+
+    dofs:  (k,) dof index driven by each action component (never a floating base)
+    kind:  "force" (action is a generalized force) or "acceleration" (action is the dof's
+           commanded acceleration, realized by engine.control.AccelerationDrive)
+    low, high: (k,) action bounds in those units
+    """
+
+    dofs: np.ndarray
+    kind: str
+    low: np.ndarray
+    high: np.ndarray
+
+
+class Task:
+    """Base class of a task. Subclasses set the class attributes and override the methods
+    marked "override"."""
+
+    model_file: str = ""  # MJCF file in assets/
+    frame_skip: int = 1  # physics steps per env step
+    max_episode_steps: int = 1000
+    render_camera: str | None = None  # camera name in the MJCF
+
+    def bind(self, physics: Physics) -> None:
+        """Look up names once the model is loaded (override to cache ids)."""
+        self.physics = physics
+
+    # --- spaces --------------------------------------------------------------------------
+    def actuation(self) -> Actuation:  # override
+        raise NotImplementedError
+
+    def action_space(self) -> spaces.Box:
+        a = self.actuation()
+        return spaces.Box(low=a.low.astype(np.float64), high=a.high.astype(np.float64), dtype=np.float64)
+
+    def observation_space(self) -> spaces.Box:
+        n = self.physics.model.nsensordata
+        return spaces.Box(low=-np.inf, high=np.inf, shape=(n,), dtype=np.float64)
+
+    # --- episode ---------------------------------------------------------------------------
+    def reset_rows(self, rows: np.ndarray, rngs: list[np.random.Generator]) -> None:  # override
+        """Write the initial state of environments `rows`, drawing from rngs[i] for rows[i]."""
+        raise NotImplementedError
+
+    def apply_action(self, action: np.ndarray) -> None:  # override
+        """Advance every environment by frame_skip physics steps under action (B, k)."""
+        raise NotImplementedError
+
+    def observe(self) -> np.ndarray:
+        """(B, nobs) observation after forward: the model's sensor vector."""
+        return self.physics.data.sensordata.copy()
+
+    def reward(self, action: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:  # override
+        """(reward (B,), {term name: (B,)}) with reward exactly the sum of the terms."""
+        raise NotImplementedError
+
+    def terminated(self) -> np.ndarray:
+        """(B,) bool: the episode reached a terminal state."""
+        return np.zeros(self.physics.batch, dtype=bool)
+
+    def metrics(self) -> dict[str, np.ndarray]:
+        """{name: (B,)} task measurements reported in info (not rewarded)."""
+        return {}
+
+    # --- task state (beyond physics) for snapshot/restore ----------------------------------
+    def get_state(self) -> dict[str, np.ndarray]:
+        return {}
+
+    def set_state(self, state: dict[str, np.ndarray], rows: np.ndarray) -> None:
+        for name, value in state.items():
+            getattr(self, name)[rows] = value

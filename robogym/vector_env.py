@@ -1,0 +1,230 @@
+"""RoboDynVectorEnv: a native gymnasium.vector.VectorEnv that steps every environment in
+one engine call.
+
+`gym.make_vec("RoboDyn/Crane-v0", num_envs=64)` returns it (the registration's
+vector_entry_point), not a Sync/Async wrapper around 64 single envs. Gymnasium 1.x
+semantics:
+
+- autoreset_mode (metadata["autoreset_mode"], a constructor keyword):
+  NEXT_STEP (default): the step after an episode ends resets that environment; its action
+  is ignored, it returns the first observation, reward 0, terminated and truncated False.
+  SAME_STEP: an environment that ends is reset in the same step; the returned observation
+  is the new episode's first, and info["final_obs"], info["final_info"] hold the last ones.
+  DISABLED: nothing resets by itself; call reset(options={"reset_mask": mask}). Stepping an
+  environment whose episode ended without resetting it raises.
+- reset(seed=s) seeds environment i with s + i (a list gives one seed each); seed=None
+  draws fresh entropy.
+- Truncation after max_episode_steps env steps (from the registration).
+- info holds every reward term and task metric as (num_envs,) arrays, each with its
+  "_name" mask, as Gymnasium's vector envs do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from robogym.core import EnvCore, EnvSnapshot, InvalidActionError
+from robogym.task import Task
+
+
+class RoboDynVectorEnv(VectorEnv):
+    """num_envs environments of `task_class` (subclasses set it), stepped as one batch."""
+
+    task_class: type[Task] = Task
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 20, "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        max_episode_steps: int | None = None,
+        render_mode: str | None = None,
+        width: int = 640,
+        height: int = 480,
+        nthread: int | None = None,
+        **task_kwargs,
+    ):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}"
+            )
+        self.autoreset_mode = AutoresetMode(autoreset_mode)
+        self.task = self.task_class(**task_kwargs)
+        self._task_kwargs = dict(task_kwargs)
+        self.core = EnvCore(self.task, num_envs=num_envs, nthread=nthread)
+        self.num_envs = self.core.num_envs
+        self.max_episode_steps = int(max_episode_steps or self.task.max_episode_steps)
+        self.single_action_space = self.core.action_space
+        self.single_observation_space = self.core.observation_space
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.render_mode = render_mode
+        self.metadata = dict(
+            self.metadata, autoreset_mode=self.autoreset_mode, render_fps=int(round(1.0 / self.core.dt))
+        )
+        self._size = (int(width), int(height))
+        self._nthread = nthread
+        self._renderer = None
+        self._obs = np.zeros((self.num_envs, *self.single_observation_space.shape))
+        self._done = np.zeros(self.num_envs, dtype=bool)  # episode ended at the last step
+        self._started = False
+
+    @property
+    def physics(self):
+        return self.core.physics
+
+    @property
+    def dt(self) -> float:
+        return self.core.dt
+
+    # --- reset ---------------------------------------------------------------------------------
+    def reset(self, *, seed: int | list | None = None, options: dict[str, Any] | None = None):
+        options = dict(options or {})
+        mask = options.pop("reset_mask", None)
+        if mask is None:
+            rows = np.arange(self.num_envs)
+        else:
+            mask = self._check_mask(mask)
+            rows = np.flatnonzero(mask)
+        seeds = self._seeds(seed, rows)
+        if seed is not None or not self._started:
+            if isinstance(seed, int) or seed is None:
+                self._np_random, self._np_random_seed = gym.utils.seeding.np_random(seed)
+            self.core.seed_rows(rows, seeds)
+        self.core.reset_rows(rows)
+        self._started = True
+        self._done[rows] = False
+        self._obs[rows] = self.task.observe()[rows]
+        info = self._batch_info(self.task.metrics(), rows)
+        return self._obs.copy(), info
+
+    def _check_mask(self, mask) -> np.ndarray:
+        if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
+            raise ValueError(
+                f"options['reset_mask'] must be a bool numpy array of shape ({self.num_envs},), got {mask!r}"
+            )
+        if not mask.any():
+            raise ValueError("options['reset_mask'] must select at least one environment")
+        return mask
+
+    def _seeds(self, seed, rows: np.ndarray) -> list:
+        if seed is None:
+            return [None] * len(rows)
+        if isinstance(seed, (int, np.integer)):
+            return [int(seed) + int(r) for r in rows]
+        seeds = list(seed)
+        if len(seeds) != self.num_envs:
+            raise ValueError(f"a list of seeds must have num_envs={self.num_envs} entries, got {len(seeds)}")
+        return [seeds[r] for r in rows]
+
+    # --- step ----------------------------------------------------------------------------------
+    def step(self, actions):
+        if not self._started:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        a = self.core.check_actions(actions, batched=True)
+        if self.autoreset_mode == AutoresetMode.DISABLED and self._done.any():
+            rows = np.flatnonzero(self._done).tolist()
+            raise InvalidActionError(
+                f"environments {rows[:8]} ended and autoreset is DISABLED: reset them with "
+                "reset(options={'reset_mask': mask}) before stepping"
+            )
+        restart = self._done.copy() if self.autoreset_mode == AutoresetMode.NEXT_STEP else None
+        obs, reward, terminated, info = self.core.step(a)
+        truncated = (self.core.elapsed >= self.max_episode_steps) & ~terminated
+        reward = np.asarray(reward, dtype=np.float64)
+        if restart is not None and restart.any():
+            rows = np.flatnonzero(restart)
+            self.core.reset_rows(rows)
+            obs[rows] = self.task.observe()[rows]
+            reward[rows] = 0.0
+            terminated[rows] = False
+            truncated[rows] = False
+            reset_info = self.task.metrics()
+            for k in info:
+                info[k][rows] = reset_info[k][rows] if k in reset_info else 0.0
+        done = terminated | truncated
+        out_info = self._batch_info(info, np.arange(self.num_envs))
+        if self.autoreset_mode == AutoresetMode.SAME_STEP and done.any():
+            rows = np.flatnonzero(done)
+            final_obs = np.full(self.num_envs, None, dtype=object)
+            for r in rows:
+                final_obs[r] = obs[r].copy()
+            out_info["final_obs"] = final_obs
+            out_info["_final_obs"] = done.copy()
+            out_info["final_info"] = self._batch_info(info, rows)
+            out_info["_final_info"] = done.copy()
+            self.core.reset_rows(rows)
+            obs[rows] = self.task.observe()[rows]
+            self._done[:] = False
+        else:
+            self._done = done
+        self._obs = obs
+        return obs.copy(), reward, terminated, truncated, out_info
+
+    def _batch_info(self, info: dict, rows: np.ndarray) -> dict:
+        mask = np.zeros(self.num_envs, dtype=bool)
+        mask[rows] = True
+        out = {}
+        for k, v in info.items():
+            arr = np.zeros(self.num_envs, dtype=np.float64)
+            arr[rows] = np.asarray(v, dtype=np.float64)[rows]
+            out[k] = arr
+            out["_" + k] = mask.copy()
+        return out
+
+    # --- snapshot / restore ---------------------------------------------------------------------
+    def snapshot(self, rows=None) -> EnvSnapshot:
+        """Everything the following steps of `rows` (default all) depend on: physics, each
+        environment's RNG, step counters, task state, autoreset flags, last observation."""
+        idx = np.arange(self.num_envs) if rows is None else np.atleast_1d(np.asarray(rows, dtype=np.int64))
+        return self.core.snapshot(idx, {"obs": self._obs[idx], "done": self._done[idx]})
+
+    def restore(self, snap: EnvSnapshot, rows=None) -> None:
+        """Write a snapshot back into `rows` (default: the rows it was taken from)."""
+        idx = self.core.restore(snap, rows)
+        self._obs[idx] = snap.extra["obs"]
+        self._done[idx] = snap.extra["done"]
+        self._started = True
+
+    # --- rendering -----------------------------------------------------------------------------
+    def render(self):
+        """A tuple of num_envs rgb frames (as Gymnasium's SyncVectorEnv returns)."""
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='rgb_array'")
+            return None
+        if self._renderer is None:
+            from robogym.render import Renderer
+
+            self._renderer = Renderer(self.physics.mj_model, *self._size, camera=self.task.render_camera)
+        d = self.physics.data
+        return tuple(self._renderer.render(d.qpos[i], d.qvel[i]) for i in range(self.num_envs))
+
+    def close_extras(self, **kwargs):
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
+
+    # --- pickling -------------------------------------------------------------------------------
+    def __getstate__(self):
+        kwargs = dict(
+            self._task_kwargs,
+            num_envs=self.num_envs,
+            autoreset_mode=self.autoreset_mode,
+            max_episode_steps=self.max_episode_steps,
+            render_mode=self.render_mode,
+            width=self._size[0],
+            height=self._size[1],
+            nthread=self._nthread,
+        )
+        return {"kwargs": kwargs, "snapshot": self.snapshot(), "started": self._started, "spec": self.spec}
+
+    def __setstate__(self, state):
+        self.__init__(**state["kwargs"])
+        self.restore(state["snapshot"])
+        self._started = state["started"]
+        self.spec = state["spec"]
