@@ -128,9 +128,11 @@ class EnvCore:
         if not isinstance(snap, EnvSnapshot):
             raise TypeError(f"restore needs a snapshot taken by a RoboDyn env, got {type(snap).__name__}")
         if snap.signature != self.signature():
+            theirs = f"{snap.signature[0]} on {snap.signature[1]}"
+            ours = f"{type(self.task).__qualname__} on {self.task.model_file}"
             raise ValueError(
-                f"snapshot was taken from {snap.signature[0]} on {snap.signature[1]} with other parameters; "
-                f"this env runs {type(self.task).__qualname__} on {self.task.model_file}: refusing to restore it"
+                f"snapshot was taken from {theirs} (with its own parameters); this env runs {ours}: "
+                "refusing to restore it"
             )
         rows = snap.physics.rows if rows is None else np.asarray(rows, dtype=np.int64)
         if len(rows) != len(snap.physics.rows):

@@ -14,6 +14,7 @@ import gymnasium as gym
 import numpy as np
 
 from robogym.core import EnvCore, EnvSnapshot
+from robogym.render import check_frame_size
 from robogym.task import Task
 
 
@@ -36,6 +37,8 @@ class RoboDynEnv(gym.Env):
         self.render_mode = render_mode
         self.metadata = dict(self.metadata, render_fps=int(round(1.0 / self.core.dt)))
         self._size = (int(width), int(height))
+        if render_mode is not None:
+            check_frame_size(self.physics.mj_model, *self._size)
         self._renderer = None
         self._obs = np.zeros(self.observation_space.shape)
 

@@ -28,15 +28,21 @@ def _gl_context(width: int, height: int):
     return GLContext(width, height)
 
 
+def check_frame_size(mj_model: mujoco.MjModel, width: int, height: int) -> None:
+    """Refuse a frame larger than the model's offscreen buffer (MuJoCo would fail later)."""
+    buf = (mj_model.vis.global_.offwidth, mj_model.vis.global_.offheight)
+    if not (0 < width <= buf[0] and 0 < height <= buf[1]):
+        raise ValueError(
+            f"frame {width}x{height} exceeds the model's offscreen buffer {buf[0]}x{buf[1]} "
+            "(set <visual><global offwidth=... offheight=...> in the MJCF)"
+        )
+
+
 class Renderer:
     """renderer = Renderer(mj_model, 640, 480, camera="side"); rgb = renderer.render(qpos, qvel)."""
 
     def __init__(self, mj_model: mujoco.MjModel, width: int, height: int, camera: str | None = None):
-        if width > mj_model.vis.global_.offwidth or height > mj_model.vis.global_.offheight:
-            raise ValueError(
-                f"frame {width}x{height} exceeds the model's offscreen buffer "
-                f"{mj_model.vis.global_.offwidth}x{mj_model.vis.global_.offheight} (<visual><global offwidth/offheight>)"
-            )
+        check_frame_size(mj_model, width, height)
         self.model = mj_model
         self.data = mujoco.MjData(mj_model)
         self.width, self.height = int(width), int(height)

@@ -28,7 +28,8 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from robogym.core import EnvCore, EnvSnapshot, InvalidActionError
+from robogym.core import EnvCore, EnvSnapshot
+from robogym.render import check_frame_size
 from robogym.task import Task
 
 
@@ -68,6 +69,8 @@ class RoboDynVectorEnv(VectorEnv):
             self.metadata, autoreset_mode=self.autoreset_mode, render_fps=int(round(1.0 / self.core.dt))
         )
         self._size = (int(width), int(height))
+        if render_mode is not None:
+            check_frame_size(self.physics.mj_model, *self._size)
         self._nthread = nthread
         self._renderer = None
         self._obs = np.zeros((self.num_envs, *self.single_observation_space.shape))
@@ -129,7 +132,7 @@ class RoboDynVectorEnv(VectorEnv):
         a = self.core.check_actions(actions, batched=True)
         if self.autoreset_mode == AutoresetMode.DISABLED and self._done.any():
             rows = np.flatnonzero(self._done).tolist()
-            raise InvalidActionError(
+            raise gym.error.ResetNeeded(
                 f"environments {rows[:8]} ended and autoreset is DISABLED: reset them with "
                 "reset(options={'reset_mask': mask}) before stepping"
             )

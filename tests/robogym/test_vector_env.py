@@ -1,0 +1,216 @@
+"""The native vector env: make_vec returns it, Gymnasium 1.x autoreset semantics in all
+three modes, per-env seeding, bad input, snapshot/restore of a subset, pickling."""
+
+from __future__ import annotations
+
+import pickle
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+
+import robogym
+from envs.crane_v0 import CraneVectorEnv
+
+ID = "RoboDyn/Crane-v0"
+N = 6
+
+
+def _make(**kw):
+    return gym.make_vec(ID, num_envs=N, **kw)
+
+
+def test_make_vec_returns_the_native_batched_env():
+    env = _make()
+    assert isinstance(env, CraneVectorEnv) and isinstance(env, robogym.RoboDynVectorEnv)
+    assert env.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    assert env.num_envs == N
+    assert env.action_space.shape == (N, 1) and env.observation_space.shape == (N, 7)
+    assert env.single_action_space.shape == (1,) and env.single_observation_space.shape == (7,)
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (N, 7) and obs in env.observation_space
+    obs, rew, term, trunc, info = env.step(env.action_space.sample())
+    assert rew.shape == term.shape == trunc.shape == (N,)
+    assert term.dtype == trunc.dtype == np.bool_
+    assert info["reward_position"].shape == (N,) and info["_reward_position"].all()
+    np.testing.assert_array_equal(
+        rew, info["reward_position"] + info["reward_still"] + info["reward_control"]
+    )
+    env.close()
+
+
+def test_row_i_equals_a_single_env_seeded_with_seed_plus_i():
+    venv = _make()
+    obs, _ = venv.reset(seed=10)
+    actions = np.random.default_rng(0).uniform(-1, 1, (30, N, 1))
+    vout = [venv.step(a) for a in actions]
+    for i in (0, 3, N - 1):
+        env = gym.make(ID)
+        o, _ = env.reset(seed=10 + i)
+        np.testing.assert_array_equal(o, obs[i])
+        for t in range(30):
+            o, r, *_ = env.step(actions[t, i])
+            np.testing.assert_array_equal(o, vout[t][0][i])
+            assert r == vout[t][1][i]
+
+
+def test_seeds_list_none_and_distinct_rows():
+    env = _make()
+    a, _ = env.reset(seed=list(range(100, 100 + N)))
+    b, _ = env.reset(seed=100)
+    np.testing.assert_array_equal(a, b)
+    assert len({tuple(r) for r in a}) == N, "every env should start differently"
+    c, _ = env.reset()
+    d, _ = env.reset()
+    assert not np.array_equal(c, d)
+    with pytest.raises(ValueError, match="num_envs"):
+        env.reset(seed=[1, 2])
+
+
+def test_two_vector_envs_with_the_same_seed_are_identical_across_autoresets():
+    a, b = _make(max_episode_steps=25), _make(max_episode_steps=25)
+    oa, _ = a.reset(seed=3)
+    ob, _ = b.reset(seed=3)
+    rng = np.random.default_rng(3)
+    for _ in range(80):
+        act = rng.uniform(-1, 1, (N, 1))
+        ra, rb = a.step(act), b.step(act)
+        for x, y in zip(ra[:4], rb[:4], strict=True):
+            np.testing.assert_array_equal(x, y)
+
+
+def test_next_step_autoreset():
+    env = _make(max_episode_steps=5)
+    env.reset(seed=1)
+    act = np.full((N, 1), 0.5)
+    for _ in range(4):
+        _, _, term, trunc, _ = env.step(act)
+        assert not trunc.any()
+    obs, rew, term, trunc, info = env.step(act)
+    assert trunc.all() and not term.any()
+    obs, rew, term, trunc, info = env.step(np.full((N, 1), -1.0))  # ignored: resets instead
+    assert not trunc.any() and not term.any()
+    np.testing.assert_array_equal(rew, 0.0)
+    assert np.all(np.abs(obs[:, 0] + 10.0) <= 2.0) and np.all(np.abs(obs[:, 2]) <= 0.05)
+    np.testing.assert_array_equal(env.core.elapsed, 0)
+    np.testing.assert_array_equal(obs, env.physics.data.sensordata)
+
+
+def test_same_step_autoreset_reports_final_observation():
+    same = _make(max_episode_steps=5, autoreset_mode=AutoresetMode.SAME_STEP)
+    ref = _make(max_episode_steps=5)
+    assert same.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    same.reset(seed=2)
+    ref.reset(seed=2)
+    act = np.full((N, 1), 0.7)
+    for _ in range(4):
+        same.step(act)
+        ref.step(act)
+    obs, rew, term, trunc, info = same.step(act)
+    robs, rrew, *_, rinfo = ref.step(act)
+    assert trunc.all()
+    np.testing.assert_array_equal(rew, rrew)
+    assert info["_final_obs"].all()
+    np.testing.assert_array_equal(np.stack(info["final_obs"]), robs)
+    np.testing.assert_array_equal(info["final_info"]["swing_amplitude"], rinfo["swing_amplitude"])
+    # the returned observation is already the next episode's first
+    nobs, *_ = ref.step(act)
+    np.testing.assert_array_equal(obs, nobs)
+    obs2, _, _, trunc2, info2 = same.step(act)
+    assert not trunc2.any() and "final_obs" not in info2
+
+
+def test_disabled_autoreset_needs_a_masked_reset():
+    env = _make(max_episode_steps=3, autoreset_mode=AutoresetMode.DISABLED)
+    env.reset(seed=4)
+    act = np.zeros((N, 1))
+    for _ in range(3):
+        obs, *_, trunc, _ = env.step(act)
+    assert trunc.all()
+    snap_q = env.physics.data.qpos.copy()
+    with pytest.raises(gym.error.ResetNeeded, match="reset_mask"):
+        env.step(act)
+    np.testing.assert_array_equal(env.physics.data.qpos, snap_q)
+    mask = np.zeros(N, dtype=bool)
+    mask[[1, 4]] = True
+    new, info = env.reset(options={"reset_mask": mask})
+    np.testing.assert_array_equal(new[~mask], obs[~mask])  # others untouched
+    assert not np.array_equal(new[mask], obs[mask])
+    assert info["_position_error"].tolist() == mask.tolist()
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step(act)  # rows 0, 2, 3, 5 still ended
+    env.reset(options={"reset_mask": ~mask})
+    env.step(act)
+    for bad in (np.ones(N, dtype=bool)[:2], mask.astype(int), np.zeros(N, dtype=bool)):
+        with pytest.raises(ValueError, match="reset_mask"):
+            env.reset(options={"reset_mask": bad})
+
+
+def test_bad_actions_raise_and_change_nothing():
+    env = _make()
+    env.reset(seed=5)
+    d = env.physics.data
+    q, v = d.qpos.copy(), d.qvel.copy()
+    bad_nan = np.zeros((N, 1))
+    bad_nan[2, 0] = np.nan
+    for bad in (np.zeros((N,)), np.zeros((N + 1, 1)), bad_nan, np.full((N, 1), -np.inf)):
+        with pytest.raises(robogym.InvalidActionError):
+            env.step(bad)
+    with pytest.raises(robogym.InvalidActionError, match="environment 2"):
+        env.step(bad_nan)
+    np.testing.assert_array_equal(d.qpos, q)
+    np.testing.assert_array_equal(d.qvel, v)
+    np.testing.assert_array_equal(env.core.elapsed, 0)
+
+
+def test_snapshot_of_a_subset_restores_bit_exactly():
+    env = _make(max_episode_steps=30)
+    env.reset(seed=6)
+    rng = np.random.default_rng(6)
+    for _ in range(10):
+        env.step(rng.uniform(-1, 1, (N, 1)))
+    snap = env.snapshot()
+    part = env.snapshot(rows=[1, 4])
+    actions = rng.uniform(-1, 1, (40, N, 1))  # crosses the autoreset at 30 steps (uses each env's RNG)
+    first = [env.step(a) for a in actions]
+    env.restore(snap)
+    second = [env.step(a) for a in actions]
+    for x, y in zip(first, second, strict=True):
+        for u, w in zip(x[:4], y[:4], strict=True):
+            np.testing.assert_array_equal(u, w)
+    # restore only rows 1 and 4 into rows 0 and 2, others keep going
+    env.restore(part, rows=[0, 2])
+    np.testing.assert_array_equal(env.core.elapsed[[0, 2]], 10)
+    with pytest.raises(ValueError, match="2 environments"):
+        env.restore(part, rows=[0, 1, 2])
+    other = _make(move_distance=8.0)
+    other.reset(seed=0)
+    with pytest.raises(ValueError, match="refusing to restore"):
+        other.restore(snap)
+
+
+def test_pickled_vector_env_continues_identically():
+    env = _make(max_episode_steps=15)
+    env.reset(seed=8)
+    env.step(np.zeros((N, 1)))
+    clone = pickle.loads(pickle.dumps(env))
+    rng = np.random.default_rng(8)
+    for _ in range(25):
+        act = rng.uniform(-1, 1, (N, 1))
+        for x, y in zip(env.step(act)[:4], clone.step(act)[:4], strict=True):
+            np.testing.assert_array_equal(x, y)
+
+
+def test_render_returns_one_frame_per_env():
+    env = gym.make_vec(ID, num_envs=2, render_mode="rgb_array", width=160, height=120)
+    env.reset(seed=0)
+    frames = env.render()
+    assert len(frames) == 2 and frames[0].shape == (120, 160, 3)
+    assert not np.array_equal(frames[0], frames[1])  # different random starts
+    env.close()
+
+
+def test_step_before_reset_is_refused():
+    with pytest.raises(gym.error.ResetNeeded):
+        _make().step(np.zeros((N, 1)))
