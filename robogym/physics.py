@@ -39,6 +39,7 @@ class Physics:
         self.model = engine.load_mjcf(self.model_path)
         self.sim = engine.Simulator(self.model, batch=batch, nthread=nthread)
         self.batch = int(batch)
+        self._sensor_slices: dict[str, slice] = {}
 
     @property
     def data(self) -> engine.Data:
@@ -66,9 +67,12 @@ class Physics:
         return self._id(mujoco.mjtObj.mjOBJ_ACTUATOR, name)
 
     def sensor_slice(self, name: str) -> slice:
-        i = self._id(mujoco.mjtObj.mjOBJ_SENSOR, name)
-        adr = int(self.mj_model.sensor_adr[i])
-        return slice(adr, adr + int(self.mj_model.sensor_dim[i]))
+        s = self._sensor_slices.get(name)
+        if s is None:
+            i = self._id(mujoco.mjtObj.mjOBJ_SENSOR, name)
+            adr = int(self.mj_model.sensor_adr[i])
+            s = self._sensor_slices[name] = slice(adr, adr + int(self.mj_model.sensor_dim[i]))
+        return s
 
     # --- readouts ((B, ...) views of the current state) -----------------------------------
     def sensor(self, name: str) -> np.ndarray:

@@ -172,11 +172,11 @@ class RoboDynVectorEnv(VectorEnv):
     def _batch_info(self, info: dict, rows: np.ndarray) -> dict:
         mask = np.zeros(self.num_envs, dtype=bool)
         mask[rows] = True
+        every = mask.all()
         out = {}
         for k, v in info.items():
-            arr = np.zeros(self.num_envs, dtype=np.float64)
-            arr[rows] = np.asarray(v, dtype=np.float64)[rows]
-            out[k] = arr
+            v = np.asarray(v, dtype=np.float64)
+            out[k] = v.copy() if every else np.where(mask, v, 0.0)
             out["_" + k] = mask.copy()
         return out
 
