@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from engine import types as T
 from engine.collision_primitive import BOXBOX_WORK, CON_MAX, CON_WIDTH
 from engine.model import Model
 
@@ -26,6 +27,8 @@ class Data(NamedTuple):
     ctrl: np.ndarray  # (B, nu) controls
     qfrc_applied: np.ndarray  # (B, nv) user-applied generalized forces
     xfrc_applied: np.ndarray  # (B, nbody, 6) user-applied Cartesian force:torque at body com
+    eq_active: np.ndarray  # (B, neq) int32 1: the equality constraint is enforced
+    qacc_warmstart: np.ndarray  # (B, nv) qacc of the last step: the constraint solver's warm start
 
     # kinematics
     xpos: np.ndarray  # (B, nbody, 3) body frame origins
@@ -55,6 +58,32 @@ class Data(NamedTuple):
     contact_geom: np.ndarray  # (B, nconmax, 2) int32 geom ids, geom_type[0] <= geom_type[1]
     contact_exclude: np.ndarray  # (B, nconmax) int32 1: in the gap, no constraint
     contact_lost: np.ndarray  # (B,) int32 contacts found that did not fit in nconmax
+    contact_efc_address: np.ndarray  # (B, nconmax) int32 first efc row of the contact, -1 if none
+
+    # constraints (rows 0..nefc-1 of each row are valid: equalities, then limits, then contacts)
+    nefc: np.ndarray  # (B,) int32 number of constraint rows
+    ne: np.ndarray  # (B,) int32 number of equality rows (the first ne)
+    nl: np.ndarray  # (B,) int32 number of limit rows (after the equality rows)
+    efc_type: np.ndarray  # (B, nefcmax) int32 CNSTR_* type of the row
+    efc_id: np.ndarray  # (B, nefcmax) int32 equality, joint, tendon or contact id of the row
+    efc_J: np.ndarray  # (B, nefcmax, nv) constraint Jacobian (dense rows)
+    efc_pos: np.ndarray  # (B, nefcmax) constraint violation (distance, < 0 penetrating)
+    efc_margin: np.ndarray  # (B, nefcmax) inclusion margin
+    efc_diagA: np.ndarray  # (B, nefcmax) approximation of diag(J M^-1 J^T), made consistent with R
+    efc_R: np.ndarray  # (B, nefcmax) regularizer: (1 - imp) / imp * diagA
+    efc_D: np.ndarray  # (B, nefcmax) 1 / R
+    efc_KBIP: np.ndarray  # (B, nefcmax, 4) stiffness K, damping B, impedance I and dI/dpos
+    efc_vel: np.ndarray  # (B, nefcmax) J qvel
+    efc_aref: np.ndarray  # (B, nefcmax) reference acceleration -B vel - K I (pos - margin)
+    efc_b: np.ndarray  # (B, nefcmax) J qacc_smooth - aref
+    efc_force: np.ndarray  # (B, nefcmax) constraint force of the row (solver output)
+    efc_state: np.ndarray  # (B, nefcmax) int32 CNSTRSTATE_SATISFIED or _QUADRATIC at the solution
+
+    # constraint solver report (of the last forward, one per row)
+    solver_niter: np.ndarray  # (B,) int32 iterations
+    solver_improvement: np.ndarray  # (B,) scaled cost improvement of the last iteration
+    solver_gradient: np.ndarray  # (B,) scaled gradient norm at the solution (Newton; 0 for PGS)
+    solver_converged: np.ndarray  # (B,) int32 1: the solution passes the tolerance test, 0: not
 
     # com_pos
     subtree_com: np.ndarray  # (B, nbody, 3) centre of mass of each subtree
@@ -116,6 +145,12 @@ class Data(NamedTuple):
     scratch_cdof_dot: np.ndarray  # (B, nv, 6) cdof_dot at a perturbed velocity
     scratch_con: np.ndarray  # (B, CON_MAX, CON_WIDTH) contacts of one geom pair (collision_primitive)
     scratch_boxbox: np.ndarray  # (B, 3, 12, 3) box-box clipping polygons
+    scratch_jac2: np.ndarray  # (B, 6, nv) second Jacobian work space (constraint rows)
+    scratch_efc: np.ndarray  # (B, 5, nefcmax) solver work space: Jaref, Jv, quadratic coefficients
+    scratch_efc_int: np.ndarray  # (B, nefcmax) int32 solver work space: PGS visiting order
+    scratch_efc_nv: np.ndarray  # (B, nefcmax, nv) PGS: rows of M^-1 J^T (0 rows for Newton)
+    scratch_nv: np.ndarray  # (B, 6, nv) solver work space: Ma, Mv, grad, Mgrad, search, ...
+    scratch_H: np.ndarray  # (B, nv, nv) Newton: Hessian M + J^T D J, Cholesky factor in place
     status: np.ndarray  # (B,) int32: 0 ok, k > 0 qacc not finite at step k of the last call
 
 
@@ -136,6 +171,8 @@ def make_data(m: Model, batch: int) -> Data:
         ctrl=z(m.nu),
         qfrc_applied=z(m.nv),
         xfrc_applied=z(m.nbody, 6),
+        eq_active=np.ascontiguousarray(np.tile(m.eq_active0, (B, 1))),
+        qacc_warmstart=z(m.nv),
         xpos=z(m.nbody, 3),
         xquat=z(m.nbody, 4),
         xmat=z(m.nbody, 9),
@@ -161,6 +198,28 @@ def make_data(m: Model, batch: int) -> Data:
         contact_geom=np.zeros((B, m.nconmax, 2), dtype=np.int32),
         contact_exclude=np.zeros((B, m.nconmax), dtype=np.int32),
         contact_lost=np.zeros(B, dtype=np.int32),
+        contact_efc_address=np.full((B, m.nconmax), -1, dtype=np.int32),
+        nefc=np.zeros(B, dtype=np.int32),
+        ne=np.zeros(B, dtype=np.int32),
+        nl=np.zeros(B, dtype=np.int32),
+        efc_type=np.zeros((B, m.nefcmax), dtype=np.int32),
+        efc_id=np.zeros((B, m.nefcmax), dtype=np.int32),
+        efc_J=z(m.nefcmax, m.nv),
+        efc_pos=z(m.nefcmax),
+        efc_margin=z(m.nefcmax),
+        efc_diagA=z(m.nefcmax),
+        efc_R=z(m.nefcmax),
+        efc_D=z(m.nefcmax),
+        efc_KBIP=z(m.nefcmax, 4),
+        efc_vel=z(m.nefcmax),
+        efc_aref=z(m.nefcmax),
+        efc_b=z(m.nefcmax),
+        efc_force=z(m.nefcmax),
+        efc_state=np.zeros((B, m.nefcmax), dtype=np.int32),
+        solver_niter=np.zeros(B, dtype=np.int32),
+        solver_improvement=z(),
+        solver_gradient=z(),
+        solver_converged=np.zeros(B, dtype=np.int32),
         subtree_com=z(m.nbody, 3),
         cinert=z(m.nbody, 10),
         cdof=z(m.nv, 6),
@@ -208,10 +267,26 @@ def make_data(m: Model, batch: int) -> Data:
         scratch_cdof_dot=z(m.nv, 6),
         scratch_con=z(CON_MAX, CON_WIDTH),
         scratch_boxbox=z(*BOXBOX_WORK),
+        scratch_jac2=z(6, m.nv),
+        scratch_efc=z(5, m.nefcmax),
+        scratch_efc_int=np.zeros((B, m.nefcmax), dtype=np.int32),
+        scratch_efc_nv=z(m.nefcmax if m.opt_solver == T.SOL_PGS else 0, m.nv),
+        scratch_nv=z(6, m.nv),
+        scratch_H=z(m.nv, m.nv),
         status=np.zeros(B, dtype=np.int32),
     )
     return d
 
 
 # The state a rollout depends on: what snapshot/restore copy, in this order.
-STATE_FIELDS = ("time", "qpos", "qvel", "act", "ctrl", "qfrc_applied", "xfrc_applied")
+STATE_FIELDS = (
+    "time",
+    "qpos",
+    "qvel",
+    "act",
+    "ctrl",
+    "qfrc_applied",
+    "xfrc_applied",
+    "eq_active",
+    "qacc_warmstart",
+)

@@ -10,6 +10,7 @@ chain give zero columns. J^T f maps a world force f at p (and torque t) to joint
 qfrc += jacp^T f + jacr^T t.
 """
 
+from engine import types as T
 from engine.jit import kernel
 
 
@@ -66,3 +67,54 @@ def apply_ft(m, d, b, force, torque, point, body, qfrc):
         qfrc[i] += p[0] * force[0] + p[1] * force[1] + p[2] * force[2]
         qfrc[i] += cdof[i, 0] * torque[0] + cdof[i, 1] * torque[1] + cdof[i, 2] * torque[2]
         i = m.dof_parentid[i]
+
+
+@kernel
+def jac_dot_vel(m, d, b, point, body):
+    """(d/dt J_p) qvel and (d/dt J_r) qvel at `point` (world) on `body`, two 3-tuples.
+
+    The time derivative of the point and rotation Jacobians (MuJoCo's mj_jacDot), applied
+    to qvel. With o = point - c and v_p the velocity of the point, column k is
+        jacr_dot[:, k] = cdof_dot_k[0:3]
+        jacp_dot[:, k] = cdof_dot_k[3:6] + cdof_dot_k[0:3] x o + cdof_k[0:3] x v_p
+    where, for the rotational dofs of ball and free joints (whose cdof is fixed in the
+    body), cdof_dot_k = cvel_body x cdof_k (motion cross product) as MuJoCo takes it.
+    """
+    c = d.subtree_com[b, m.body_rootid[body]]
+    o0 = point[0] - c[0]
+    o1 = point[1] - c[1]
+    o2 = point[2] - c[2]
+    w = d.cvel[b, body]
+    # point velocity: lin - (point - c) x ang
+    v0 = w[3] - (o1 * w[2] - o2 * w[1])
+    v1 = w[4] - (o2 * w[0] - o0 * w[2])
+    v2 = w[5] - (o0 * w[1] - o1 * w[0])
+    p0 = p1 = p2 = r0 = r1 = r2 = 0.0
+    wb = m.body_weldid[body]
+    if m.body_dofnum[wb] == 0:
+        return (p0, p1, p2), (r0, r1, r2)
+    i = m.body_dofadr[wb] + m.body_dofnum[wb] - 1
+    cdof = d.cdof[b]
+    while i >= 0:
+        cd = cdof[i]
+        a0, a1, a2 = d.cdof_dot[b, i, 0], d.cdof_dot[b, i, 1], d.cdof_dot[b, i, 2]
+        l0, l1, l2 = d.cdof_dot[b, i, 3], d.cdof_dot[b, i, 4], d.cdof_dot[b, i, 5]
+        j = m.dof_jntid[i]
+        jtype = m.jnt_type[j]
+        if jtype == T.JNT_BALL or (jtype == T.JNT_FREE and i >= m.jnt_dofadr[j] + 3):
+            u = d.cvel[b, m.dof_bodyid[i]]
+            a0 = u[1] * cd[2] - u[2] * cd[1]
+            a1 = u[2] * cd[0] - u[0] * cd[2]
+            a2 = u[0] * cd[1] - u[1] * cd[0]
+            l0 = u[1] * cd[5] - u[2] * cd[4] + u[4] * cd[2] - u[5] * cd[1]
+            l1 = u[2] * cd[3] - u[0] * cd[5] + u[5] * cd[0] - u[3] * cd[2]
+            l2 = u[0] * cd[4] - u[1] * cd[3] + u[3] * cd[1] - u[4] * cd[0]
+        q = d.qvel[b, i]
+        r0 += a0 * q
+        r1 += a1 * q
+        r2 += a2 * q
+        p0 += (l0 + (a1 * o2 - a2 * o1) + (cd[1] * v2 - cd[2] * v1)) * q
+        p1 += (l1 + (a2 * o0 - a0 * o2) + (cd[2] * v0 - cd[0] * v2)) * q
+        p2 += (l2 + (a0 * o1 - a1 * o0) + (cd[0] * v1 - cd[1] * v0)) * q
+        i = m.dof_parentid[i]
+    return (p0, p1, p2), (r0, r1, r2)

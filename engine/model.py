@@ -70,6 +70,13 @@ class Model(NamedTuple):
     opt_integrator: int  # INT_EULER, INT_RK4, INT_IMPLICIT, INT_IMPLICITFAST
     opt_disableflags: int  # mjtDisableBit bits
     opt_enableflags: int  # mjtEnableBit bits
+    opt_impratio: float  # ratio of friction-to-normal contact impedance
+    opt_solver: int  # SOL_PGS or SOL_NEWTON
+    opt_iterations: int  # maximum number of constraint solver iterations
+    opt_tolerance: float  # solver stops when the scaled improvement (or gradient) is below it
+    opt_ls_iterations: int  # maximum line search evaluations per Newton iteration
+    opt_ls_tolerance: float  # line search tolerance, relative to opt_tolerance
+    stat_meaninertia: float  # mean diagonal of M at qpos0 (scales the solver's tolerances)
 
     # bodies
     body_parentid: np.ndarray  # (nbody,) parent body, parent-first ordering
@@ -88,6 +95,7 @@ class Model(NamedTuple):
     body_mass: np.ndarray  # (nbody,) mass (kg)
     body_subtreemass: np.ndarray  # (nbody,) mass of the subtree starting at the body
     body_inertia: np.ndarray  # (nbody, 3) principal moments of inertia about the com
+    body_invweight0: np.ndarray  # (nbody, 2) mean inverse inertia at qpos0: translation, rotation
 
     # joints
     jnt_type: np.ndarray  # (njnt,) JNT_FREE, JNT_BALL, JNT_SLIDE, JNT_HINGE
@@ -97,6 +105,11 @@ class Model(NamedTuple):
     jnt_pos: np.ndarray  # (njnt, 3) anchor position in the body frame
     jnt_axis: np.ndarray  # (njnt, 3) axis in the body frame (unit)
     jnt_stiffness: np.ndarray  # (njnt,) spring stiffness
+    jnt_limited: np.ndarray  # (njnt,) 1 if the joint has a range constraint
+    jnt_range: np.ndarray  # (njnt, 2) joint limits (rad or m)
+    jnt_margin: np.ndarray  # (njnt,) a limit row exists while dist < margin
+    jnt_solref: np.ndarray  # (njnt, 2) solver reference: limit
+    jnt_solimp: np.ndarray  # (njnt, 5) solver impedance: limit
     qpos0: np.ndarray  # (nq,) qpos at which the model was built (joint reference)
     qpos_spring: np.ndarray  # (nq,) spring rest position (springref)
 
@@ -106,6 +119,7 @@ class Model(NamedTuple):
     dof_parentid: np.ndarray  # (nv,) parent dof in the tree, -1 at a root
     dof_armature: np.ndarray  # (nv,) rotor inertia added to M's diagonal
     dof_damping: np.ndarray  # (nv,) viscous damping
+    dof_invweight0: np.ndarray  # (nv,) diagonal of M^-1 at qpos0
     M_rownnz: np.ndarray  # (nv,) non-zeros in row i of lower-triangular M (ancestors + self)
     M_rowadr: np.ndarray  # (nv,) start of row i in qM / qLD
     M_colind: np.ndarray  # (nM,) column of each stored element, ascending; diagonal last
@@ -139,6 +153,12 @@ class Model(NamedTuple):
     tendon_stiffness: np.ndarray  # (ntendon,) spring stiffness
     tendon_damping: np.ndarray  # (ntendon,) damping
     tendon_lengthspring: np.ndarray  # (ntendon, 2) spring dead-band [lower, upper]
+    tendon_limited: np.ndarray  # (ntendon,) 1 if the tendon has a length range constraint
+    tendon_range: np.ndarray  # (ntendon, 2) length limits
+    tendon_margin: np.ndarray  # (ntendon,) a limit row exists while dist < margin
+    tendon_solref_lim: np.ndarray  # (ntendon, 2) solver reference: limit
+    tendon_solimp_lim: np.ndarray  # (ntendon, 5) solver impedance: limit
+    tendon_invweight0: np.ndarray  # (ntendon,) inverse weight of the tendon at qpos0
     wrap_objid: np.ndarray  # (nwrap,) joint of each term
     wrap_prm: np.ndarray  # (nwrap,) coefficient of each term
 
@@ -179,6 +199,17 @@ class Model(NamedTuple):
     pair_gap: np.ndarray  # (npair,) additional contact detection buffer
     exclude_signature: np.ndarray  # (nexclude,) (body1 << 16) + body2 of excluded body pairs
 
+    # equality constraints (connect, weld, joint)
+    neq: int  # number of equality constraints
+    eq_type: np.ndarray  # (neq,) EQ_CONNECT, EQ_WELD or EQ_JOINT
+    eq_obj1id: np.ndarray  # (neq,) first body, site or joint
+    eq_obj2id: np.ndarray  # (neq,) second body, site or joint (-1: none, for a joint)
+    eq_objtype: np.ndarray  # (neq,) OBJ_BODY, OBJ_SITE or OBJ_JOINT
+    eq_active0: np.ndarray  # (neq,) initial value of Data.eq_active
+    eq_solref: np.ndarray  # (neq, 2) solver reference
+    eq_solimp: np.ndarray  # (neq, 5) solver impedance
+    eq_data: np.ndarray  # (neq, mjNEQDATA) anchors, relative pose, polynomial; [10] torquescale
+
     # collision: candidate geom pairs in MuJoCo's contact order (engine.collision_driver)
     nconmax: int  # capacity of the contact buffer of each row
     cpair_geom: np.ndarray  # (ncpair, 2) geom1, geom2 with geom_type[geom1] <= geom_type[geom2]
@@ -192,6 +223,9 @@ class Model(NamedTuple):
     cpair_solreffriction: np.ndarray  # (ncpair, 2) solreffriction (explicit pairs; else 0 0)
     cpair_solimp: np.ndarray  # (ncpair, 5) solimp after mixing
     cpair_refused: np.ndarray  # (k, 2) geom pairs that can collide but have no collider here
+
+    # constraint rows: capacity of each row's efc_* arrays (engine.constraint)
+    nefcmax: int  # equality rows + 2 per limited joint/tendon + nconmax * rows of a contact
 
 
 def load_mjcf(source: str | os.PathLike, nconmax: int | None = None) -> Model:
@@ -209,10 +243,10 @@ def load_mjcf(source: str | os.PathLike, nconmax: int | None = None) -> Model:
 
 def without_contacts(source: str | os.PathLike) -> str:
     """The MJCF text of `source` (a path, or an MJCF document as a string starting with
-    '<') with <option><flag contact="disable" constraint="disable"/> set: how a model with
-    contacts (gymnasium's, say) loads until the engine simulates them. The file itself is
-    not changed; relative includes and assets are not resolved, so use it for
-    self-contained files."""
+    '<') with <option><flag contact="disable" constraint="disable"/> set: the model's
+    smooth dynamics alone (how the smooth-dynamics tests load gymnasium's models). The
+    file itself is not changed; relative includes and assets are not resolved, so use it
+    for self-contained files."""
     text = os.fspath(source)
     root = ET.fromstring(text) if text.lstrip().startswith("<") else ET.parse(text).getroot()
     option = root.find("option")
@@ -249,8 +283,9 @@ def _refuse(what: str, why: str) -> None:
 def check_supported(mj: mujoco.MjModel) -> None:
     """Raise UnsupportedModelError for the first feature of `mj` the engine cannot simulate."""
     OBJ = mujoco.mjtObj
-    flags = mj.opt.disableflags
     _check_collision(mj)
+    _check_constraints(mj)
+    flags = mj.opt.disableflags
     if not (flags & T.DSBL_CONTACT and flags & T.DSBL_CONSTRAINT):
         _refuse(
             "<option><flag contact=... constraint=...>",
@@ -350,6 +385,75 @@ def _check_collision(mj: mujoco.MjModel) -> None:
             f"can collide, but {t1}-{t2} collision is not implemented (MuJoCo uses its general "
             "convex solver there); keep them apart with contype/conaffinity or <exclude>",
         )
+
+
+_EQ_NAMES = {int(v): k.removeprefix("mjEQ_").lower() for k, v in mujoco.mjtEq.__members__.items()}
+
+
+def _check_solref(what: str, solref) -> None:
+    """MuJoCo replaces a solref with mixed signs by its default (with a warning): refuse it."""
+    if (solref[0] > 0) != (solref[1] > 0):
+        _refuse(what, f"solref {list(map(float, solref))} mixes the standard (> 0) and direct (<= 0) forms")
+
+
+def _check_constraints(mj: mujoco.MjModel) -> None:
+    """Refuse constraint features the constraint stage and the solvers do not reproduce.
+
+    Supported: joint limits on hinge and slide joints, fixed-tendon limits, contacts with
+    condim 1 or 3 in MuJoCo's pyramidal friction cone, equality connect, weld and joint,
+    solvers PGS and Newton. Nothing is checked when constraints are disabled.
+    """
+    OBJ = mujoco.mjtObj
+    flags = mj.opt.disableflags
+    if flags & T.DSBL_CONSTRAINT:
+        return
+    opt = mj.opt
+    if opt.solver == mujoco.mjtSolver.mjSOL_CG:
+        _refuse('<option solver="CG">', "the CG solver is not implemented; use PGS or Newton")
+    if opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC:
+        _refuse('<option cone="elliptic">', "only the pyramidal friction cone is implemented")
+    if opt.noslip_iterations > 0:
+        _refuse("<option noslip_iterations>", "the noslip solver is not implemented")
+    if not flags & T.DSBL_FRICTIONLOSS:
+        for j in range(mj.njnt):
+            adr, num = mj.jnt_dofadr[j], {0: 6, 1: 3}.get(int(mj.jnt_type[j]), 1)
+            if np.any(mj.dof_frictionloss[adr : adr + num] > 0):
+                what = f"<joint frictionloss> {_name(mj, OBJ.mjOBJ_JOINT, j)}"
+                _refuse(what, "dry friction is not simulated")
+        for t in range(mj.ntendon):
+            if mj.tendon_frictionloss[t] > 0:
+                what = f"<tendon frictionloss> {_name(mj, OBJ.mjOBJ_TENDON, t)}"
+                _refuse(what, "dry friction is not simulated")
+    if not flags & T.DSBL_LIMIT:
+        for j in range(mj.njnt):
+            if mj.jnt_limited[j]:
+                what = f"<joint limited> {_name(mj, OBJ.mjOBJ_JOINT, j)}"
+                if mj.jnt_type[j] not in (T.JNT_SLIDE, T.JNT_HINGE):
+                    _refuse(what, "limits on ball joints are not implemented")
+                _check_solref(what, mj.jnt_solref[j])
+        for t in range(mj.ntendon):
+            if mj.tendon_limited[t]:
+                _check_solref(f"<tendon limited> {_name(mj, OBJ.mjOBJ_TENDON, t)}", mj.tendon_solref_lim[t])
+    if not flags & T.DSBL_EQUALITY:
+        for i in range(mj.neq):
+            kind = _EQ_NAMES.get(int(mj.eq_type[i]), str(mj.eq_type[i]))
+            what = f"<equality> <{kind}> {_name(mj, OBJ.mjOBJ_EQUALITY, i)}"
+            if mj.eq_type[i] not in (T.EQ_CONNECT, T.EQ_WELD, T.EQ_JOINT):
+                _refuse(what, "only connect, weld and joint equalities are implemented")
+            _check_solref(what, mj.eq_solref[i])
+    if not flags & T.DSBL_CONTACT:
+        for g in range(mj.ngeom):
+            _check_solref(f"<geom> {_name(mj, OBJ.mjOBJ_GEOM, g)}", mj.geom_solref[g])
+        for p in range(mj.npair):
+            _check_solref(f"<pair> {_name(mj, OBJ.mjOBJ_PAIR, p)}", mj.pair_solref[p])
+        cpair = candidate_pairs(mj)
+        for (g1, g2), dim in zip(cpair["cpair_geom"], cpair["cpair_dim"], strict=True):
+            if dim not in (1, 3):
+                name1, name2 = _name(mj, OBJ.mjOBJ_GEOM, int(g1)), _name(mj, OBJ.mjOBJ_GEOM, int(g2))
+                _refuse(
+                    f"<geom condim> of {name1} and {name2}",
+                    f"their contact has condim {dim}; only condim 1 and 3 are implemented",
+                )
 
 
 def _check_actuators(mj: mujoco.MjModel) -> None:
@@ -459,6 +563,27 @@ def _i(a) -> np.ndarray:
     return np.ascontiguousarray(np.array(a, dtype=INT))
 
 
+def _efc_capacity(mj: mujoco.MjModel, nconmax: int, cpair_dim: np.ndarray) -> int:
+    """Most constraint rows one environment can have: every equality (connect 3, weld 6,
+    joint 1 rows), both sides of every limit, and nconmax contacts of the largest condim
+    among the candidate pairs (1 row for condim 1, 2 (condim - 1) for a pyramid)."""
+    flags = mj.opt.disableflags
+    if flags & T.DSBL_CONSTRAINT:
+        return 0
+    ne = 0
+    if not flags & T.DSBL_EQUALITY:
+        sizes = {T.EQ_CONNECT: 3, T.EQ_WELD: 6, T.EQ_JOINT: 1}
+        ne = sum(sizes.get(int(t), 0) for t in mj.eq_type)
+    nl = 0
+    if not flags & T.DSBL_LIMIT:
+        nl = 2 * int(np.sum(mj.jnt_limited)) + 2 * int(np.sum(mj.tendon_limited))
+    nc = 0
+    if not flags & T.DSBL_CONTACT and len(cpair_dim):
+        rows = max(1 if dim == 1 else 2 * (int(dim) - 1) for dim in cpair_dim)
+        nc = nconmax * rows
+    return ne + nl + nc
+
+
 def model_from_mujoco(mj: mujoco.MjModel, nconmax: int | None = None) -> Model:
     """Copy the static arrays of a compiled MjModel into an engine Model."""
     rownnz, rowadr, colind = _m_sparsity(np.asarray(mj.dof_parentid))
@@ -467,6 +592,7 @@ def model_from_mujoco(mj: mujoco.MjModel, nconmax: int | None = None) -> Model:
         nconmax = int(cpair["cpair_maxcon"].sum())
     elif nconmax < 0:
         raise ValueError(f"nconmax must be >= 0, got {nconmax}")
+    neq = int(mj.neq)
     return Model(
         nq=int(mj.nq),
         nv=int(mj.nv),
@@ -489,6 +615,13 @@ def model_from_mujoco(mj: mujoco.MjModel, nconmax: int | None = None) -> Model:
         opt_integrator=int(mj.opt.integrator),
         opt_disableflags=int(mj.opt.disableflags),
         opt_enableflags=int(mj.opt.enableflags),
+        opt_impratio=float(mj.opt.impratio),
+        opt_solver=int(mj.opt.solver),
+        opt_iterations=int(mj.opt.iterations),
+        opt_tolerance=float(mj.opt.tolerance),
+        opt_ls_iterations=int(mj.opt.ls_iterations),
+        opt_ls_tolerance=float(mj.opt.ls_tolerance),
+        stat_meaninertia=float(mj.stat.meaninertia),
         body_parentid=_i(mj.body_parentid),
         body_rootid=_i(mj.body_rootid),
         body_weldid=_i(mj.body_weldid),
@@ -505,6 +638,7 @@ def model_from_mujoco(mj: mujoco.MjModel, nconmax: int | None = None) -> Model:
         body_mass=_f(mj.body_mass),
         body_subtreemass=_f(mj.body_subtreemass),
         body_inertia=_f(mj.body_inertia, (-1, 3)),
+        body_invweight0=_f(mj.body_invweight0, (-1, 2)),
         jnt_type=_i(mj.jnt_type),
         jnt_qposadr=_i(mj.jnt_qposadr),
         jnt_dofadr=_i(mj.jnt_dofadr),
@@ -512,6 +646,11 @@ def model_from_mujoco(mj: mujoco.MjModel, nconmax: int | None = None) -> Model:
         jnt_pos=_f(mj.jnt_pos, (-1, 3)),
         jnt_axis=_f(mj.jnt_axis, (-1, 3)),
         jnt_stiffness=_f(mj.jnt_stiffness),
+        jnt_limited=_i(mj.jnt_limited),
+        jnt_range=_f(mj.jnt_range, (-1, 2)),
+        jnt_margin=_f(mj.jnt_margin),
+        jnt_solref=_f(mj.jnt_solref, (-1, 2)),
+        jnt_solimp=_f(mj.jnt_solimp, (-1, 5)),
         qpos0=_f(mj.qpos0),
         qpos_spring=_f(mj.qpos_spring),
         dof_bodyid=_i(mj.dof_bodyid),
@@ -519,6 +658,7 @@ def model_from_mujoco(mj: mujoco.MjModel, nconmax: int | None = None) -> Model:
         dof_parentid=_i(mj.dof_parentid),
         dof_armature=_f(mj.dof_armature),
         dof_damping=_f(mj.dof_damping),
+        dof_invweight0=_f(mj.dof_invweight0),
         M_rownnz=rownnz,
         M_rowadr=rowadr,
         M_colind=colind,
@@ -548,6 +688,12 @@ def model_from_mujoco(mj: mujoco.MjModel, nconmax: int | None = None) -> Model:
         tendon_stiffness=_f(mj.tendon_stiffness),
         tendon_damping=_f(mj.tendon_damping),
         tendon_lengthspring=_f(mj.tendon_lengthspring, (-1, 2)),
+        tendon_limited=_i(mj.tendon_limited),
+        tendon_range=_f(mj.tendon_range, (-1, 2)),
+        tendon_margin=_f(mj.tendon_margin),
+        tendon_solref_lim=_f(mj.tendon_solref_lim, (-1, 2)),
+        tendon_solimp_lim=_f(mj.tendon_solimp_lim, (-1, 5)),
+        tendon_invweight0=_f(mj.tendon_invweight0),
         wrap_objid=_i(mj.wrap_objid),
         wrap_prm=_f(mj.wrap_prm),
         actuator_trntype=_i(mj.actuator_trntype),
@@ -581,6 +727,15 @@ def model_from_mujoco(mj: mujoco.MjModel, nconmax: int | None = None) -> Model:
         pair_margin=_f(mj.pair_margin),
         pair_gap=_f(mj.pair_gap),
         exclude_signature=_i(mj.exclude_signature),
+        neq=neq,
+        eq_type=_i(mj.eq_type),
+        eq_obj1id=_i(mj.eq_obj1id),
+        eq_obj2id=_i(mj.eq_obj2id),
+        eq_objtype=_i(mj.eq_objtype),
+        eq_active0=_i(mj.eq_active0),
+        eq_solref=_f(mj.eq_solref, (-1, 2)),
+        eq_solimp=_f(mj.eq_solimp, (-1, 5)),
+        eq_data=_f(mj.eq_data),
         nconmax=int(nconmax),
         cpair_geom=_i(cpair["cpair_geom"]).reshape(-1, 2),
         cpair_ipair=_i(cpair["cpair_ipair"]),
@@ -593,4 +748,5 @@ def model_from_mujoco(mj: mujoco.MjModel, nconmax: int | None = None) -> Model:
         cpair_solreffriction=_f(cpair["cpair_solreffriction"], (-1, 2)),
         cpair_solimp=_f(cpair["cpair_solimp"], (-1, 5)),
         cpair_refused=_i(cpair["refused"]).reshape(-1, 2),
+        nefcmax=_efc_capacity(mj, int(nconmax), cpair["cpair_dim"]),
     )

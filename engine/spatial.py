@@ -329,6 +329,28 @@ def qmul(a, b):
 
 
 @kernel
+def qmul_axis(q, a0, a1, a2):
+    """q * (0, a): the product with a pure quaternion (mju_mulQuatAxis), as a 4-tuple."""
+    return (
+        -q[1] * a0 - q[2] * a1 - q[3] * a2,
+        q[0] * a0 + q[2] * a2 - q[3] * a1,
+        q[0] * a1 + q[3] * a0 - q[1] * a2,
+        q[0] * a2 + q[1] * a1 - q[2] * a0,
+    )
+
+
+@kernel
+def qderiv(q, w):
+    """dq/dt = 0.5 (0, w) * q under the world angular velocity w (mju_derivQuat), a 4-tuple."""
+    return (
+        0.5 * (-w[0] * q[1] - w[1] * q[2] - w[2] * q[3]),
+        0.5 * (w[0] * q[0] + w[1] * q[3] - w[2] * q[2]),
+        0.5 * (-w[0] * q[3] + w[1] * q[0] + w[2] * q[1]),
+        0.5 * (w[0] * q[2] - w[1] * q[1] + w[2] * q[0]),
+    )
+
+
+@kernel
 def qnormalized(q):
     """q / |q| as a 4-tuple; a collapsed quaternion becomes the identity."""
     n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])

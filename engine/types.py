@@ -47,16 +47,40 @@ SENS_SUBTREELINVEL = 36
 
 # disable flags (mjtDisableBit) the engine honours
 DSBL_CONSTRAINT = 1 << 0
+DSBL_EQUALITY = 1 << 1
+DSBL_FRICTIONLOSS = 1 << 2
+DSBL_LIMIT = 1 << 3
 DSBL_CONTACT = 1 << 4
 DSBL_SPRING = 1 << 5
 DSBL_DAMPER = 1 << 6
 DSBL_GRAVITY = 1 << 7
 DSBL_CLAMPCTRL = 1 << 8
+DSBL_WARMSTART = 1 << 9
 DSBL_FILTERPARENT = 1 << 10
 DSBL_ACTUATION = 1 << 11
+DSBL_REFSAFE = 1 << 12
 DSBL_SENSOR = 1 << 13
 DSBL_MIDPHASE = 1 << 14
 DSBL_EULERDAMP = 1 << 15
 
 # enable flags (mjtEnableBit)
 ENBL_ENERGY = 1 << 1
+
+# constraint row types (mjtConstraint) and states (mjtConstraintState)
+CNSTR_EQUALITY = 0
+CNSTR_LIMIT_JOINT = 3
+CNSTR_LIMIT_TENDON = 4
+CNSTR_CONTACT_FRICTIONLESS = 5
+CNSTR_CONTACT_PYRAMIDAL = 6
+CNSTRSTATE_SATISFIED = 0
+CNSTRSTATE_QUADRATIC = 1
+
+# equality constraint types (mjtEq)
+EQ_CONNECT = 0
+EQ_WELD = 1
+EQ_JOINT = 2
+
+# constraint solvers (mjtSolver)
+SOL_PGS = 0
+SOL_CG = 1
+SOL_NEWTON = 2

@@ -1,0 +1,585 @@
+"""Stage 10, constraints: the rows of the constraint problem of one environment (MuJoCo's
+mj_makeConstraint, mj_referenceConstraint in engine_core_constraint.c).
+
+Each active constraint contributes rows i of a Jacobian efc_J (dense, nefc x nv) and a
+violation efc_pos, in MuJoCo's order: equalities (connect 3 rows, weld 6, joint 1), then
+limits (joints, then tendons; lower side before upper), then contacts (in contact order).
+
+- connect:  pos = p1 - p2 (the two anchors, world), J = J_p(body1, p1) - J_p(body2, p2).
+- weld: connect's three rows, then three rotation rows: with q = q1 * relpose and
+  the error quaternion e = q2^-1 * q, pos = torquescale * e_xyz and column k of J is
+  0.5 * torquescale * (q2^-1 * (0, jr_k) * q)_xyz, jr = J_r(body1) - J_r(body2).
+- joint:  pos = q1 - ref1 - (c0 + c1 x + c2 x^2 + c3 x^3 + c4 x^4), x = q2 - ref2
+  (refs are qpos0), J = e_dof1 - p'(x) e_dof2; without a second joint, q1 - ref1 - c0.
+- limit (hinge, slide, fixed tendon):  dist = lower side: value - range[0], upper side:
+  range[1] - value; a row exists while dist < margin (both can); J = +-(dvalue/dqvel).
+- contact (condim 1 or 3, pyramidal cone):  with jd = J_p(body2, p) - J_p(body1, p) at
+  the contact point and the frame rows n, t1, t2: condim 1 gives the row n^T jd; condim
+  3 gives the four pyramid edges n^T jd +- mu_k t_k^T jd (k = 1, 2). pos = dist for all.
+
+Regularization (mj_makeImpedance), from solref = (timeconst, dampratio) or the direct
+form (-stiffness, -damping) and solimp = (d0, dwidth, width, midpoint, power):
+    imp = d0 + y(|pos - margin| / width) (dwidth - d0), y the two-piece power sigmoid
+    R = max(mjMINVAL, (1 - imp) / imp * diagA),  diagA from MuJoCo's invweight0 tables
+    K = 1 / (dwidth^2 timeconst^2 dampratio^2), B = 2 / (dwidth timeconst)
+        (direct form: K = stiffness / dwidth^2, B = damping / dwidth)
+    aref = -B vel - K imp (pos - margin),  vel = J qvel
+(connect and weld take imp from the norm of their 3 or 6 violations; a pyramid shares one
+R = 2 mu^2 R_normal / impratio over its edges). For connect and weld, aref also subtracts
+(dJ/dt) qvel, as the MuJoCo 4.0.0 binary does.
+"""
+
+import math
+
+from engine import types as T
+from engine.jacobian import jac, jac_dot_vel
+from engine.jit import entry, kernel
+from engine.spatial import mv3, qderiv, qmul, qmul_axis
+
+MINVAL = 1e-15  # mjMINVAL
+MINIMP = 0.0001  # mjMINIMP: smallest impedance
+MAXIMP = 0.9999  # mjMAXIMP: largest impedance
+
+
+@kernel
+def dot(a, b, n):
+    """a[:n] . b[:n] summed in MuJoCo's order (mju_dot: four partial sums, then the rest)."""
+    s0 = s1 = s2 = s3 = 0.0
+    i = 0
+    while i <= n - 4:
+        s0 += a[i] * b[i]
+        s1 += a[i + 1] * b[i + 1]
+        s2 += a[i + 2] * b[i + 2]
+        s3 += a[i + 3] * b[i + 3]
+        i += 4
+    res = (s0 + s2) + (s1 + s3)
+    r = n - i
+    if r == 3:
+        res += a[i] * b[i] + a[i + 1] * b[i + 1] + a[i + 2] * b[i + 2]
+    elif r == 2:
+        res += a[i] * b[i] + a[i + 1] * b[i + 1]
+    elif r == 1:
+        res += a[i] * b[i]
+    return res
+
+
+@kernel
+def rows_of_contact(condim):
+    """Constraint rows of one contact: 1 for condim 1, 2 (condim - 1) pyramid edges else."""
+    return 1 if condim == 1 else 2 * (condim - 1)
+
+
+# ---- instantiation -------------------------------------------------------------------------------
+
+
+@kernel
+def _commit(m, d, b, size, ctype, cid, check_empty):
+    """Count rows nefc..nefc+size-1 (J and pos already written) as constraint rows.
+
+    As in MuJoCo's dense mode, an equality or limit whose rows are all zero adds nothing.
+    """
+    r = d.nefc[b]
+    if check_empty:
+        empty = True
+        for k in range(r, r + size):
+            for v in range(m.nv):
+                if d.efc_J[b, k, v] != 0.0:
+                    empty = False
+        if empty:
+            return
+    for k in range(r, r + size):
+        d.efc_type[b, k] = ctype
+        d.efc_id[b, k] = cid
+    d.nefc[b] = r + size
+    if ctype == T.CNSTR_EQUALITY:
+        d.ne[b] += size
+    elif ctype == T.CNSTR_LIMIT_JOINT or ctype == T.CNSTR_LIMIT_TENDON:
+        d.nl[b] += size
+
+
+@kernel
+def eq_anchors(m, d, b, i):
+    """World anchors (p1, p2) and bodies of connect/weld equality i (mj_equalityAnchors).
+
+    Body semantics: connect anchors are eq_data[0:3] on body1 and eq_data[3:6] on body2;
+    weld uses eq_data[3:6] on body1 and eq_data[0:3] on body2. Site semantics: the sites.
+    """
+    o1 = m.eq_obj1id[i]
+    o2 = m.eq_obj2id[i]
+    if m.eq_objtype[i] == T.OBJ_BODY:
+        data = m.eq_data[i]
+        s1 = 0 if m.eq_type[i] == T.EQ_CONNECT else 3
+        a1 = mv3(d.xmat[b, o1], data[s1 : s1 + 3])
+        a2 = mv3(d.xmat[b, o2], data[3 - s1 : 6 - s1])
+        x1 = d.xpos[b, o1]
+        x2 = d.xpos[b, o2]
+        p1 = (a1[0] + x1[0], a1[1] + x1[1], a1[2] + x1[2])
+        p2 = (a2[0] + x2[0], a2[1] + x2[1], a2[2] + x2[2])
+        return p1, p2, o1, o2
+    x1 = d.site_xpos[b, o1]
+    x2 = d.site_xpos[b, o2]
+    return (x1[0], x1[1], x1[2]), (x2[0], x2[1], x2[2]), m.site_bodyid[o1], m.site_bodyid[o2]
+
+
+@kernel
+def weld_quats(m, d, b, i, body1, body2):
+    """(q, q2inv) of weld i: q = q1 * relpose (body) or q1 * site_quat1; q2inv the
+    conjugate of q2 (or of q2 * site_quat2)."""
+    if m.eq_objtype[i] == T.OBJ_BODY:
+        data = m.eq_data[i]
+        q = qmul(d.xquat[b, body1], data[6:10])
+        q2 = d.xquat[b, body2]
+        return q, (q2[0], -q2[1], -q2[2], -q2[3])
+    q = qmul(d.xquat[b, body1], m.site_quat[m.eq_obj1id[i]])
+    q2 = qmul(d.xquat[b, body2], m.site_quat[m.eq_obj2id[i]])
+    return q, (q2[0], -q2[1], -q2[2], -q2[3])
+
+
+@kernel
+def instantiate_equality(m, d, b):
+    """Rows of the active connect, weld and joint equalities (mj_instantiateEquality)."""
+    nv = m.nv
+    J1 = d.scratch_jac[b]
+    J2 = d.scratch_jac2[b]
+    for i in range(m.neq):
+        if not d.eq_active[b, i]:
+            continue
+        r = d.nefc[b]
+        etype = m.eq_type[i]
+        if etype == T.EQ_CONNECT or etype == T.EQ_WELD:
+            p1, p2, body1, body2 = eq_anchors(m, d, b, i)
+            jac(m, d, b, p1, body1, J1[0:3], J1[3:6])
+            jac(m, d, b, p2, body2, J2[0:3], J2[3:6])
+            for k in range(3):
+                d.efc_pos[b, r + k] = p1[k] - p2[k]
+                d.efc_margin[b, r + k] = 0.0
+                for v in range(nv):
+                    d.efc_J[b, r + k, v] = J1[k, v] - J2[k, v]
+            if etype == T.EQ_CONNECT:
+                _commit(m, d, b, 3, T.CNSTR_EQUALITY, i, True)
+                continue
+            ts = m.eq_data[i, 10]  # torquescale
+            q, q2inv = weld_quats(m, d, b, i, body1, body2)
+            e = qmul(q2inv, q)
+            for k in range(3):
+                d.efc_pos[b, r + 3 + k] = e[1 + k] * ts
+                d.efc_margin[b, r + 3 + k] = 0.0
+            for v in range(nv):
+                # jr = J_r(body1) - J_r(body2); column: 0.5 (q2^-1 * (0, jr) * q)_xyz
+                t = qmul_axis(q2inv, J1[3, v] - J2[3, v], J1[4, v] - J2[4, v], J1[5, v] - J2[5, v])
+                t = qmul(t, q)
+                for k in range(3):
+                    d.efc_J[b, r + 3 + k, v] = 0.5 * t[1 + k] * ts
+            _commit(m, d, b, 6, T.CNSTR_EQUALITY, i, True)
+        elif etype == T.EQ_JOINT:
+            j1 = m.eq_obj1id[i]
+            j2 = m.eq_obj2id[i]
+            row = d.efc_J[b, r]
+            for v in range(nv):
+                row[v] = 0.0
+            row[m.jnt_dofadr[j1]] = 1.0
+            a1 = m.jnt_qposadr[j1]
+            data = m.eq_data[i]
+            if j2 >= 0:
+                a2 = m.jnt_qposadr[j2]
+                x = d.qpos[b, a2] - m.qpos0[a2]
+                poly = data[1] * x + data[2] * x * x + data[3] * x * x * x + data[4] * x * x * x * x
+                pos = d.qpos[b, a1] - m.qpos0[a1] - data[0] - poly
+                deriv = data[1] + 2 * data[2] * x + 3 * data[3] * x * x + 4 * data[4] * x * x * x
+                row[m.jnt_dofadr[j2]] += -deriv
+            else:
+                pos = d.qpos[b, a1] - m.qpos0[a1] - data[0]
+            d.efc_pos[b, r] = pos
+            d.efc_margin[b, r] = 0.0
+            _commit(m, d, b, 1, T.CNSTR_EQUALITY, i, True)
+
+
+@kernel
+def _limit_row(m, d, b, dist, margin, ctype, cid):
+    d.efc_pos[b, d.nefc[b]] = dist
+    d.efc_margin[b, d.nefc[b]] = margin
+    _commit(m, d, b, 1, ctype, cid, True)
+
+
+@kernel
+def instantiate_limit(m, d, b):
+    """Rows of active joint and fixed-tendon limits, lower side first (mj_instantiateLimit)."""
+    nv = m.nv
+    for j in range(m.njnt):
+        if not m.jnt_limited[j]:
+            continue
+        margin = m.jnt_margin[j]
+        value = d.qpos[b, m.jnt_qposadr[j]]
+        for side in (-1, 1):
+            dist = side * (m.jnt_range[j, (side + 1) // 2] - value)
+            if dist < margin:
+                row = d.efc_J[b, d.nefc[b]]
+                for v in range(nv):
+                    row[v] = 0.0
+                row[m.jnt_dofadr[j]] = -float(side)
+                _limit_row(m, d, b, dist, margin, T.CNSTR_LIMIT_JOINT, j)
+    for t in range(m.ntendon):
+        if not m.tendon_limited[t]:
+            continue
+        margin = m.tendon_margin[t]
+        value = d.ten_length[b, t]
+        for side in (-1, 1):
+            dist = side * (m.tendon_range[t, (side + 1) // 2] - value)
+            if dist < margin:
+                row = d.efc_J[b, d.nefc[b]]
+                for v in range(nv):
+                    row[v] = -side * d.ten_J[b, t, v]
+                _limit_row(m, d, b, dist, margin, T.CNSTR_LIMIT_TENDON, t)
+
+
+@kernel
+def instantiate_contact(m, d, b):
+    """Rows of the contacts that are not excluded (mj_instantiateContact, pyramidal cone)."""
+    nv = m.nv
+    J1 = d.scratch_jac[b]
+    J2 = d.scratch_jac2[b]
+    for c in range(d.ncon[b]):
+        if d.contact_exclude[b, c]:
+            d.contact_efc_address[b, c] = -1
+            continue
+        r = d.nefc[b]
+        d.contact_efc_address[b, c] = r
+        pos = d.contact_pos[b, c]
+        jac(m, d, b, pos, m.geom_bodyid[d.contact_geom[b, c, 0]], J1[0:3], J1[3:6])
+        jac(m, d, b, pos, m.geom_bodyid[d.contact_geom[b, c, 1]], J2[0:3], J2[3:6])
+        # J2[0:3] <- jd = J_p(body2) - J_p(body1);  J1[k] <- frame row k . jd
+        fr = d.contact_frame[b, c]
+        for v in range(nv):
+            x = J2[0, v] - J1[0, v]
+            y = J2[1, v] - J1[1, v]
+            z = J2[2, v] - J1[2, v]
+            for k in range(3):
+                J1[k, v] = fr[3 * k] * x + fr[3 * k + 1] * y + fr[3 * k + 2] * z
+        dim = d.contact_dim[b, c]
+        dist = d.contact_dist[b, c]
+        margin = d.contact_includemargin[b, c]
+        if dim == 1:
+            for v in range(nv):
+                d.efc_J[b, r, v] = J1[0, v]
+            d.efc_pos[b, r] = dist
+            d.efc_margin[b, r] = margin
+            _commit(m, d, b, 1, T.CNSTR_CONTACT_FRICTIONLESS, c, False)
+            continue
+        for k in range(1, dim):
+            mu = d.contact_friction[b, c, k - 1]
+            rr = d.nefc[b]
+            for v in range(nv):
+                d.efc_J[b, rr, v] = J1[0, v] + mu * J1[k, v]
+                d.efc_J[b, rr + 1, v] = J1[0, v] + -mu * J1[k, v]
+            for s in range(2):
+                d.efc_pos[b, rr + s] = dist
+                d.efc_margin[b, rr + s] = margin
+            _commit(m, d, b, 2, T.CNSTR_CONTACT_PYRAMIDAL, c, False)
+
+
+# ---- regularization ------------------------------------------------------------------------------
+
+
+@kernel
+def diag_approx(m, d, b):
+    """efc_diagA: MuJoCo's approximation of diag(J M^-1 J^T) from the inverse weights at
+    qpos0 (mj_diagApprox): body translation/rotation, dof and tendon tables."""
+    weldcnt = 0
+    for i in range(d.nefc[b]):
+        cid = d.efc_id[b, i]
+        ctype = d.efc_type[b, i]
+        if ctype == T.CNSTR_EQUALITY:
+            etype = m.eq_type[cid]
+            if etype == T.EQ_JOINT:
+                da = m.dof_invweight0[m.jnt_dofadr[m.eq_obj1id[cid]]]
+                if m.eq_obj2id[cid] >= 0:
+                    da += m.dof_invweight0[m.jnt_dofadr[m.eq_obj2id[cid]]]
+            else:
+                b1 = m.eq_obj1id[cid]
+                b2 = m.eq_obj2id[cid]
+                if m.eq_objtype[cid] == T.OBJ_SITE:
+                    b1 = m.site_bodyid[b1]
+                    b2 = m.site_bodyid[b2]
+                if etype == T.EQ_CONNECT:
+                    da = m.body_invweight0[b1, 0] + m.body_invweight0[b2, 0]
+                else:  # weld: translation rows, then rotation rows
+                    rot = 1 if weldcnt > 2 else 0
+                    da = m.body_invweight0[b1, rot] + m.body_invweight0[b2, rot]
+                    weldcnt = (weldcnt + 1) % 6
+        elif ctype == T.CNSTR_LIMIT_JOINT:
+            da = m.dof_invweight0[m.jnt_dofadr[cid]]
+        elif ctype == T.CNSTR_LIMIT_TENDON:
+            da = m.tendon_invweight0[cid]
+        else:
+            tran = 0.0
+            rot = 0.0
+            for side in range(2):
+                body = m.geom_bodyid[d.contact_geom[b, cid, side]]
+                tran += m.body_invweight0[body, 0]
+                rot += m.body_invweight0[body, 1]
+            if ctype == T.CNSTR_CONTACT_FRICTIONLESS:
+                da = tran
+            else:
+                # pyramid edge pair j: tran + mu_j^2 tran (sliding directions j < 2)
+                j = (i - d.contact_efc_address[b, cid]) // 2
+                fri = d.contact_friction[b, cid, j]
+                da = tran + fri * fri * (tran if j < 2 else rot)
+        d.efc_diagA[b, i] = da
+
+
+@kernel
+def _solparam(m, d, b, i):
+    """(solref, solimp) of row i as tuples, with MuJoCo's safety clamps (getsolparam)."""
+    cid = d.efc_id[b, i]
+    ctype = d.efc_type[b, i]
+    if ctype == T.CNSTR_EQUALITY:
+        ref = m.eq_solref[cid]
+        imp = m.eq_solimp[cid]
+    elif ctype == T.CNSTR_LIMIT_JOINT:
+        ref = m.jnt_solref[cid]
+        imp = m.jnt_solimp[cid]
+    elif ctype == T.CNSTR_LIMIT_TENDON:
+        ref = m.tendon_solref_lim[cid]
+        imp = m.tendon_solimp_lim[cid]
+    else:
+        ref = d.contact_solref[b, cid]
+        imp = d.contact_solimp[b, cid]
+    r0 = ref[0]
+    r1 = ref[1]
+    if (r0 > 0) != (r1 > 0):  # mixed format: MuJoCo's default (the loader refuses these)
+        r0 = 0.02
+        r1 = 1.0
+    if not (m.opt_disableflags & T.DSBL_REFSAFE) and r0 > 0:
+        r0 = max(r0, 2 * m.opt_timestep)
+    s0 = min(MAXIMP, max(MINIMP, imp[0]))
+    s1 = min(MAXIMP, max(MINIMP, imp[1]))
+    s2 = max(0.0, imp[2])
+    s3 = min(MAXIMP, max(MINIMP, imp[3]))
+    s4 = max(1.0, imp[4])
+    return (r0, r1), (s0, s1, s2, s3, s4)
+
+
+@kernel
+def _posdim(m, d, b, i):
+    """(pos, dim): the violation that sets the impedance of row i and the rows sharing it
+    (getposdim): a connect or weld uses the norm of its 3 or 6 rows, a pyramid its edges."""
+    ctype = d.efc_type[b, i]
+    pos = d.efc_pos[b, i]
+    if ctype == T.CNSTR_CONTACT_PYRAMIDAL:
+        return pos, rows_of_contact(d.contact_dim[b, d.efc_id[b, i]])
+    if ctype == T.CNSTR_EQUALITY:
+        etype = m.eq_type[d.efc_id[b, i]]
+        if etype == T.EQ_WELD or etype == T.EQ_CONNECT:
+            n = 6 if etype == T.EQ_WELD else 3
+            return math.sqrt(dot(d.efc_pos[b, i : i + n], d.efc_pos[b, i : i + n], n)), n
+    return pos, 1
+
+
+@kernel
+def _power(a, p):
+    if p == 1:
+        return a
+    if p == 2:
+        return a * a
+    return a**p
+
+
+@kernel
+def impedance(solimp, pos, margin):
+    """(imp, dimp/dpos) of the impedance sigmoid at violation pos (MuJoCo's getimpedance).
+
+    x = |pos - margin| / width; imp = d0 + y(x) (dwidth - d0) with y(x) = a x^p for
+    x <= midpoint, 1 - b (1 - x)^p above it (a, b make y continuous at the midpoint).
+    """
+    d0, d1, width, mid, p = solimp
+    if d0 == d1 or width <= MINVAL:
+        return 0.5 * (d0 + d1), 0.0
+    x = (pos - margin) / width
+    sgn = 1.0
+    if x < 0:
+        x = -x
+        sgn = -1.0
+    if x >= 1 or x <= 0:
+        return (d1 if x >= 1 else d0), 0.0
+    if p == 1:
+        y = x
+        yp = 1.0
+    elif x <= mid:
+        a = 1 / _power(mid, p - 1)
+        y = a * _power(x, p)
+        yp = p * a * _power(x, p - 1)
+    else:
+        c = 1 / _power(1 - mid, p - 1)
+        y = 1 - c * _power(1 - x, p)
+        yp = p * c * _power(1 - x, p - 1)
+    return d0 + y * (d1 - d0), yp * sgn * (d1 - d0) / width
+
+
+@kernel
+def make_impedance(m, d, b):
+    """efc_R, efc_D, efc_KBIP and the consistent efc_diagA (mj_makeImpedance); contact_mu."""
+    nefc = d.nefc[b]
+    R = d.efc_R[b]
+    KBIP = d.efc_KBIP[b]
+    i = 0
+    while i < nefc:
+        ref, solimp = _solparam(m, d, b, i)
+        pos, dim = _posdim(m, d, b, i)
+        imp, impP = impedance(solimp, pos, d.efc_margin[b, i])
+        dmax = solimp[1]
+        for j in range(i, i + dim):
+            R[j] = max(MINVAL, (1 - imp) * d.efc_diagA[b, j] / imp)
+            if ref[0] > 0:
+                KBIP[j, 0] = 1 / max(MINVAL, dmax * dmax * ref[0] * ref[0] * ref[1] * ref[1])
+            else:
+                KBIP[j, 0] = -ref[0] / max(MINVAL, dmax * dmax)
+            if ref[1] > 0:
+                KBIP[j, 1] = 2 / max(MINVAL, dmax * ref[0])
+            else:
+                KBIP[j, 1] = -ref[1] / max(MINVAL, dmax)
+            KBIP[j, 2] = imp
+            KBIP[j, 3] = impP
+        i += dim
+    # pyramids: one R for every edge, matching the friction impedance of the elliptic cone
+    i = d.ne[b]
+    while i < nefc:
+        if d.efc_type[b, i] != T.CNSTR_CONTACT_PYRAMIDAL:
+            i += 1
+            continue
+        c = d.efc_id[b, i]
+        R[i + 1] = R[i] / max(MINVAL, m.opt_impratio)
+        mu = d.contact_friction[b, c, 0] * math.sqrt(R[i + 1] / R[i])
+        d.contact_mu[b, c] = mu
+        rpy = 2 * mu * mu * R[i]
+        n = rows_of_contact(d.contact_dim[b, c])
+        for j in range(i, i + n):
+            R[j] = rpy
+        i += n
+    for j in range(nefc):
+        d.efc_D[b, j] = 1 / R[j]
+        d.efc_diagA[b, j] = R[j] * KBIP[j, 2] / (1 - KBIP[j, 2])
+
+
+@kernel
+def make_constraint(m, d, b):
+    """All constraint rows of row b and their regularization (mj_makeConstraint).
+
+    Needs the position stage (kinematics, com_pos, tendon) and collision. Rows never
+    exceed Model.nefcmax: it counts every equality, both sides of every limit and nconmax
+    contacts of the largest condim.
+    """
+    d.nefc[b] = 0
+    d.ne[b] = 0
+    d.nl[b] = 0
+    flags = m.opt_disableflags
+    for c in range(d.ncon[b]):
+        d.contact_efc_address[b, c] = -1
+    if flags & T.DSBL_CONSTRAINT:
+        return
+    if not (flags & T.DSBL_EQUALITY):
+        instantiate_equality(m, d, b)
+    if not (flags & T.DSBL_LIMIT):
+        instantiate_limit(m, d, b)
+    if not (flags & T.DSBL_CONTACT):
+        instantiate_contact(m, d, b)
+    if d.nefc[b] == 0:
+        return
+    diag_approx(m, d, b)
+    make_impedance(m, d, b)
+
+
+# ---- reference acceleration ----------------------------------------------------------------------
+
+
+@kernel
+def _jdotv(m, d, b):
+    """aref -= (dJ/dt) qvel on the connect and weld rows (MuJoCo 4's mj_Jdotv)."""
+    row = 0
+    ne = d.ne[b]
+    while row < ne:
+        i = d.efc_id[b, row]
+        etype = m.eq_type[i]
+        if etype != T.EQ_CONNECT and etype != T.EQ_WELD:
+            row += 1
+            continue
+        p1, p2, body1, body2 = eq_anchors(m, d, b, i)
+        jdv1, jrdv1 = jac_dot_vel(m, d, b, p1, body1)
+        jdv2, jrdv2 = jac_dot_vel(m, d, b, p2, body2)
+        for k in range(3):
+            d.efc_aref[b, row + k] -= jdv1[k] - jdv2[k]
+        row += 3
+        if etype != T.EQ_WELD:
+            continue
+        # rotation rows: d/dt of 0.5 q2^-1 (J1 - J2) qvel q, three product-rule terms
+        ts = m.eq_data[i, 10]
+        q, q2inv = weld_quats(m, d, b, i, body1, body2)
+        w1 = d.cvel[b, body1]
+        w2 = d.cvel[b, body2]
+        dw0, dw1, dw2 = w1[0] - w2[0], w1[1] - w2[1], w1[2] - w2[2]
+        x1 = d.xquat[b, body1]
+        x2 = d.xquat[b, body2]
+        q1full = (x1[0], x1[1], x1[2], x1[3])
+        q2full = (x2[0], x2[1], x2[2], x2[3])
+        if m.eq_objtype[i] == T.OBJ_SITE:
+            q1full = qmul(q1full, m.site_quat[m.eq_obj1id[i]])
+            q2full = qmul(q2full, m.site_quat[m.eq_obj2id[i]])
+        qd1 = qderiv(q1full, w1)
+        if m.eq_objtype[i] == T.OBJ_BODY:
+            qd1 = qmul(qd1, m.eq_data[i, 6:10])
+        qd2 = qderiv(q2full, w2)
+        qd2inv = (qd2[0], -qd2[1], -qd2[2], -qd2[3])
+        t1 = qmul(qmul_axis(qd2inv, dw0, dw1, dw2), q)
+        t2 = qmul(qmul_axis(q2inv, jrdv1[0] - jrdv2[0], jrdv1[1] - jrdv2[1], jrdv1[2] - jrdv2[2]), q)
+        t3 = qmul(qmul_axis(q2inv, dw0, dw1, dw2), qd1)
+        for k in range(3):
+            d.efc_aref[b, row + k] -= 0.5 * (t1[1 + k] + t2[1 + k] + t3[1 + k]) * ts
+        row += 3
+
+
+@kernel
+def reference_constraint(m, d, b):
+    """efc_vel = J qvel and efc_aref = -B vel - K I (pos - margin) (mj_referenceConstraint);
+    needs com_vel (cvel, cdof_dot) for the connect/weld correction."""
+    nv = m.nv
+    qvel = d.qvel[b]
+    for i in range(d.nefc[b]):
+        vel = dot(d.efc_J[b, i], qvel, nv)
+        d.efc_vel[b, i] = vel
+        k = d.efc_KBIP[b, i]
+        d.efc_aref[b, i] = -k[1] * vel - k[0] * k[2] * (d.efc_pos[b, i] - d.efc_margin[b, i])
+    if d.ne[b] > 0:
+        _jdotv(m, d, b)
+
+
+# ---- contact forces ------------------------------------------------------------------------------
+
+
+@kernel
+def contact_force(m, d, b, c, out):
+    """out (6,) = force:torque of contact c in its frame (normal first), from the pyramid
+    edge forces (mj_contactForce / mju_decodePyramid): f_n = sum of the edges,
+    f_tk = (f_k+ - f_k-) mu_k. Zero for a contact without rows."""
+    for k in range(6):
+        out[k] = 0.0
+    adr = d.contact_efc_address[b, c]
+    if adr < 0:
+        return
+    dim = d.contact_dim[b, c]
+    if dim == 1:
+        out[0] = d.efc_force[b, adr]
+        return
+    s = 0.0
+    for k in range(2 * (dim - 1)):
+        s += d.efc_force[b, adr + k]
+    out[0] = s
+    for k in range(dim - 1):
+        edge = d.efc_force[b, adr + 2 * k] - d.efc_force[b, adr + 2 * k + 1]
+        out[k + 1] = edge * d.contact_friction[b, c, k]
+
+
+@entry
+def contact_force_rows(m, d, out):
+    """out (B, nconmax, 6): contact_force for every contact of every row."""
+    for b in range(d.qpos.shape[0]):
+        for c in range(d.ncon[b]):
+            contact_force(m, d, b, c, out[b, c])
