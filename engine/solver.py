@@ -1,0 +1,554 @@
+"""Stage 11, solver: the constrained acceleration of one environment (MuJoCo's
+mj_fwdConstraint in engine_forward.c and mj_solPGS / mj_solNewton in engine_solver.c).
+
+With the rows of engine.constraint, MuJoCo's soft-constraint problem is the convex program
+
+    qacc = argmin_a  1/2 (a - a0)^T M (a - a0) + sum_i s_i(J_i a - aref_i),   a0 = qacc_smooth
+    s_i(x) = 1/2 D_i x^2 for an equality row;  1/2 D_i min(x, 0)^2 for a limit or contact row
+
+(D = 1/R > 0, so it is strictly convex and its solution unique); the row forces are
+efc_force = -D_i (J_i qacc - aref_i) where a row is active (state QUADRATIC), 0 where it
+is satisfied, and qfrc_constraint = J^T efc_force. Two solvers, chosen by
+<option solver=...>, stop on the model's iterations and tolerance:
+
+- Newton (primal): from a warm start, repeat: H = M + J^T diag(D_active) J (dense,
+  Cholesky), search = -H^-1 grad with grad = M (a - a0) - J^T efc_force, then MuJoCo's
+  exact line search along `search` on the piecewise-quadratic cost (Newton steps on its
+  derivative inside a bracket). Stops when the scaled improvement or gradient, or the
+  Newton decrement 1/2 grad^T H^-1 grad, falls below the tolerance (scale =
+  1 / (meaninertia nv)).
+- PGS (dual): projected Gauss-Seidel on the forces of min_f 1/2 f^T (A + R) f + f^T b,
+  A = J M^-1 J^T, b = J a0 - aref, f >= 0 on limit and contact rows, visiting rows in
+  MuJoCo's shuffled order (PCG32, fixed seed) with its Nesterov extrapolation and
+  restarts; stops when the scaled cost improvement of a sweep falls below the
+  tolerance. Rows of A are applied as J_i (M^-1 J^T f), keeping M^-1 J^T f up to date,
+  so A is never formed. Then qacc = a0 + M^-1 J^T f.
+
+Warm start (both): the last step's qacc (Data.qacc_warmstart) if its cost is lower than
+that of qacc_smooth (Newton), or its forces if their dual cost is negative (PGS).
+The problem is solved for all rows together; MuJoCo splits it into islands of coupled
+kinematic trees, which gives the same solution.
+"""
+
+import math
+
+import numpy as np
+
+from engine import types as T
+from engine.constraint import MINVAL, dot
+from engine.factor import mul_m, solve_ld
+from engine.jit import kernel
+
+_PCG_MULT = np.uint64(6364136223846793005)
+_MASK32 = np.uint64(0xFFFFFFFF)
+
+
+# ---- shared --------------------------------------------------------------------------------------
+
+
+@kernel
+def constraint_update(m, d, b, jar):
+    """efc_force, efc_state from jar = J qacc - aref, qfrc_constraint = J^T efc_force;
+    returns the constraint cost sum_i s_i(jar_i) (mj_constraintUpdate)."""
+    nefc = d.nefc[b]
+    ne = d.ne[b]
+    D = d.efc_D[b]
+    f = d.efc_force[b]
+    cost = 0.0
+    for i in range(nefc):
+        x = jar[i]
+        if i >= ne and x >= 0:
+            f[i] = 0.0
+            d.efc_state[b, i] = T.CNSTRSTATE_SATISFIED
+        else:
+            f[i] = -D[i] * x
+            cost += 0.5 * D[i] * x * x
+            d.efc_state[b, i] = T.CNSTRSTATE_QUADRATIC
+    _jt_force(m, d, b)
+    return cost
+
+
+@kernel
+def _jt_force(m, d, b):
+    """qfrc_constraint = J^T efc_force, accumulated row by row."""
+    q = d.qfrc_constraint[b]
+    for v in range(m.nv):
+        q[v] = 0.0
+    for i in range(d.nefc[b]):
+        fi = d.efc_force[b, i]
+        if fi != 0.0:
+            row = d.efc_J[b, i]
+            for v in range(m.nv):
+                q[v] += row[v] * fi
+
+
+@kernel
+def _mul_j(m, d, b, out, x):
+    """out[i] = J_i . x for the nefc rows."""
+    for i in range(d.nefc[b]):
+        out[i] = dot(d.efc_J[b, i], x, m.nv)
+
+
+@kernel
+def _warmstart(m, d, b):
+    """Initial qacc (Newton) or efc_force (PGS): the last step's solution if it is better
+    than qacc_smooth (zero forces), as MuJoCo's warmstart decides."""
+    nv = m.nv
+    nefc = d.nefc[b]
+    qacc = d.qacc[b]
+    if m.opt_disableflags & T.DSBL_WARMSTART:
+        for v in range(nv):
+            qacc[v] = d.qacc_smooth[b, v]
+        for i in range(nefc):
+            d.efc_force[b, i] = 0.0
+        return
+    ws = d.qacc_warmstart[b]
+    for v in range(nv):
+        qacc[v] = ws[v]
+    jar = d.scratch_efc[b, 0]
+    _mul_j(m, d, b, jar, ws)
+    for i in range(nefc):
+        jar[i] -= d.efc_aref[b, i]
+    cost_ws = constraint_update(m, d, b, jar)
+    if m.opt_solver == T.SOL_PGS:
+        # dual cost of the warm-start forces: f.b + 1/2 f (J M^-1 J^T + R) f
+        w = d.scratch_nv[b, 0]
+        for v in range(nv):
+            w[v] = d.qfrc_constraint[b, v]
+        solve_ld(w, d.qLD[b], d.qLDiagInv[b], m)
+        dual = 0.0
+        quad = dot(d.qfrc_constraint[b], w, nv)
+        for i in range(nefc):
+            fi = d.efc_force[b, i]
+            dual += fi * d.efc_b[b, i]
+            quad += d.efc_R[b, i] * fi * fi
+        dual += 0.5 * quad
+        if dual > 0:
+            for i in range(nefc):
+                d.efc_force[b, i] = 0.0
+            for v in range(nv):
+                d.qfrc_constraint[b, v] = 0.0
+        return
+    Ma = d.scratch_nv[b, 0]
+    mul_m(Ma, d.qM[b], ws, m)
+    for v in range(nv):
+        cost_ws += 0.5 * (Ma[v] - d.qfrc_smooth[b, v]) * (ws[v] - d.qacc_smooth[b, v])
+    cost_smooth = constraint_update(m, d, b, d.efc_b[b])
+    if cost_ws > cost_smooth:
+        for v in range(nv):
+            qacc[v] = d.qacc_smooth[b, v]
+
+
+# ---- PGS -----------------------------------------------------------------------------------------
+
+
+@kernel
+def _pcg32(state):
+    """(next state, 32-bit output) of MuJoCo's PCG32 generator (increment 1)."""
+    new = state * _PCG_MULT + np.uint64(1)
+    xs = (((state >> np.uint64(18)) ^ state) >> np.uint64(27)) & _MASK32
+    rot = state >> np.uint64(59)
+    out = ((xs >> rot) | (xs << ((np.uint64(32) - rot) & np.uint64(31)))) & _MASK32
+    return new, out
+
+
+@kernel
+def _minv_jt_f(m, d, b, v):
+    """v = M^-1 J^T f = sum_i f_i (M^-1 J_i^T), from the rows kept by solve_pgs."""
+    Y = d.scratch_efc_nv[b]
+    for k in range(m.nv):
+        v[k] = 0.0
+    for i in range(d.nefc[b]):
+        fi = d.efc_force[b, i]
+        if fi != 0.0:
+            for k in range(m.nv):
+                v[k] += fi * Y[i, k]
+
+
+@kernel
+def solve_pgs(m, d, b):
+    """Projected Gauss-Seidel on efc_force from its warm start (MuJoCo's solPGS for
+    pyramidal cones); then qfrc_constraint = J^T f and qacc = qacc_smooth + M^-1 J^T f."""
+    nv = m.nv
+    nefc = d.nefc[b]
+    ne = d.ne[b]
+    f = d.efc_force[b]
+    R = d.efc_R[b]
+    rhs = d.efc_b[b]
+    Y = d.scratch_efc_nv[b]
+    ARinv = d.scratch_efc[b, 0]
+    fprev = d.scratch_efc[b, 1]
+    fmom = d.scratch_efc[b, 2]
+    order = d.scratch_efc_int[b]
+    v = d.scratch_nv[b, 1]
+    scale = 1.0 / (m.stat_meaninertia * max(1, nv))
+    tol = m.opt_tolerance
+    # Y_i = M^-1 J_i^T;  ARinv_i = 1 / (J_i M^-1 J_i^T + R_i)
+    for i in range(nefc):
+        y = Y[i]
+        for k in range(nv):
+            y[k] = d.efc_J[b, i, k]
+        solve_ld(y, d.qLD[b], d.qLDiagInv[b], m)
+        ARinv[i] = 1.0 / (dot(d.efc_J[b, i], y, nv) + R[i])
+        fprev[i] = f[i]
+        order[i] = i
+    _minv_jt_f(m, d, b, v)
+    state, _ = _pcg32(np.uint64(0))
+    nesterov_k = 0
+    it = 0
+    improvement = 0.0
+    while it < m.opt_iterations:
+        beta = (nesterov_k - 1) / (nesterov_k + 2) if it > 0 else 0.0
+        if beta > 0:
+            # Nesterov extrapolation, projected back onto f >= 0 for limits and contacts
+            for i in range(nefc):
+                fs = f[i]
+                f[i] += beta * (f[i] - fprev[i])
+                fprev[i] = fs
+            for i in range(ne, nefc):
+                if f[i] < 0:
+                    f[i] = 0.0
+            _minv_jt_f(m, d, b, v)
+        else:
+            for i in range(nefc):
+                fprev[i] = f[i]
+        for i in range(nefc):
+            fmom[i] = f[i]
+        # MuJoCo's visiting order: a Fisher-Yates shuffle of the rows every sweep
+        for i in range(nefc - 1, 0, -1):
+            state, r = _pcg32(state)
+            j = int(r % np.uint64(i + 1))
+            tmp = order[i]
+            order[i] = order[j]
+            order[j] = tmp
+        improvement = 0.0
+        for c in range(nefc):
+            i = order[c]
+            res = rhs[i] + dot(d.efc_J[b, i], v, nv) + R[i] * f[i]
+            old = f[i]
+            f[i] -= res * ARinv[i]
+            if i >= ne and f[i] < 0:
+                f[i] = 0.0
+            delta = f[i] - old
+            change = 0.5 * delta * delta * (1.0 / ARinv[i]) + delta * res
+            if change > 1e-10:  # the projected step raised the cost: keep the old force
+                f[i] = old
+                change = 0.0
+            elif delta != 0.0:
+                y = Y[i]
+                for k in range(nv):
+                    v[k] += delta * y[k]
+            improvement -= change
+        improvement *= scale
+        # gradient restart (O'Donoghue-Candes): when the sweep undid the extrapolation
+        restart = False
+        if it > 0:
+            s = 0.0
+            for i in range(nefc):
+                s += (f[i] - fmom[i]) * (fmom[i] - fprev[i])
+            restart = s < 0
+        nesterov_k = 0 if restart else nesterov_k + 1
+        it += 1
+        if improvement < tol:
+            break
+    for i in range(nefc):
+        if i < ne or f[i] > 0:
+            d.efc_state[b, i] = T.CNSTRSTATE_QUADRATIC
+        else:
+            d.efc_state[b, i] = T.CNSTRSTATE_SATISFIED
+    _jt_force(m, d, b)
+    qacc = d.qacc[b]
+    for k in range(nv):
+        qacc[k] = d.qfrc_constraint[b, k]
+    solve_ld(qacc, d.qLD[b], d.qLDiagInv[b], m)
+    for k in range(nv):
+        qacc[k] += d.qacc_smooth[b, k]
+    d.solver_niter[b] = it
+    d.solver_improvement[b] = improvement
+    d.solver_gradient[b] = 0.0
+    d.solver_converged[b] = 1 if improvement < tol else 0
+
+
+# ---- Newton --------------------------------------------------------------------------------------
+
+
+@kernel
+def _hessian(m, d, b):
+    """scratch_H <- Cholesky factor (lower) of H = M + J^T diag(D_active) J (mju_cholFactor:
+    a pivot below mjMINVAL is replaced by it)."""
+    nv = m.nv
+    H = d.scratch_H[b]
+    for r in range(nv):
+        for c in range(r + 1):
+            H[r, c] = 0.0
+    for i in range(d.nefc[b]):
+        if d.efc_state[b, i] != T.CNSTRSTATE_QUADRATIC:
+            continue
+        Di = d.efc_D[b, i]
+        row = d.efc_J[b, i]
+        for r in range(nv):
+            x = Di * row[r]
+            if x != 0.0:
+                for c in range(r + 1):
+                    H[r, c] += x * row[c]
+    for i in range(nv):
+        start = m.M_rowadr[i]
+        for t in range(m.M_rownnz[i]):
+            H[i, m.M_colind[start + t]] += d.qM[b, start + t]
+    for j in range(nv):
+        x = H[j, j] - dot(H[j], H[j], j)
+        if x < MINVAL:
+            H[j, j] = math.sqrt(MINVAL)
+            for i in range(j + 1, nv):
+                H[i, j] = 0.0
+        else:
+            H[j, j] = math.sqrt(x)
+            inv = 1.0 / H[j, j]
+            for i in range(j + 1, nv):
+                H[i, j] = (H[i, j] - dot(H[i], H[j], j)) * inv
+
+
+@kernel
+def _chol_solve(m, H, res, vec):
+    """res = (L L^T)^-1 vec for the Cholesky factor L in the lower triangle of H."""
+    nv = m.nv
+    for i in range(nv):
+        res[i] = vec[i]
+    for i in range(nv):
+        if i:
+            res[i] -= dot(H[i], res, i)
+        res[i] /= H[i, i]
+    for i in range(nv - 1, -1, -1):
+        for j in range(i + 1, nv):
+            res[i] -= H[j, i] * res[j]
+        res[i] /= H[i, i]
+
+
+@kernel
+def _ls_eval(m, d, b, alpha, qg1, qg2):
+    """(alpha, cost(alpha) - cost(0), d cost/d alpha, d^2 cost/d alpha^2) along the search
+    direction (MuJoCo's PrimalEval for equality, limit and pyramidal contact rows)."""
+    ne = d.ne[b]
+    Jaref = d.scratch_efc[b, 0]
+    Jv = d.scratch_efc[b, 1]
+    q0 = d.scratch_efc[b, 2]
+    q1 = d.scratch_efc[b, 3]
+    q2 = d.scratch_efc[b, 4]
+    cost = 0.0
+    t0 = 0.0
+    t1 = qg1
+    t2 = qg2
+    for i in range(d.nefc[b]):
+        if i < ne:
+            t1 += q1[i]
+            t2 += q2[i]
+            continue
+        start = Jaref[i]
+        x = start + alpha * Jv[i]
+        cost0 = q0[i] if start < 0 else 0.0
+        if x < 0:
+            t0 += q0[i] - cost0
+            t1 += q1[i]
+            t2 += q2[i]
+        else:
+            cost -= cost0
+    cost += alpha * alpha * t2 + alpha * t1 + t0
+    d0 = 2 * alpha * t2 + t1
+    d1 = 2 * t2
+    if d1 <= 0:
+        d1 = MINVAL
+    return (alpha, cost, d0, d1)
+
+
+@kernel
+def _bracket(m, d, b, p, c1, c2, c3, pnext, qg1, qg2):
+    """MuJoCo's updateBracket: move bracket end p to the candidate with the same derivative
+    sign closest to zero; returns (flag, p, pnext, evaluations)."""
+    flag = 0
+    for c in (c1, c2, c3):
+        if p[2] < 0 and c[2] < 0 and p[2] < c[2]:
+            p = c
+            flag = 1
+        elif p[2] > 0 and c[2] > 0 and p[2] > c[2]:
+            p = c
+            flag = 2
+    if flag:
+        pnext = _ls_eval(m, d, b, p[0] - p[2] / p[3], qg1, qg2)
+        return flag, p, pnext, 1
+    return flag, p, pnext, 0
+
+
+@kernel
+def _line_search(m, d, b, scale):
+    """(alpha, improvement) of MuJoCo's exact line search (PrimalSearch) along search."""
+    nv = m.nv
+    nefc = d.nefc[b]
+    Ma = d.scratch_nv[b, 0]
+    Mv = d.scratch_nv[b, 1]
+    search = d.scratch_nv[b, 4]
+    snorm = math.sqrt(dot(search, search, nv))
+    if snorm < MINVAL:
+        return 0.0, 0.0
+    gtol = m.opt_tolerance * m.opt_ls_tolerance * snorm / scale
+    lsmax = m.opt_ls_iterations
+    mul_m(Mv, d.qM[b], search, m)
+    Jaref = d.scratch_efc[b, 0]
+    Jv = d.scratch_efc[b, 1]
+    _mul_j(m, d, b, Jv, search)
+    qg1 = dot(search, Ma, nv) - dot(d.qfrc_smooth[b], search, nv)
+    qg2 = 0.5 * dot(search, Mv, nv)
+    for i in range(nefc):
+        Di = d.efc_D[b, i]
+        dj = Di * Jaref[i]
+        d.scratch_efc[b, 2, i] = 0.5 * (Jaref[i] * dj)
+        d.scratch_efc[b, 3, i] = Jv[i] * dj
+        d.scratch_efc[b, 4, i] = 0.5 * (Jv[i] * Di * Jv[i])
+    p0 = _ls_eval(m, d, b, 0.0, qg1, qg2)
+    p1 = _ls_eval(m, d, b, p0[0] - p0[2] / p0[3], qg1, qg2)
+    nev = 2
+    if abs(p1[2]) < gtol and (p1[0] == 0 or p1[1] < 0):
+        return p1[0], -p1[1]
+    direction = 1.0 if p1[2] < 0 else -1.0
+    # one-sided search: Newton steps while the derivative keeps its sign
+    p2 = p0
+    while p1[2] * direction <= -gtol and nev < lsmax:
+        p2 = p1
+        p1 = _ls_eval(m, d, b, p1[0] - p1[2] / p1[3], qg1, qg2)
+        nev += 1
+        if abs(p1[2]) < gtol and p1[1] < 0:
+            return p1[0], -p1[1]
+    if nev >= lsmax:
+        return p1[0], -p1[1]
+    # bracketed search between p1 and p2
+    p2next = p1
+    p1next = _ls_eval(m, d, b, p1[0] - p1[2] / p1[3], qg1, qg2)
+    nev += 1
+    while nev < lsmax:
+        pmid = _ls_eval(m, d, b, 0.5 * (p1[0] + p2[0]), qg1, qg2)
+        nev += 1
+        best = -1
+        bestcost = 0.0
+        k = 0
+        for c in (p1next, p2next, pmid):
+            if abs(c[2]) < gtol and (best == -1 or c[1] < bestcost):
+                bestcost = c[1]
+                best = k
+            k += 1
+        if best == 0:
+            return p1next[0], -p1next[1]
+        if best == 1:
+            return p2next[0], -p2next[1]
+        if best == 2:
+            return pmid[0], -pmid[1]
+        c1, c2, c3 = p1next, p2next, pmid
+        b1, p1, p1next, n1 = _bracket(m, d, b, p1, c1, c2, c3, p1next, qg1, qg2)
+        b2, p2, p2next, n2 = _bracket(m, d, b, p2, c1, c2, c3, p2next, qg1, qg2)
+        nev += n1 + n2
+        if not b1 and not b2:
+            return pmid[0], -pmid[1]
+    if p1[1] <= p2[1] and p1[1] < 0:
+        return p1[0], -p1[1]
+    if p2[1] <= p1[1] and p2[1] < 0:
+        return p2[0], -p2[1]
+    return 0.0, 0.0
+
+
+@kernel
+def _newton_update(m, d, b):
+    """At the current qacc (Ma, Jaref kept): forces, states, qfrc_constraint, the factored
+    Hessian, grad = M qacc - qfrc_smooth - qfrc_constraint and Mgrad = H^-1 grad."""
+    nv = m.nv
+    constraint_update(m, d, b, d.scratch_efc[b, 0])
+    _hessian(m, d, b)
+    Ma = d.scratch_nv[b, 0]
+    grad = d.scratch_nv[b, 2]
+    for v in range(nv):
+        grad[v] = Ma[v] - d.qfrc_smooth[b, v] - d.qfrc_constraint[b, v]
+    _chol_solve(m, d.scratch_H[b], d.scratch_nv[b, 3], grad)
+
+
+@kernel
+def solve_newton(m, d, b):
+    """Newton's method on the primal cost from the warm-start qacc (MuJoCo's mj_solPrimal
+    with flg_Newton, pyramidal cones, dense Hessian refactored every iteration)."""
+    nv = m.nv
+    nefc = d.nefc[b]
+    qacc = d.qacc[b]
+    Ma = d.scratch_nv[b, 0]
+    Mv = d.scratch_nv[b, 1]
+    grad = d.scratch_nv[b, 2]
+    Mgrad = d.scratch_nv[b, 3]
+    search = d.scratch_nv[b, 4]
+    Jaref = d.scratch_efc[b, 0]
+    Jv = d.scratch_efc[b, 1]
+    tol = m.opt_tolerance
+    scale = 1.0 / (m.stat_meaninertia * max(1, nv))
+    mul_m(Ma, d.qM[b], qacc, m)
+    _mul_j(m, d, b, Jaref, qacc)
+    for i in range(nefc):
+        Jaref[i] -= d.efc_aref[b, i]
+    _newton_update(m, d, b)
+    for v in range(nv):
+        search[v] = -Mgrad[v]
+    it = 0
+    converged = 0
+    improvement = 0.0
+    gradient = scale * math.sqrt(dot(grad, grad, nv))
+    while it < m.opt_iterations:
+        alpha, ls_improvement = _line_search(m, d, b, scale)
+        if alpha == 0.0:
+            break
+        for v in range(nv):
+            qacc[v] += alpha * search[v]
+            Ma[v] += alpha * Mv[v]
+        for i in range(nefc):
+            Jaref[i] += alpha * Jv[i]
+        _newton_update(m, d, b)
+        improvement = scale * ls_improvement
+        gradient = scale * math.sqrt(dot(grad, grad, nv))
+        decrement = max(0.0, 0.5 * scale * dot(grad, Mgrad, nv))
+        it += 1
+        if (improvement > 0 and improvement < tol) or gradient < tol or decrement < tol:
+            converged = 1
+            break
+        for v in range(nv):
+            search[v] = -Mgrad[v]
+    if not converged:
+        # stopped by the iteration limit or a line search without improvement: converged
+        # if the final point passes the gradient or Newton-decrement test
+        gradient = scale * math.sqrt(dot(grad, grad, nv))
+        decrement = max(0.0, 0.5 * scale * dot(grad, Mgrad, nv))
+        converged = 1 if (gradient < tol or decrement < tol) else 0
+    d.solver_niter[b] = it
+    d.solver_improvement[b] = improvement
+    d.solver_gradient[b] = gradient
+    d.solver_converged[b] = converged
+
+
+# ---- driver --------------------------------------------------------------------------------------
+
+
+@kernel
+def fwd_constraint(m, d, b):
+    """qacc, qfrc_constraint and efc_force of row b (mj_fwdConstraint); after the smooth
+    acceleration (qacc_smooth) and the constraint rows (make_constraint, reference)."""
+    nv = m.nv
+    nefc = d.nefc[b]
+    for v in range(nv):
+        d.qfrc_constraint[b, v] = 0.0
+    if nefc == 0:
+        for v in range(nv):
+            d.qacc[b, v] = d.qacc_smooth[b, v]
+        d.solver_niter[b] = 0
+        d.solver_improvement[b] = 0.0
+        d.solver_gradient[b] = 0.0
+        d.solver_converged[b] = 1
+        return
+    _mul_j(m, d, b, d.efc_b[b], d.qacc_smooth[b])
+    for i in range(nefc):
+        d.efc_b[b, i] -= d.efc_aref[b, i]
+    _warmstart(m, d, b)
+    if m.opt_solver == T.SOL_PGS:
+        solve_pgs(m, d, b)
+    else:
+        solve_newton(m, d, b)
