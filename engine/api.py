@@ -12,6 +12,7 @@ import numpy as np
 
 from engine import types as T
 from engine.collision_driver import GEOM_TYPE_NAMES, collision_rows
+from engine.constraint import contact_force_rows, dot
 from engine.data import Data
 from engine.factor import mul_m
 from engine.forward import fwd_position, fwd_velocity
@@ -19,6 +20,7 @@ from engine.jacobian import apply_ft, jac
 from engine.jit import entry
 from engine.model import Model, UnsupportedModelError
 from engine.rne import rne
+from engine.solver import constraint_update
 from engine.spatial import sub_quat
 from engine.step import forward_rows, step_rows
 
@@ -82,13 +84,26 @@ def collision(m: Model, d: Data, nthread: int = 1) -> None:
     run_rows(collision_rows, m, d, nthread)
     lost = np.flatnonzero(d.contact_lost)
     if len(lost):
-        row = int(lost[0])
-        found = int(d.ncon[row] + d.contact_lost[row])
-        raise ContactOverflowError(
-            f"row {row} has {found} contacts but the contact buffer holds nconmax={m.nconmax}; "
-            f"{len(lost)} row(s) overflowed and kept only the first nconmax contacts. "
-            "Load the model with a larger engine.load_mjcf(..., nconmax=...)"
-        )
+        raise overflow_error(m, d, lost)
+
+
+def contact_force(m: Model, d: Data) -> np.ndarray:
+    """(B, nconmax, 6): force and torque of each contact in its frame (normal first), from
+    the last forward(); zero past ncon and for excluded contacts (mj_contactForce)."""
+    out = np.zeros((d.qpos.shape[0], m.nconmax, 6))
+    contact_force_rows(m, d, out)
+    return out
+
+
+def overflow_error(m: Model, d: Data, rows: np.ndarray) -> ContactOverflowError:
+    """The error for rows that found more contacts than nconmax (contact_lost > 0)."""
+    row = int(rows[0])
+    found = int(d.ncon[row] + d.contact_lost[row])
+    return ContactOverflowError(
+        f"row {row} has {found} contacts but the contact buffer holds nconmax={m.nconmax}; "
+        f"{len(rows)} row(s) overflowed and kept only the first nconmax contacts. "
+        "Load the model with a larger engine.load_mjcf(..., nconmax=...)"
+    )
 
 
 def forward(m: Model, d: Data, nthread: int = 1) -> None:
@@ -108,6 +123,11 @@ def _inverse_batch(m, d):
     for b in range(d.qpos.shape[0]):
         fwd_position(m, d, b)
         fwd_velocity(m, d, b)
+        # constraint forces of the given qacc: efc_force = -D (J qacc - aref) on active rows
+        jar = d.scratch_efc[b, 0]
+        for i in range(d.nefc[b]):
+            jar[i] = dot(d.efc_J[b, i], d.qacc[b], m.nv) - d.efc_aref[b, i]
+        constraint_update(m, d, b, jar)
         work = d.scratch_body[b]
         out = d.qfrc_inverse[b]
         rne(m, d, b, False, d.qacc[b], out, work[0], work[1], work[2])
@@ -118,7 +138,9 @@ def _inverse_batch(m, d):
 
 
 def inverse(m: Model, d: Data) -> None:
-    """mj_inverse for every row: qfrc_inverse = M qacc + c(q, v) - qfrc_passive - qfrc_constraint."""
+    """mj_inverse for every row: qfrc_inverse = M qacc + c(q, v) - qfrc_passive - qfrc_constraint,
+    with the constraint forces (efc_force, qfrc_constraint) those the soft constraints exert
+    at the given qacc (mj_invConstraint)."""
     check(m, d)
     _inverse_batch(m, d)
 

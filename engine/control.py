@@ -93,6 +93,11 @@ class AccelerationDrive:
         if not 0 <= actuator < model.nu:
             raise IndexError(f"actuator {actuator} out of range (model has {model.nu})")
         a = int(actuator)
+        if model.nefcmax > 0:
+            raise ValueError(
+                "an acceleration drive needs a model without constraints (its joint acceleration "
+                'is set through M^-1 alone); disable them with <flag constraint="disable"/>'
+            )
         if model.actuator_trntype[a] != T.TRN_JOINT:
             raise ValueError(f"actuator {a}: an acceleration drive needs a joint transmission")
         if model.actuator_gaintype[a] != T.GAIN_FIXED or model.actuator_biastype[a] != T.BIAS_NONE:

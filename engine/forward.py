@@ -1,15 +1,19 @@
 """Forward dynamics of one environment: only sequences the stages (MuJoCo's mj_forward).
 
-position:     kinematics -> com_pos -> tendon -> crb -> factor -> transmission
-velocity:     tendon/actuator velocity -> com_vel -> passive -> rne (bias)
-acceleration: actuation -> qfrc_smooth -> qacc = M^-1 qfrc_smooth
+position:     kinematics -> com_pos -> tendon -> crb -> factor -> collision -> constraint
+              rows -> transmission
+velocity:     tendon/actuator velocity -> com_vel -> passive -> constraint reference -> rne
+acceleration: actuation -> qfrc_smooth -> qacc_smooth = M^-1 qfrc_smooth -> constraint
+              solver (qacc, qfrc_constraint)
 sensors:      read after the acceleration stage
 """
 
 from engine import types as T
 from engine.actuation import actuation, actuator_velocity, transmission
+from engine.collision_driver import collision
 from engine.com_pos import com_pos
 from engine.com_vel import com_vel
+from engine.constraint import make_constraint, reference_constraint
 from engine.crb import crb
 from engine.factor import factor_m, solve_ld
 from engine.jacobian import apply_ft
@@ -18,6 +22,7 @@ from engine.kinematics import kinematics
 from engine.passive import passive
 from engine.rne import bias
 from engine.sensors import sensors
+from engine.solver import fwd_constraint
 from engine.tendon import tendon, tendon_velocity
 
 
@@ -29,6 +34,12 @@ def fwd_position(m, d, b):
     tendon(m, d, b)
     crb(m, d, b)
     factor_m(m, d, b)
+    if m.opt_disableflags & (T.DSBL_CONSTRAINT | T.DSBL_CONTACT):
+        d.ncon[b] = 0
+        d.contact_lost[b] = 0
+    else:
+        collision(m, d, b)
+    make_constraint(m, d, b)
     transmission(m, d, b)
 
 
@@ -39,12 +50,14 @@ def fwd_velocity(m, d, b):
     actuator_velocity(m, d, b)
     com_vel(m, d, b)
     passive(m, d, b)
+    reference_constraint(m, d, b)
     bias(m, d, b)
 
 
 @stage
 def fwd_acceleration(m, d, b):
-    """qfrc_smooth = passive - bias + applied + actuator + J^T xfrc;  qacc = M^-1 qfrc_smooth."""
+    """qfrc_smooth = passive - bias + applied + actuator + J^T xfrc;  qacc_smooth =
+    M^-1 qfrc_smooth; then the constraint solver gives qacc and qfrc_constraint."""
     f = d.qfrc_smooth[b]
     for i in range(m.nv):
         f[i] = d.qfrc_passive[b, i] - d.qfrc_bias[b, i] + d.qfrc_applied[b, i] + d.qfrc_actuator[b, i]
@@ -56,10 +69,7 @@ def fwd_acceleration(m, d, b):
     for i in range(m.nv):
         acc[i] = f[i]
     solve_ld(acc, d.qLD[b], d.qLDiagInv[b], m)
-    # no constraints yet: the smooth acceleration is the acceleration
-    for i in range(m.nv):
-        d.qfrc_constraint[b, i] = 0.0
-        d.qacc[b, i] = acc[i]
+    fwd_constraint(m, d, b)
 
 
 @kernel

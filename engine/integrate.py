@@ -43,8 +43,13 @@ def integrate_pos(m, qpos, qvel, h):
 
 @stage
 def advance(m, d, b, qacc, qvel_pos, use_qvel_pos):
-    """v += h qacc; q (+)= h v (or h qvel_pos if use_qvel_pos); t += h (MuJoCo's mj_advance)."""
+    """v += h qacc; q (+)= h v (or h qvel_pos if use_qvel_pos); t += h (MuJoCo's mj_advance).
+
+    Also keeps the qacc of the last forward pass as the constraint solver's next warm start.
+    """
     h = m.opt_timestep
+    for i in range(m.nv):
+        d.qacc_warmstart[b, i] = d.qacc[b, i]
     qvel = d.qvel[b]
     for i in range(m.nv):
         qvel[i] += h * qacc[i]

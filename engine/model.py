@@ -285,13 +285,6 @@ def check_supported(mj: mujoco.MjModel) -> None:
     OBJ = mujoco.mjtObj
     _check_collision(mj)
     _check_constraints(mj)
-    flags = mj.opt.disableflags
-    if not (flags & T.DSBL_CONTACT and flags & T.DSBL_CONSTRAINT):
-        _refuse(
-            "<option><flag contact=... constraint=...>",
-            "contacts and constraints are not simulated yet; load this model with "
-            '<option><flag contact="disable" constraint="disable"/></option>',
-        )
     if mj.opt.integrator not in _INTEGRATOR_NAMES:
         name = mujoco.mjtIntegrator(mj.opt.integrator).name
         _refuse(f'<option integrator="{name}">', "only Euler, RK4, implicit and implicitfast")

@@ -6,7 +6,8 @@ world-oriented), like cvel. The world accelerates upward, so gravity appears in 
 
     cacc_0     = (0, -g)                                   (0 if gravity is disabled)
     cacc_i     = cacc_parent + sum_k cdof_dot_k qvel_k + sum_k cdof_k qacc_k
-    cfrc_ext_i = xfrc_applied_i moved from xipos_i to the root's subtree_com (no contacts)
+    cfrc_ext_i = xfrc_applied_i, contact and connect/weld forces on body i, moved from their
+                 points to the root's subtree_com
     cfrc_int_i = cinert_i cacc_i + cvel_i x* (cinert_i cvel_i) - cfrc_ext_i
                  + sum over the children of i of cfrc_int_child
 
@@ -15,36 +16,88 @@ backward pass the world row is accumulated too: cfrc_int_0 is the sum over the r
 """
 
 from engine import types as T
+from engine.constraint import contact_force, eq_anchors, weld_quats
 from engine.jit import kernel
-from engine.spatial import cross_force, mul_inert_vec
+from engine.spatial import cross_force, mtv3, mul_inert_vec, qmul, qmul_axis
+
+
+@kernel
+def _add_ext(m, d, b, body, point, t0, t1, t2, f0, f1, f2, sign):
+    """cfrc_ext[body] += sign * (torque:force at `point`, world) moved to the root's subtree_com.
+
+    torque' = torque - (subtree_com_root - point) x force (MuJoCo's mju_transformSpatial).
+    """
+    com = d.subtree_com[b, m.body_rootid[body]]
+    d0, d1, d2 = com[0] - point[0], com[1] - point[1], com[2] - point[2]
+    e = d.cfrc_ext[b, body]
+    e[0] += sign * (t0 - (d1 * f2 - d2 * f1))
+    e[1] += sign * (t1 - (d2 * f0 - d0 * f2))
+    e[2] += sign * (t2 - (d0 * f1 - d1 * f0))
+    e[3] += sign * f0
+    e[4] += sign * f1
+    e[5] += sign * f2
 
 
 @kernel
 def _cfrc_ext(m, d, b):
-    """cfrc_ext of row b: xfrc_applied (force:torque at xipos) as a com-based torque:force.
+    """cfrc_ext of row b: xfrc_applied (force:torque at xipos), contact forces (+ on the
+    body of geom 2, - on geom 1, at the contact point) and the forces of connect and weld
+    equalities (+ on body 1, - on body 2, at their anchors), as com-based torque:force.
 
-    torque' = torque - (subtree_com_root - xipos) x force. No contacts or equality
-    constraints exist yet, so nothing else acts on a body from outside.
+    A weld's torque is what its three rotation rows exert: with the rows' Jacobian
+    0.5 ts E jr (E w = (q2^-1 * (0, w) * q)_xyz, ts the torquescale), the torque is
+    0.5 ts E^T f_rot. (MuJoCo's C source applies f_rot itself; its 4.0.0 binary, our
+    oracle, applies this torque.)
     """
     ext = d.cfrc_ext[b]
-    for k in range(6):
-        ext[0, k] = 0.0
+    for i in range(m.nbody):
+        for k in range(6):
+            ext[i, k] = 0.0
     for i in range(1, m.nbody):
         x = d.xfrc_applied[b, i]
-        e = ext[i]
-        for k in range(6):
-            e[k] = 0.0
         if x[0] == 0 and x[1] == 0 and x[2] == 0 and x[3] == 0 and x[4] == 0 and x[5] == 0:
             continue
-        com = d.subtree_com[b, m.body_rootid[i]]
-        p = d.xipos[b, i]
-        d0, d1, d2 = com[0] - p[0], com[1] - p[1], com[2] - p[2]
-        e[0] = x[3] - (d1 * x[2] - d2 * x[1])
-        e[1] = x[4] - (d2 * x[0] - d0 * x[2])
-        e[2] = x[5] - (d0 * x[1] - d1 * x[0])
-        e[3] = x[0]
-        e[4] = x[1]
-        e[5] = x[2]
+        _add_ext(m, d, b, i, d.xipos[b, i], x[3], x[4], x[5], x[0], x[1], x[2], 1.0)
+    lfrc = d.scratch_body[b, 2, 0]  # 6 numbers: contact force in the contact frame
+    for c in range(d.ncon[b]):
+        if d.contact_efc_address[b, c] < 0:
+            continue
+        contact_force(m, d, b, c, lfrc)
+        fr = d.contact_frame[b, c]
+        f = mtv3(fr, lfrc[0:3])  # world force
+        t = mtv3(fr, lfrc[3:6])  # world torque
+        p = d.contact_pos[b, c]
+        for side in range(2):
+            body = m.geom_bodyid[d.contact_geom[b, c, side]]
+            if body:
+                sign = 1.0 if side else -1.0
+                _add_ext(m, d, b, body, p, t[0], t[1], t[2], f[0], f[1], f[2], sign)
+    i = 0
+    while i < d.ne[b]:
+        eq = d.efc_id[b, i]
+        etype = m.eq_type[eq]
+        if etype != T.EQ_CONNECT and etype != T.EQ_WELD:
+            i += 1
+            continue
+        p1, p2, body1, body2 = eq_anchors(m, d, b, eq)
+        f0, f1, f2 = d.efc_force[b, i], d.efc_force[b, i + 1], d.efc_force[b, i + 2]
+        t0 = t1 = t2 = 0.0
+        if etype == T.EQ_WELD:
+            q, q2inv = weld_quats(m, d, b, eq, body1, body2)
+            scl = 0.5 * m.eq_data[eq, 10]
+            fr = d.efc_force[b, i + 3 : i + 6]
+            # column j of E: (q2^-1 * (0, e_j) * q)_xyz;  t = 0.5 ts E^T f_rot
+            e = qmul(qmul_axis(q2inv, 1.0, 0.0, 0.0), q)
+            t0 = scl * (e[1] * fr[0] + e[2] * fr[1] + e[3] * fr[2])
+            e = qmul(qmul_axis(q2inv, 0.0, 1.0, 0.0), q)
+            t1 = scl * (e[1] * fr[0] + e[2] * fr[1] + e[3] * fr[2])
+            e = qmul(qmul_axis(q2inv, 0.0, 0.0, 1.0), q)
+            t2 = scl * (e[1] * fr[0] + e[2] * fr[1] + e[3] * fr[2])
+        if body1:
+            _add_ext(m, d, b, body1, p1, t0, t1, t2, f0, f1, f2, 1.0)
+        if body2:
+            _add_ext(m, d, b, body2, p2, t0, t1, t2, f0, f1, f2, -1.0)
+        i += 6 if etype == T.EQ_WELD else 3
 
 
 @kernel

@@ -73,7 +73,8 @@ class Simulator:
 
         As in MuJoCo, derived quantities (sensordata, qacc, ...) afterwards belong to the
         state at the start of the last step. Raises NonFiniteError if an acceleration
-        becomes NaN or inf: that row stays at the state before the failing step.
+        becomes NaN or inf, and ContactOverflowError if a row finds more contacts than
+        model.nconmax: that row stays at the state before the failing step.
         """
         if nstep < 1:
             raise ValueError(f"nstep must be >= 1, got {nstep}")
@@ -91,13 +92,20 @@ class Simulator:
 
     def collision(self) -> None:
         """Contacts of every row at the geom poses of the last forward() (like mj_collision):
-        data.ncon and data.contact_*. Raises ContactOverflowError if a row finds more than
-        model.nconmax contacts. Not yet part of forward() or step()."""
+        data.ncon and data.contact_*, whatever the model's contact flags (forward() and
+        step() collide by themselves when contacts are enabled). Raises
+        ContactOverflowError if a row finds more than model.nconmax contacts."""
         api.collision(self.model, self.data, self.nthread)
 
+    def contact_force(self) -> np.ndarray:
+        """(B, nconmax, 6): force:torque of each contact of the last forward() in its contact
+        frame (normal first; like mj_contactForce), zero past data.ncon."""
+        return api.contact_force(self.model, self.data)
+
     def inverse(self) -> np.ndarray:
-        """qfrc_inverse = M qacc + c - qfrc_passive for every row (like mj_inverse), using
-        the current qpos, qvel and qacc. Returns data.qfrc_inverse."""
+        """qfrc_inverse = M qacc + c - qfrc_passive - qfrc_constraint for every row (like
+        mj_inverse), using the current qpos, qvel and qacc; the constraint forces are those
+        of the soft constraints at that qacc. Returns data.qfrc_inverse."""
         api.inverse(self.model, self.data)
         return self.data.qfrc_inverse
 
@@ -159,6 +167,9 @@ class Simulator:
         bad = np.flatnonzero(self.data.status)
         if len(bad) == 0:
             return
+        lost = bad[self.data.contact_lost[bad] > 0]
+        if len(lost):
+            raise api.overflow_error(self.model, self.data, lost)
         row = int(bad[0])
         step = start + int(self.data.status[row]) if what == "step" else start
         quantity = "qacc"

@@ -5,8 +5,9 @@ can run disjoint ranges on several threads at once (rows never share state). We 
 use numba's `prange` here: compiling a parallel loop around the whole pipeline took over
 ten minutes, against about one for the serial kernel.
 
-A row whose acceleration is not finite is flagged in `d.status` and not advanced, so the
-Python layer can raise with the row, the step and the quantity while its state is intact.
+A row whose acceleration is not finite, or that found more contacts than its buffer holds,
+is flagged in `d.status` and not advanced, so the Python layer can raise with the row, the
+step and the reason while its state is intact.
 """
 
 import math
@@ -19,6 +20,10 @@ from engine.jit import entry, kernel, stage
 
 @stage
 def acc_ok(m, d, b):
+    """True if the forward pass of row b can be integrated: every contact fit in the
+    buffer (contact_lost == 0) and qacc is finite."""
+    if d.contact_lost[b] > 0:
+        return False
     for i in range(m.nv):
         if not math.isfinite(d.qacc[b, i]):
             return False
@@ -39,7 +44,8 @@ def integrate_row(m, d, b):
 
 @kernel
 def step_row(m, d, b):
-    """mj_step for row b: forward, check, integrate. Returns False if qacc is not finite."""
+    """mj_step for row b: forward, check, integrate. Returns False (and does not integrate)
+    if qacc is not finite or the contact buffer overflowed."""
     forward_row(m, d, b, True)
     if not acc_ok(m, d, b):
         return False
@@ -57,7 +63,8 @@ def forward_rows(m, d, lo, hi):
 
 @entry
 def step_rows(m, d, lo, hi, nstep):
-    """nstep steps of rows lo..hi-1; a row stops before its first non-finite qacc."""
+    """nstep steps of rows lo..hi-1; a row stops before its first failed step (non-finite
+    qacc or contact overflow)."""
     for b in range(lo, hi):
         d.status[b] = 0
         for k in range(nstep):
