@@ -67,3 +67,72 @@ def rel_err(ours: np.ndarray, ref: np.ndarray) -> float:
 def report(label: str, worst: float, tol: float, count: int) -> None:
     """Print the worst error seen (pytest -s shows it; -rA keeps it in the summary)."""
     print(f"[oracle] {label}: worst {worst:.3e} (tolerance {tol:.0e}) over {count} cases")
+
+
+STATE = ("qpos", "qvel", "ctrl", "qacc_warmstart")
+
+
+def rollout_states(
+    mj: mujoco.MjModel, n: int, seed: int, every: int = 7, touching: bool = True, vel: float = 1.0
+) -> dict[str, np.ndarray]:
+    """n states (qpos, qvel, ctrl, qacc_warmstart) along MuJoCo rollouts (mj_step, the
+    model's own options) with random controls. A robot with a free root starts above the
+    floor at a random height and tilt ("dropped on the floor"); any other model starts from
+    a random perturbation of qpos0. Every `every` steps a state is kept (if `touching`,
+    only when MuJoCo found a contact). The state is what the next mj_step starts from."""
+    rng = np.random.default_rng(seed)
+    d = mujoco.MjData(mj)
+    free = mj.njnt > 0 and mj.jnt_type[0] == mujoco.mjtJoint.mjJNT_FREE
+    out: dict[str, list] = {k: [] for k in STATE}
+    for _ in range(1000):
+        mujoco.mj_resetData(mj, d)
+        if free:
+            d.qpos[2] += rng.uniform(0.0, 0.6)
+            q = rng.normal(size=4)
+            d.qpos[3:7] = q / np.linalg.norm(q)
+        else:
+            d.qpos[:] += rng.uniform(-0.3, 0.3, mj.nq)
+            if mj.ngeom and mj.geom_type[0] == mujoco.mjtGeom.mjGEOM_PLANE and mj.nq > 1:
+                d.qpos[1] += rng.uniform(0.0, 0.5)  # planar robots: rootz
+        d.qvel[:] = rng.normal(0.0, vel, mj.nv)
+        for t in range(300):
+            d.ctrl[:] = rng.uniform(-1.0, 1.0, mj.nu)
+            mujoco.mj_step(mj, d)
+            if t % every == 0 and (d.ncon > 0 or not touching):
+                for k in STATE:
+                    out[k].append(getattr(d, k).copy())
+                if len(out["qpos"]) == n:
+                    return {k: np.array(v) for k, v in out.items()}
+    raise AssertionError(f"rollouts found only {len(out['qpos'])} states")
+
+
+def set_state(sim, states: dict[str, np.ndarray], mjd: mujoco.MjData | None = None, i: int | None = None):
+    """Write states into every row of sim.data (i is None) or row i of them into MuJoCo's mjd."""
+    if mjd is None:
+        for k in STATE:
+            getattr(sim.data, k)[:] = states[k]
+        return
+    for k in STATE:
+        getattr(mjd, k)[:] = states[k][i]
+
+
+def with_options(source: Path | str, flags: dict[str, str] | None = None, **options) -> str:
+    """The MJCF text of `source` (a path or an MJCF string) with <option> attributes set
+    (e.g. solver="Newton", tolerance="1e-15") and <option><flag> attributes `flags`."""
+    import xml.etree.ElementTree as ET
+
+    text = str(source)
+    root = ET.fromstring(text) if text.lstrip().startswith("<") else ET.parse(text).getroot()
+    option = root.find("option")
+    if option is None:
+        option = ET.Element("option")
+        root.insert(0, option)
+    for key, value in options.items():
+        option.set(key, str(value))
+    if flags:
+        flag = option.find("flag")
+        if flag is None:
+            flag = ET.SubElement(option, "flag")
+        for key, value in flags.items():
+            flag.set(key, value)
+    return ET.tostring(root, encoding="unicode")

@@ -6,9 +6,10 @@ poses of the same models near the floor, and random poses of our models
 `assets/tests/collision_*.xml`, which cover every primitive pair we collide (with deep
 penetration, margins and gaps), the pair filters and the parameter mixing. Constructed
 states add exactly parallel capsules and deep penetration. Our Model is loaded from
-`without_contacts(xml)` (the loader still wants contacts off for simulation), MuJoCo's
-from the original xml; ours runs forward() (kinematics) then collision(), MuJoCo
-mj_kinematics then mj_collision.
+`without_contacts(xml)`, so that forward() computes the kinematics and nothing else,
+MuJoCo's from the original xml; ours runs forward() then collision(), MuJoCo
+mj_kinematics then mj_collision. (forward() and step() of a model with contacts enabled
+run the same collision stage themselves; test_constraint checks its contacts there.)
 
 Contacts are compared in order, contact i to contact i: count and geoms exactly, then
 position, frame (normal first) and distance to TOL_GEOM, and every contact parameter to
@@ -478,8 +479,8 @@ def test_uncollidable_geom_refused_by_name(gtype, size, other):
     quiet = _REFUSED.format(name="odd", type=gtype, size=size, mask='contype="0" conaffinity="0"')
     mj = mujoco.MjModel.from_xml_string(quiet)
     assert mj.ngeom == 3
-    with pytest.raises(engine.UnsupportedModelError, match="contacts and constraints are not simulated"):
-        engine.load_mjcf(quiet)  # refused for the other reason only (contacts still on)
+    model = engine.load_mjcf(quiet)
+    assert len(model.cpair_geom) == 1  # floor and stick
 
 
 def test_uncollidable_geom_with_contacts_disabled():

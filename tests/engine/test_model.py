@@ -50,8 +50,47 @@ def _xml(option="", flags=DISABLED, body="", world="", extra="") -> str:
 
 # (id, MJCF, substrings the message must contain: the element and what is refused)
 REFUSALS = [
-    ("contacts_enabled", _xml(flags='constraint="disable"'), ["<option><flag", "contact"]),
-    ("constraints_enabled", _xml(flags='contact="disable"'), ["<option><flag", "constraint"]),
+    (
+        "joint_frictionloss",
+        _xml(flags="", extra='<default><joint frictionloss="0.1"/></default>'),
+        ["frictionloss", "'hinge'"],
+    ),
+    (
+        "tendon_frictionloss",
+        _xml(
+            flags="",
+            extra='<tendon><fixed name="t" frictionloss="0.2">'
+            '<joint joint="hinge" coef="1"/></fixed></tendon>',
+        ),
+        ["frictionloss", "'t'"],
+    ),
+    ("elliptic_cone", _xml(flags="", option='cone="elliptic"'), ['cone="elliptic"']),
+    ("cg_solver", _xml(flags="", option='solver="CG"'), ['solver="CG"']),
+    ("noslip", _xml(flags="", option='noslip_iterations="5"'), ["noslip"]),
+    (
+        "ball_limit",
+        _xml(flags="", extra='<default><joint range="0 1"/></default>'),
+        ["limit", "'ballj'", "ball"],
+    ),
+    (
+        "tendon_equality",
+        _xml(
+            flags="",
+            extra='<tendon><fixed name="t"><joint joint="hinge" coef="1"/></fixed></tendon>'
+            '<equality><tendon name="tie" tendon1="t"/></equality>',
+        ),
+        ["<equality>", "'tie'", "tendon"],
+    ),
+    (
+        "condim_6",
+        _xml(flags="", world='<geom name="floor" type="plane" size="1 1 0.1" condim="6"/>'),
+        ["condim", "'floor'", "6"],
+    ),
+    (
+        "mixed_solref",
+        _xml(flags="", extra='<default><joint solreflimit="0.02 -1"/></default>'),
+        ["solref", "'hinge'"],
+    ),
     (
         "spatial_tendon",
         _xml(extra='<tendon><spatial name="cable"><site site="s0"/><site site="s1"/></spatial></tendon>'),
@@ -98,9 +137,26 @@ REFUSALS = [
 
 
 def test_refusal_base_model_loads():
-    """The template loads as is, so each refusal below is due to its one added feature."""
+    """The template loads as is (with constraints and contacts enabled too), so each refusal
+    below is due to its one added feature."""
     model = engine.load_mjcf(_xml())
     assert model.nbody == 3 and model.nv == 4
+    model = engine.load_mjcf(_xml(flags="", world='<geom name="floor" type="plane" size="1 1 0.1"/>'))
+    assert model.nefcmax == 2 + model.nconmax * 4  # the hinge's two limit sides, pyramids
+
+
+def test_disabled_features_are_not_refused():
+    """A feature refused for the constraint stage loads when its flag disables it, as
+    MuJoCo then ignores it: frictionloss, limits, equalities, or all constraints."""
+    friction = '<default><joint frictionloss="0.1"/></default>'
+    engine.load_mjcf(_xml(flags='frictionloss="disable"', extra=friction))
+    engine.load_mjcf(_xml(flags='limit="disable"', extra='<default><joint range="0 1"/></default>'))
+    tie = '<tendon><fixed name="t"><joint joint="hinge" coef="1"/></fixed></tendon>'
+    equality = "<equality><tendon tendon1='t'/></equality>"
+    engine.load_mjcf(_xml(flags='equality="disable"', extra=tie + equality))
+    options = 'cone="elliptic" solver="CG"'
+    model = engine.load_mjcf(_xml(flags='constraint="disable"', option=options, extra=friction))
+    assert model.nefcmax == 0
 
 
 @pytest.mark.parametrize(("xml", "needles"), [pytest.param(x, n, id=i) for i, x, n in REFUSALS])

@@ -15,7 +15,7 @@ import pytest
 import engine
 from engine import types as T
 from engine.model import _SUPPORTED_SENSORS
-from tests.helpers import ASSETS, load_pair, random_states, rel_err, report
+from tests.helpers import ASSETS, load_pair, random_states, rel_err, report, rollout_states, set_state
 
 MODEL = ASSETS / "tests" / "sensors.xml"
 NSTATE = 128
@@ -182,3 +182,28 @@ def test_gravity_disabled(pair):
     assert ours.sensordata.shape[0] >= 100
     _assert_field("cacc (no gravity)", ours.cacc, ref["cacc"])
     _assert_sensors(mj, ours.sensordata, ref["sensordata"], "sensordata (no gravity)")
+
+
+def test_rne_post_with_contacts_and_equalities():
+    """With constraints, cfrc_ext also holds the contact forces and the forces of connect
+    and weld equalities (at their points, on both bodies): cfrc_ext, cfrc_int, cacc and an
+    accelerometer against MuJoCo on constraint_equality.xml (contacts of condim 1 and 3,
+    body and site connect/weld, limits)."""
+    text = (ASSETS / "tests" / "constraint_equality.xml").read_text()
+    text = text.replace("</mujoco>", '<sensor><accelerometer site="tip"/></sensor>\n</mujoco>')
+    mj = mujoco.MjModel.from_xml_string(text)
+    states = rollout_states(mj, NSTATE, seed=9, every=5, touching=False, vel=2.0)
+    sim = engine.Simulator(engine.load_mjcf(text), batch=NSTATE)
+    set_state(sim, states)
+    sim.forward()
+    md = mujoco.MjData(mj)
+    names = ("cfrc_ext", "cfrc_int", "cacc", "sensordata")
+    ref = {k: [] for k in names}
+    for i in range(NSTATE):
+        set_state(None, states, md, i)
+        mujoco.mj_forward(mj, md)
+        for k in names:
+            ref[k].append(np.array(getattr(md, k)))
+    assert np.sum(sim.data.ncon > 0) >= NSTATE // 2 and np.all(sim.data.ne > 0)
+    for k in names:
+        _assert_field(f"{k} (constraints)", getattr(sim.data, k), np.array(ref[k]))
