@@ -125,6 +125,7 @@ class Model(NamedTuple):
     M_colind: np.ndarray  # (nM,) column of each stored element, ascending; diagonal last
     D_mask: np.ndarray  # (nv, nv) 1 where dof j is an ancestor or descendant of dof i (or i itself)
     dof_treedofnum: np.ndarray  # (nv,) number of dofs in the kinematic tree of the dof
+    dof_treeid: np.ndarray  # (nv,) kinematic tree of the dof (0..ntree-1, ntree <= nv)
 
     # geoms and sites
     geom_bodyid: np.ndarray  # (ngeom,) body the geom is attached to
@@ -657,6 +658,7 @@ def model_from_mujoco(mj: mujoco.MjModel, nconmax: int | None = None) -> Model:
         M_colind=colind,
         D_mask=_d_mask(np.asarray(mj.dof_parentid)),
         dof_treedofnum=_tree_dofnum(np.asarray(mj.dof_parentid)),
+        dof_treeid=_i(mj.dof_treeid),
         geom_bodyid=_i(mj.geom_bodyid),
         geom_pos=_f(mj.geom_pos, (-1, 3)),
         geom_quat=_f(mj.geom_quat, (-1, 4)),

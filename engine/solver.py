@@ -15,8 +15,8 @@ is satisfied, and qfrc_constraint = J^T efc_force. Two solvers, chosen by
   Cholesky), search = -H^-1 grad with grad = M (a - a0) - J^T efc_force, then MuJoCo's
   exact line search along `search` on the piecewise-quadratic cost (Newton steps on its
   derivative inside a bracket). Stops when the scaled improvement or gradient, or the
-  Newton decrement 1/2 grad^T H^-1 grad, falls below the tolerance (scale =
-  1 / (meaninertia nv)).
+  Newton decrement 1/2 grad^T H^-1 grad, falls below the tolerance (scaled; see
+  Islands below), or at once if the warm start is certified optimal.
 - PGS (dual): projected Gauss-Seidel on the forces of min_f 1/2 f^T (A + R) f + f^T b,
   A = J M^-1 J^T, b = J a0 - aref, f >= 0 on limit and contact rows, visiting rows in
   MuJoCo's shuffled order (PCG32, fixed seed) with its Nesterov extrapolation and
@@ -26,8 +26,14 @@ is satisfied, and qfrc_constraint = J^T efc_force. Two solvers, chosen by
 
 Warm start (both): the last step's qacc (Data.qacc_warmstart) if its cost is lower than
 that of qacc_smooth (Newton), or its forces if their dual cost is negative (PGS).
-The problem is solved for all rows together; MuJoCo splits it into islands of coupled
-kinematic trees, which gives the same solution.
+
+Islands. MuJoCo splits the problem into islands of kinematic trees coupled by rows and
+solves each alone; this gives the same solution. We solve all rows together, but take
+what an island changes for a single robot on a static floor (one island) from it, so that
+such a solve repeats MuJoCo's iterations: the tolerances are scaled by 1 / (sum of M's
+diagonal over the dofs of the trees the rows touch), and the warm start puts
+qacc_smooth on the dofs of untouched trees. With <flag island="disable"/> MuJoCo solves
+all rows together too, with the scale 1 / (meaninertia nv), and so do we.
 """
 
 import math
@@ -90,6 +96,28 @@ def _mul_j(m, d, b, out, x):
 
 
 @kernel
+def _island_scale(m, d, b):
+    """The solvers' scale (see the module docstring); marks in scratch_nv[b, 5] (indexed by
+    tree) the trees the rows touch, i.e. where some row of J is nonzero."""
+    nv = m.nv
+    if m.opt_disableflags & T.DSBL_ISLAND:
+        return 1.0 / (m.stat_meaninertia * max(1, nv))
+    mark = d.scratch_nv[b, 5]
+    for k in range(nv):
+        mark[k] = 0.0
+    for i in range(d.nefc[b]):
+        row = d.efc_J[b, i]
+        for k in range(nv):
+            if row[k] != 0.0:
+                mark[m.dof_treeid[k]] = 1.0
+    inertia = 0.0
+    for k in range(nv):
+        if mark[m.dof_treeid[k]] != 0.0:
+            inertia += d.qM[b, m.M_rowadr[k] + m.M_rownnz[k] - 1]
+    return 1.0 / inertia
+
+
+@kernel
 def _warmstart(m, d, b):
     """Initial qacc (Newton) or efc_force (PGS): the last step's solution if it is better
     than qacc_smooth (zero forces), as MuJoCo's warmstart decides."""
@@ -128,15 +156,21 @@ def _warmstart(m, d, b):
                 d.efc_force[b, i] = 0.0
             for v in range(nv):
                 d.qfrc_constraint[b, v] = 0.0
-        return
-    Ma = d.scratch_nv[b, 0]
-    mul_m(Ma, d.qM[b], ws, m)
-    for v in range(nv):
-        cost_ws += 0.5 * (Ma[v] - d.qfrc_smooth[b, v]) * (ws[v] - d.qacc_smooth[b, v])
-    cost_smooth = constraint_update(m, d, b, d.efc_b[b])
-    if cost_ws > cost_smooth:
+    else:
+        Ma = d.scratch_nv[b, 0]
+        mul_m(Ma, d.qM[b], ws, m)
         for v in range(nv):
-            qacc[v] = d.qacc_smooth[b, v]
+            cost_ws += 0.5 * (Ma[v] - d.qfrc_smooth[b, v]) * (ws[v] - d.qacc_smooth[b, v])
+        cost_smooth = constraint_update(m, d, b, d.efc_b[b])
+        if cost_ws > cost_smooth:
+            for v in range(nv):
+                qacc[v] = d.qacc_smooth[b, v]
+    if not (m.opt_disableflags & T.DSBL_ISLAND):
+        # dofs of trees no row touches: their exact acceleration (marks from _island_scale)
+        mark = d.scratch_nv[b, 5]
+        for v in range(nv):
+            if mark[m.dof_treeid[v]] == 0.0:
+                qacc[v] = d.qacc_smooth[b, v]
 
 
 # ---- PGS -----------------------------------------------------------------------------------------
@@ -166,7 +200,7 @@ def _minv_jt_f(m, d, b, v):
 
 
 @kernel
-def solve_pgs(m, d, b):
+def solve_pgs(m, d, b, scale):
     """Projected Gauss-Seidel on efc_force from its warm start (MuJoCo's solPGS for
     pyramidal cones); then qfrc_constraint = J^T f and qacc = qacc_smooth + M^-1 J^T f."""
     nv = m.nv
@@ -181,7 +215,6 @@ def solve_pgs(m, d, b):
     fmom = d.scratch_efc[b, 2]
     order = d.scratch_efc_int[b]
     v = d.scratch_nv[b, 1]
-    scale = 1.0 / (m.stat_meaninertia * max(1, nv))
     tol = m.opt_tolerance
     # Y_i = M^-1 J_i^T;  ARinv_i = 1 / (J_i M^-1 J_i^T + R_i)
     for i in range(nefc):
@@ -454,23 +487,36 @@ def _line_search(m, d, b, scale):
 
 
 @kernel
-def _newton_update(m, d, b):
-    """At the current qacc (Ma, Jaref kept): forces, states, qfrc_constraint, the factored
-    Hessian, grad = M qacc - qfrc_smooth - qfrc_constraint and Mgrad = H^-1 grad."""
+def _newton_gradient(m, d, b, factor):
+    """At the current qacc (Ma, Jaref kept): forces, states and qfrc_constraint, then
+    grad = M qacc - qfrc_smooth - qfrc_constraint and Mgrad = H^-1 grad, with H factored
+    from the new states if `factor`, else Mgrad = M^-1 grad."""
     nv = m.nv
     constraint_update(m, d, b, d.scratch_efc[b, 0])
-    _hessian(m, d, b)
     Ma = d.scratch_nv[b, 0]
     grad = d.scratch_nv[b, 2]
+    Mgrad = d.scratch_nv[b, 3]
     for v in range(nv):
         grad[v] = Ma[v] - d.qfrc_smooth[b, v] - d.qfrc_constraint[b, v]
-    _chol_solve(m, d.scratch_H[b], d.scratch_nv[b, 3], grad)
+    if factor:
+        _hessian(m, d, b)
+        _chol_solve(m, d.scratch_H[b], Mgrad, grad)
+    else:
+        for v in range(nv):
+            Mgrad[v] = grad[v]
+        solve_ld(Mgrad, d.qLD[b], d.qLDiagInv[b], m)
 
 
 @kernel
-def solve_newton(m, d, b):
+def solve_newton(m, d, b, scale):
     """Newton's method on the primal cost from the warm-start qacc (MuJoCo's mj_solPrimal
-    with flg_Newton, pyramidal cones, dense Hessian refactored every iteration)."""
+    with flg_Newton, pyramidal cones, dense Hessian refactored every iteration).
+
+    Before any iteration, MuJoCo's certificate: the cost is strongly convex in the M-norm,
+    so cost(qacc) - cost* <= 1/2 grad^T M^-1 grad; if that (scaled) and the scaled
+    gradient are below the tolerance the warm start is the answer (0 iterations), and
+    likewise if the Newton decrement 1/2 grad^T H^-1 grad is.
+    """
     nv = m.nv
     nefc = d.nefc[b]
     qacc = d.qacc[b]
@@ -482,19 +528,23 @@ def solve_newton(m, d, b):
     Jaref = d.scratch_efc[b, 0]
     Jv = d.scratch_efc[b, 1]
     tol = m.opt_tolerance
-    scale = 1.0 / (m.stat_meaninertia * max(1, nv))
     mul_m(Ma, d.qM[b], qacc, m)
     _mul_j(m, d, b, Jaref, qacc)
     for i in range(nefc):
         Jaref[i] -= d.efc_aref[b, i]
-    _newton_update(m, d, b)
+    _newton_gradient(m, d, b, False)
+    gradient = scale * math.sqrt(dot(grad, grad, nv))
+    done = gradient < tol and max(0.0, 0.5 * scale * dot(grad, Mgrad, nv)) < tol
+    if not done:
+        _hessian(m, d, b)
+        _chol_solve(m, d.scratch_H[b], Mgrad, grad)
+        done = gradient < tol and max(0.0, 0.5 * scale * dot(grad, Mgrad, nv)) < tol
+    converged = 1 if done else 0
     for v in range(nv):
         search[v] = -Mgrad[v]
     it = 0
-    converged = 0
     improvement = 0.0
-    gradient = scale * math.sqrt(dot(grad, grad, nv))
-    while it < m.opt_iterations:
+    while not done and it < m.opt_iterations:
         alpha, ls_improvement = _line_search(m, d, b, scale)
         if alpha == 0.0:
             break
@@ -503,7 +553,7 @@ def solve_newton(m, d, b):
             Ma[v] += alpha * Mv[v]
         for i in range(nefc):
             Jaref[i] += alpha * Jv[i]
-        _newton_update(m, d, b)
+        _newton_gradient(m, d, b, True)
         improvement = scale * ls_improvement
         gradient = scale * math.sqrt(dot(grad, grad, nv))
         decrement = max(0.0, 0.5 * scale * dot(grad, Mgrad, nv))
@@ -547,8 +597,9 @@ def fwd_constraint(m, d, b):
     _mul_j(m, d, b, d.efc_b[b], d.qacc_smooth[b])
     for i in range(nefc):
         d.efc_b[b, i] -= d.efc_aref[b, i]
+    scale = _island_scale(m, d, b)
     _warmstart(m, d, b)
     if m.opt_solver == T.SOL_PGS:
-        solve_pgs(m, d, b)
+        solve_pgs(m, d, b, scale)
     else:
-        solve_newton(m, d, b)
+        solve_newton(m, d, b, scale)
