@@ -39,7 +39,14 @@ def fwd_position(m, d, b):
         d.contact_lost[b] = 0
     else:
         collision(m, d, b)
-    make_constraint(m, d, b)
+    # the constraint stages are kernel calls, which cost a few hundred ns each in argument
+    # passing alone: a model that can have no constraint rows skips them
+    if m.nefcmax > 0:
+        make_constraint(m, d, b)
+    else:
+        d.nefc[b] = 0
+        d.ne[b] = 0
+        d.nl[b] = 0
     transmission(m, d, b)
 
 
@@ -50,7 +57,8 @@ def fwd_velocity(m, d, b):
     actuator_velocity(m, d, b)
     com_vel(m, d, b)
     passive(m, d, b)
-    reference_constraint(m, d, b)
+    if d.nefc[b] > 0:
+        reference_constraint(m, d, b)
     bias(m, d, b)
 
 
@@ -69,7 +77,16 @@ def fwd_acceleration(m, d, b):
     for i in range(m.nv):
         acc[i] = f[i]
     solve_ld(acc, d.qLD[b], d.qLDiagInv[b], m)
-    fwd_constraint(m, d, b)
+    if d.nefc[b] > 0:
+        fwd_constraint(m, d, b)
+    else:
+        for i in range(m.nv):
+            d.qfrc_constraint[b, i] = 0.0
+            d.qacc[b, i] = acc[i]
+        d.solver_niter[b] = 0
+        d.solver_improvement[b] = 0.0
+        d.solver_gradient[b] = 0.0
+        d.solver_converged[b] = 1
 
 
 @kernel
