@@ -12,6 +12,10 @@ constraint_equality.xml) with the same warm start:
 - the forces lie in the pyramidal friction cone (every edge force >= 0, so
   |f_tangent_k| <= mu_k f_normal); forward and inverse dynamics agree with MuJoCo's
   mj_inverse and with each other; the per-row solver report is consistent.
+
+With the models' own (loose) settings the answer depends on the iterations, so that test
+checks that ours are MuJoCo's: the same iteration count and qacc to rounding where
+MuJoCo solves one problem as we do (one island, or islands disabled).
 """
 
 from __future__ import annotations
@@ -183,20 +187,23 @@ def test_forward_inverse_round_trip(path):
 def test_solver_report():
     """solver_niter / _improvement / _gradient / _converged: no rows, nothing to do; a
     tight Newton solve converges with a gradient below tolerance; PGS stopped after one
-    sweep has not converged; a solve warm-started at its own solution takes one iteration."""
+    sweep has not converged; a solve warm-started at its own solution takes at most one
+    iteration (none where MuJoCo's certificate accepts the warm start)."""
     states = _states(GYM_ASSETS / "ant.xml")
     n = len(states["qpos"])
     sim = _ours(_text(GYM_ASSETS / "ant.xml", solver="Newton", tolerance="1e-10"), states)
     d = sim.data
     rows = d.nefc > 0
     assert np.sum(rows) >= n // 2
-    assert np.all(d.solver_niter[rows] >= 1) and np.all(d.solver_niter[~rows] == 0)
+    assert np.all(d.solver_niter[~rows] == 0) and np.any(d.solver_niter[rows] >= 2)
     assert np.all(d.solver_converged == 1)
     print(f"[solver] ant Newton: iterations {d.solver_niter[rows].min()}..{d.solver_niter.max()}")
     # warm start at the solution: at most one iteration, the same answer
     qacc = d.qacc.copy()
     d.qacc_warmstart[:] = qacc
     sim.forward()
+    at_once = int(np.sum(d.solver_niter[rows] == 0))
+    print(f"[solver] warm-started at the solution: {at_once} of {np.sum(rows)} exit at once")
     assert np.all(d.solver_niter <= 1) and np.all(d.solver_converged == 1)
     assert max(rel_err(d.qacc[i], qacc[i]) for i in range(n)) < 1e-9
     one = _ours(_text(GYM_ASSETS / "ant.xml", solver="PGS", iterations="1"), states)
@@ -205,3 +212,22 @@ def test_solver_report():
     assert np.all(free.data.nefc == 0) and np.all(free.data.solver_niter == 0)
     assert np.all(free.data.solver_converged == 1)
     np.testing.assert_array_equal(free.data.qacc, free.data.qacc_smooth)
+
+
+@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.name)
+def test_default_settings_follow_mujoco(path):
+    """With the model's own solver settings (not converged tightly), the solvers repeat
+    MuJoCo's: the same iteration count and qacc to rounding, where MuJoCo solves the same
+    problem as one (a robot on a static floor is one island; constraint_equality.xml has
+    several, so it is compared with <flag island="disable"/>, MuJoCo's monolithic solve)."""
+    states = _states(path)
+    flags = {"island": "disable"} if path == EQUALITY else None
+    text = with_options(path, flags=flags)
+    sim = _ours(text, states)
+    ref = _mujoco(text, states)
+    same = sum(int(d.solver_niter[0]) == int(sim.data.solver_niter[i]) for i, d in enumerate(ref))
+    worst = max(rel_err(sim.data.qacc[i], d.qacc) for i, d in enumerate(ref))
+    print(f"[solver] {path.name} default settings: {same}/{len(ref)} iteration counts equal MuJoCo's")
+    report(f"{path.name} default settings qacc", worst, 1e-9, len(ref))
+    assert same >= 0.95 * len(ref)
+    assert worst <= 1e-9
