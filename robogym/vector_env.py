@@ -33,6 +33,18 @@ from robogym.render import check_frame_size
 from robogym.task import Task
 
 
+def _autoreset_mode(mode) -> AutoresetMode:
+    """An AutoresetMode from the enum itself, its value ("NextStep") or its name ("NEXT_STEP")."""
+    if isinstance(mode, AutoresetMode):
+        return mode
+    key = str(mode).replace("_", "").lower()
+    for m in AutoresetMode:
+        if key in (m.value.lower(), m.name.replace("_", "").lower()):
+            return m
+    names = ", ".join(m.name for m in AutoresetMode)
+    raise ValueError(f"autoreset_mode must be one of {names} (or an AutoresetMode), got {mode!r}")
+
+
 class RoboDynVectorEnv(VectorEnv):
     """num_envs environments of `task_class` (subclasses set it), stepped as one batch."""
 
@@ -54,7 +66,7 @@ class RoboDynVectorEnv(VectorEnv):
             raise ValueError(
                 f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}"
             )
-        self.autoreset_mode = AutoresetMode(autoreset_mode)
+        self.autoreset_mode = _autoreset_mode(autoreset_mode)
         self.task = self.task_class(**task_kwargs)
         self._task_kwargs = dict(task_kwargs)
         self.core = EnvCore(self.task, num_envs=num_envs, nthread=nthread)

@@ -211,6 +211,13 @@ def test_render_returns_one_frame_per_env():
     env.close()
 
 
+def test_autoreset_mode_by_enum_value_or_name():
+    for mode in (AutoresetMode.SAME_STEP, "SameStep", "SAME_STEP", "same_step"):
+        assert _make(autoreset_mode=mode).metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    with pytest.raises(ValueError, match="NEXT_STEP, SAME_STEP, DISABLED"):
+        _make(autoreset_mode="sometimes")
+
+
 def test_step_before_reset_is_refused():
     with pytest.raises(gym.error.ResetNeeded):
         _make().step(np.zeros((N, 1)))
