@@ -62,7 +62,10 @@ def test_same_step_autoreset_matches_manual_resets():
             assert infos[i]["TimeLimit.truncated"] == bool(trunc[i] and not term[i])
             for key in (
                 "reward_position",
-                "reward_still",
+                "reward_arrive",
+                "reward_jerk",
+                "reward_rail",
+                "success",
                 "reward_control",
                 "position_error",
                 "swing_amplitude",

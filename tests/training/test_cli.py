@@ -94,7 +94,9 @@ def test_eval_compares_policies_and_writes_json_and_plots(trained, tmp_path, cap
             else:
                 assert ep["length"] == 400 and 0.0 <= ep["final"]["position_error"] <= 15.0
             assert 0.0 <= ep["final"]["swing_amplitude"] < np.pi
-            assert 0.0 < ep["return"] < 2.0 * 400  # each step pays at most position + still = 2
+            # each step pays at most position + arrive = 2 and costs at most control 0.05 + jerk 0.2,
+            # plus 50 once for leaving the rail
+            assert -(0.25 * 400 + 50.0) < ep["return"] < 2.0 * 400
         assert 0.0 <= res["summary"]["success_rate"] <= 1.0
     # --fixed: every episode starts from the same state, so the deterministic PPO policy repeats itself
     # (up to float32 rounding in torch, which may differ with the other rows of the batch)
