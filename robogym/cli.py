@@ -26,6 +26,9 @@ class CLIError(Exception):
     """A usage error reported as `robodyn: error: ...` with exit code 2."""
 
 
+SAVED_POLICIES = Path(__file__).resolve().parent.parent / "training" / "policies"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -48,8 +51,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--policy",
         action="append",
-        required=True,
-        help="random, a baseline (pd, mpc) or an SB3 model .zip; repeat to compare",
+        help="random, a baseline (pd, mpc) or an SB3 model .zip; repeat to compare. Default: every "
+        "baseline of the task and every policy saved for it in training/policies/",
     )
     s.add_argument("--episodes", type=int, default=10)
     s.add_argument("--num-envs", type=int, default=8)
@@ -118,6 +121,8 @@ def cmd_eval(args) -> int:
     env_id = _env_id(args.env)
     if args.episodes < 1 or args.num_envs < 1:
         raise CLIError("--episodes and --num-envs must be >= 1")
+    if not args.policy:
+        args.policy = default_policies(env_id)
     for spec in args.policy:
         if spec.endswith(".zip") and not Path(spec).is_file():
             raise CLIError(f"policy file {spec!r} does not exist")
@@ -168,6 +173,19 @@ def cmd_eval(args) -> int:
     written.append(plot_final_metrics(results, out / "final_metrics.png"))
     print("\nwrote " + ", ".join(str(p) for p in written))
     return 0
+
+
+def default_policies(env_id: str) -> list[str]:
+    """The task's baselines, then every SB3 model in training/policies/ trained on env_id
+    (its sidecar JSON names the env)."""
+    from envs.baselines import BASELINES
+
+    specs = list(BASELINES)
+    for sidecar in sorted(SAVED_POLICIES.glob("*.json")):
+        model = sidecar.with_suffix(".zip")
+        if model.is_file() and json.loads(sidecar.read_text()).get("env_id") == env_id:
+            specs.append(str(model))
+    return specs
 
 
 def _progress(done: int, total: int) -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -34,12 +34,6 @@ from gymnasium.vector import AutoresetMode
 import robogym
 from robogym.task import Task
 
-# Final-metric thresholds (all must hold) that define success, for tasks whose info does not
-# report a "success" metric itself. Crane: arrive (final position error under 0.05 m, the
-# baselines' ARRIVE) with the residual swing under 0.02 rad (the seed 000 §41 acceptance test).
-SUCCESS_CRITERIA: dict[str, dict[str, float]] = {
-    "RoboDyn/Crane-v0": {"position_error": 0.05, "swing_amplitude": 0.02},
-}
 SB3_ALGOS = ("PPO", "SAC", "TD3", "A2C", "DDPG")
 
 
@@ -254,17 +248,12 @@ class EvalResults:
     action_units: list[str]
     metric_names: list[str]
     seconds: float
-    success_criteria: dict[str, float] | None = field(default=None)
 
     def successes(self) -> np.ndarray | None:
-        """(episodes,) bool, or None where the task defines no success."""
+        """(episodes,) bool from the task's final `success` metric, or None if it reports none."""
         if self.episodes and "success" in self.episodes[0]["final"]:
             return np.array([bool(e["final"]["success"]) for e in self.episodes])
-        if not self.success_criteria:
-            return None
-        return np.array(
-            [all(e["final"][k] < v for k, v in self.success_criteria.items()) for e in self.episodes]
-        )
+        return None
 
     def summary(self) -> dict[str, Any]:
         ret = np.array([e["return"] for e in self.episodes])
@@ -292,7 +281,6 @@ class EvalResults:
             "env_kwargs": self.env_kwargs,
             "seed": self.seed,
             "num_envs": self.num_envs,
-            "success_criteria": self.success_criteria,
             "summary": self.summary(),
             "episodes": self.episodes,
         }
@@ -405,7 +393,6 @@ def _run(env, env_id, label, pol, episodes, seed, env_kwargs, record, progress) 
                 metrics={m: np.array(v) for m, v in t["metrics"].items()},
             )
         )
-    criteria = SUCCESS_CRITERIA.get(env_id)
     return EvalResults(
         env_id=env_id,
         policy=label,
@@ -420,7 +407,6 @@ def _run(env, env_id, label, pol, episodes, seed, env_kwargs, record, progress) 
         action_units=act_units,
         metric_names=metric_names,
         seconds=time.perf_counter() - t0,
-        success_criteria=criteria,
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -195,3 +196,15 @@ def test_final_metrics_plot_of_identical_episodes(tmp_path):
     assert np.mean([3.430504927999197e-07] * 10) > 3.430504927999197e-07
     path = plot_final_metrics([res], tmp_path / "final.png")
     assert path.read_bytes().startswith(PNG_MAGIC)
+
+
+def test_eval_without_policy_compares_baselines_and_saved_policies():
+    from robogym.cli import SAVED_POLICIES, default_policies
+
+    specs = default_policies(ENV_ID)
+    assert specs[:2] == ["pd", "mpc"]
+    saved = specs[2:]
+    assert saved, f"a trained crane policy should be saved in {SAVED_POLICIES}"
+    for spec in saved:
+        sidecar = json.loads(Path(spec).with_suffix(".json").read_text())
+        assert sidecar["env_id"] == ENV_ID and Path(spec).is_file()
