@@ -6,11 +6,13 @@ sim = engine.Simulator(model, batch=64)
 sim.step()
 """
 
+from engine.api import ContactOverflowError
 from engine.data import Data, make_data
 from engine.model import Model, UnsupportedModelError, load_mjcf, without_contacts
 from engine.simulator import NonFiniteError, Simulator, Snapshot
 
 __all__ = [
+    "ContactOverflowError",
     "Data",
     "Model",
     "NonFiniteError",

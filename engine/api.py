@@ -11,12 +11,13 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from engine import types as T
+from engine.collision_driver import GEOM_TYPE_NAMES, collision_rows
 from engine.data import Data
 from engine.factor import mul_m
 from engine.forward import fwd_position, fwd_velocity
 from engine.jacobian import apply_ft, jac
 from engine.jit import entry
-from engine.model import Model
+from engine.model import Model, UnsupportedModelError
 from engine.rne import rne
 from engine.spatial import sub_quat
 from engine.step import forward_rows, step_rows
@@ -56,6 +57,38 @@ def run_rows(kernel, m: Model, d: Data, nthread: int, *args) -> None:
     futures = [pool.submit(kernel, m, d, int(lo), int(hi), *args) for lo, hi in ranges]
     for f in futures:
         f.result()
+
+
+class ContactOverflowError(RuntimeError):
+    """More contacts than a row's contact buffer holds (Model.nconmax)."""
+
+
+def collision(m: Model, d: Data, nthread: int = 1) -> None:
+    """mj_collision for every row, at the geom poses of the last forward() (kinematics).
+
+    Fills d.ncon and d.contact_*. Runs whether or not the model disables contacts (it
+    reads geometry only). Raises UnsupportedModelError if the model has geom pairs that
+    can collide but no collider here, and ContactOverflowError naming the row if a row
+    found more contacts than nconmax (the first nconmax are kept).
+    """
+    check(m, d)
+    if len(m.cpair_refused):
+        names = [[GEOM_TYPE_NAMES[int(m.geom_type[g])] for g in pair] for pair in m.cpair_refused[:4]]
+        pairs = ", ".join(
+            f"geoms {g1} and {g2} ({t1}-{t2})"
+            for (g1, g2), (t1, t2) in zip(m.cpair_refused, names, strict=False)
+        )
+        raise UnsupportedModelError(f"collision: {pairs} can collide, but that type pair is not implemented")
+    run_rows(collision_rows, m, d, nthread)
+    lost = np.flatnonzero(d.contact_lost)
+    if len(lost):
+        row = int(lost[0])
+        found = int(d.ncon[row] + d.contact_lost[row])
+        raise ContactOverflowError(
+            f"row {row} has {found} contacts but the contact buffer holds nconmax={m.nconmax}; "
+            f"{len(lost)} row(s) overflowed and kept only the first nconmax contacts. "
+            "Load the model with a larger engine.load_mjcf(..., nconmax=...)"
+        )
 
 
 def forward(m: Model, d: Data, nthread: int = 1) -> None:

@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from engine.collision_primitive import BOXBOX_WORK, CON_MAX, CON_WIDTH
 from engine.model import Model
 
 
@@ -38,6 +39,22 @@ class Data(NamedTuple):
     geom_xmat: np.ndarray  # (B, ngeom, 9) geom orientations
     site_xpos: np.ndarray  # (B, nsite, 3) site positions
     site_xmat: np.ndarray  # (B, nsite, 9) site orientations
+
+    # collision (contacts 0..ncon-1 of each row are valid)
+    ncon: np.ndarray  # (B,) int32 number of contacts
+    contact_dist: np.ndarray  # (B, nconmax) signed distance between the surfaces (< 0: overlap)
+    contact_pos: np.ndarray  # (B, nconmax, 3) position, midway between the surfaces
+    contact_frame: np.ndarray  # (B, nconmax, 9) rows: normal (geom1 -> geom2), tangent, tangent
+    contact_includemargin: np.ndarray  # (B, nconmax) a constraint acts if dist < includemargin
+    contact_friction: np.ndarray  # (B, nconmax, 5) tangent1, tangent2, spin, roll1, roll2
+    contact_solref: np.ndarray  # (B, nconmax, 2) solver reference: normal direction
+    contact_solreffriction: np.ndarray  # (B, nconmax, 2) solver reference: friction directions
+    contact_solimp: np.ndarray  # (B, nconmax, 5) solver impedance
+    contact_mu: np.ndarray  # (B, nconmax) friction of the regularized cone (constraint stage)
+    contact_dim: np.ndarray  # (B, nconmax) int32 contact dimensionality
+    contact_geom: np.ndarray  # (B, nconmax, 2) int32 geom ids, geom_type[0] <= geom_type[1]
+    contact_exclude: np.ndarray  # (B, nconmax) int32 1: in the gap, no constraint
+    contact_lost: np.ndarray  # (B,) int32 contacts found that did not fit in nconmax
 
     # com_pos
     subtree_com: np.ndarray  # (B, nbody, 3) centre of mass of each subtree
@@ -97,6 +114,8 @@ class Data(NamedTuple):
     scratch_jac: np.ndarray  # (B, 6, nv) work space for Jacobians
     scratch_cvel: np.ndarray  # (B, nbody, 6) cvel at a perturbed velocity (derivatives)
     scratch_cdof_dot: np.ndarray  # (B, nv, 6) cdof_dot at a perturbed velocity
+    scratch_con: np.ndarray  # (B, CON_MAX, CON_WIDTH) contacts of one geom pair (collision_primitive)
+    scratch_boxbox: np.ndarray  # (B, 3, 12, 3) box-box clipping polygons
     status: np.ndarray  # (B,) int32: 0 ok, k > 0 qacc not finite at step k of the last call
 
 
@@ -128,6 +147,20 @@ def make_data(m: Model, batch: int) -> Data:
         geom_xmat=z(m.ngeom, 9),
         site_xpos=z(m.nsite, 3),
         site_xmat=z(m.nsite, 9),
+        ncon=np.zeros(B, dtype=np.int32),
+        contact_dist=z(m.nconmax),
+        contact_pos=z(m.nconmax, 3),
+        contact_frame=z(m.nconmax, 9),
+        contact_includemargin=z(m.nconmax),
+        contact_friction=z(m.nconmax, 5),
+        contact_solref=z(m.nconmax, 2),
+        contact_solreffriction=z(m.nconmax, 2),
+        contact_solimp=z(m.nconmax, 5),
+        contact_mu=z(m.nconmax),
+        contact_dim=np.zeros((B, m.nconmax), dtype=np.int32),
+        contact_geom=np.zeros((B, m.nconmax, 2), dtype=np.int32),
+        contact_exclude=np.zeros((B, m.nconmax), dtype=np.int32),
+        contact_lost=np.zeros(B, dtype=np.int32),
         subtree_com=z(m.nbody, 3),
         cinert=z(m.nbody, 10),
         cdof=z(m.nv, 6),
@@ -173,6 +206,8 @@ def make_data(m: Model, batch: int) -> Data:
         scratch_jac=z(6, m.nv),
         scratch_cvel=z(m.nbody, 6),
         scratch_cdof_dot=z(m.nv, 6),
+        scratch_con=z(CON_MAX, CON_WIDTH),
+        scratch_boxbox=z(*BOXBOX_WORK),
         status=np.zeros(B, dtype=np.int32),
     )
     return d

@@ -17,6 +17,7 @@ import mujoco
 import numpy as np
 
 from engine import types as T
+from engine.collision_driver import GEOM_TYPE_NAMES, candidate_pairs
 
 FLOAT = np.float64
 INT = np.int32
@@ -111,10 +112,23 @@ class Model(NamedTuple):
     D_mask: np.ndarray  # (nv, nv) 1 where dof j is an ancestor or descendant of dof i (or i itself)
     dof_treedofnum: np.ndarray  # (nv,) number of dofs in the kinematic tree of the dof
 
-    # geoms and sites (frames only: no collision in this engine stage)
+    # geoms and sites
     geom_bodyid: np.ndarray  # (ngeom,) body the geom is attached to
     geom_pos: np.ndarray  # (ngeom, 3) position in the body frame
     geom_quat: np.ndarray  # (ngeom, 4) orientation in the body frame
+    geom_type: np.ndarray  # (ngeom,) mjtGeom code (plane 0, sphere 2, capsule 3, cylinder 5, box 6, ...)
+    geom_size: np.ndarray  # (ngeom, 3) geom-type-specific sizes
+    geom_contype: np.ndarray  # (ngeom,) contact type bitmask
+    geom_conaffinity: np.ndarray  # (ngeom,) contact affinity bitmask
+    geom_condim: np.ndarray  # (ngeom,) contact dimensionality (1, 3, 4, 6)
+    geom_priority: np.ndarray  # (ngeom,) contact parameters of the higher priority win
+    geom_solmix: np.ndarray  # (ngeom,) weight of the geom's solref/solimp in a mix
+    geom_friction: np.ndarray  # (ngeom, 3) sliding, torsional, rolling friction
+    geom_solref: np.ndarray  # (ngeom, 2) constraint solver reference: contact
+    geom_solimp: np.ndarray  # (ngeom, 5) constraint solver impedance: contact
+    geom_margin: np.ndarray  # (ngeom,) geometric inflation for contact
+    geom_gap: np.ndarray  # (ngeom,) additional contact detection buffer
+    geom_rbound: np.ndarray  # (ngeom,) radius of the bounding sphere about geom_xpos (0: plane)
     site_bodyid: np.ndarray  # (nsite,) body the site is attached to
     site_pos: np.ndarray  # (nsite, 3) position in the body frame
     site_quat: np.ndarray  # (nsite, 4) orientation in the body frame
@@ -152,24 +166,55 @@ class Model(NamedTuple):
     sensor_cutoff: np.ndarray  # (nsensor,) clamp |value| to cutoff when > 0
     sensor_datatype: np.ndarray  # (nsensor,) 0 real, 1 positive, 2 axis, 3 quaternion
 
+    # explicit contact pairs (<contact><pair>) and excluded body pairs (<contact><exclude>)
+    npair: int  # number of explicit pairs
+    pair_geom1: np.ndarray  # (npair,) first geom
+    pair_geom2: np.ndarray  # (npair,) second geom
+    pair_dim: np.ndarray  # (npair,) contact dimensionality
+    pair_friction: np.ndarray  # (npair, 5) tangent1, tangent2, spin, roll1, roll2
+    pair_solref: np.ndarray  # (npair, 2) solver reference: contact normal
+    pair_solreffriction: np.ndarray  # (npair, 2) solver reference: contact friction (0 0: none)
+    pair_solimp: np.ndarray  # (npair, 5) solver impedance
+    pair_margin: np.ndarray  # (npair,) geometric inflation for contact
+    pair_gap: np.ndarray  # (npair,) additional contact detection buffer
+    exclude_signature: np.ndarray  # (nexclude,) (body1 << 16) + body2 of excluded body pairs
 
-def load_mjcf(source: str | os.PathLike) -> Model:
+    # collision: candidate geom pairs in MuJoCo's contact order (engine.collision_driver)
+    nconmax: int  # capacity of the contact buffer of each row
+    cpair_geom: np.ndarray  # (ncpair, 2) geom1, geom2 with geom_type[geom1] <= geom_type[geom2]
+    cpair_ipair: np.ndarray  # (ncpair,) explicit pair id, -1 for a pair found by the filters
+    cpair_maxcon: np.ndarray  # (ncpair,) most contacts the pair's collider returns
+    cpair_margin: np.ndarray  # (ncpair,) margin (contact includemargin)
+    cpair_gap: np.ndarray  # (ncpair,) gap (detection uses margin + gap)
+    cpair_dim: np.ndarray  # (ncpair,) contact dimensionality after mixing
+    cpair_friction: np.ndarray  # (ncpair, 5) friction after mixing, >= mjMINMU
+    cpair_solref: np.ndarray  # (ncpair, 2) solref after mixing
+    cpair_solreffriction: np.ndarray  # (ncpair, 2) solreffriction (explicit pairs; else 0 0)
+    cpair_solimp: np.ndarray  # (ncpair, 5) solimp after mixing
+    cpair_refused: np.ndarray  # (k, 2) geom pairs that can collide but have no collider here
+
+
+def load_mjcf(source: str | os.PathLike, nconmax: int | None = None) -> Model:
     """Compile an MJCF file (a path) or an MJCF document (a string starting with '<').
 
     Returns an engine Model. Raises UnsupportedModelError naming the element for any
-    feature the engine does not simulate.
+    feature the engine does not simulate. `nconmax` sets the capacity of each row's
+    contact buffer; by default it is the most contacts the candidate geom pairs can
+    produce together, so it never overflows.
     """
     mj = compile_mjcf(source)
     check_supported(mj)
-    return model_from_mujoco(mj)
+    return model_from_mujoco(mj, nconmax)
 
 
-def without_contacts(path: str | os.PathLike) -> str:
-    """The MJCF text of the file at `path` with <option><flag contact="disable"
-    constraint="disable"/> set: how a model with contacts (gymnasium's, say) loads until the
-    engine simulates them. The file itself is not changed; relative includes and assets
-    are not resolved, so use it for self-contained files."""
-    root = ET.parse(path).getroot()
+def without_contacts(source: str | os.PathLike) -> str:
+    """The MJCF text of `source` (a path, or an MJCF document as a string starting with
+    '<') with <option><flag contact="disable" constraint="disable"/> set: how a model with
+    contacts (gymnasium's, say) loads until the engine simulates them. The file itself is
+    not changed; relative includes and assets are not resolved, so use it for
+    self-contained files."""
+    text = os.fspath(source)
+    root = ET.fromstring(text) if text.lstrip().startswith("<") else ET.parse(text).getroot()
     option = root.find("option")
     if option is None:
         option = ET.Element("option")
@@ -205,6 +250,7 @@ def check_supported(mj: mujoco.MjModel) -> None:
     """Raise UnsupportedModelError for the first feature of `mj` the engine cannot simulate."""
     OBJ = mujoco.mjtObj
     flags = mj.opt.disableflags
+    _check_collision(mj)
     if not (flags & T.DSBL_CONTACT and flags & T.DSBL_CONSTRAINT):
         _refuse(
             "<option><flag contact=... constraint=...>",
@@ -271,6 +317,39 @@ def check_supported(mj: mujoco.MjModel) -> None:
                 _refuse(what, "fixed tendons must couple hinge or slide joints")
     _check_actuators(mj)
     _check_sensors(mj)
+
+
+def _check_collision(mj: mujoco.MjModel) -> None:
+    """Refuse contact features the collision stage does not reproduce.
+
+    A geom pair that can collide (a candidate pair of engine.collision_driver) but whose
+    types have no closed-form collider here (meshes, height fields, SDFs, ellipsoids, and
+    cylinder against capsule, cylinder or box, which MuJoCo hands to its general convex
+    solver) is refused when contacts are enabled. With contacts disabled the model loads
+    (nothing collides), and engine.api.collision refuses to run on it.
+    """
+    OBJ = mujoco.mjtObj
+    for g in range(mj.ngeom):
+        if mj.geom_adhesion[g] != 0:
+            _refuse(f"<geom adhesion> {_name(mj, OBJ.mjOBJ_GEOM, g)}", "adhesion")
+        if np.any(mj.geom_surfacevel[g]):
+            _refuse(f"<geom surfacevel> {_name(mj, OBJ.mjOBJ_GEOM, g)}", "surface velocity")
+    for p in range(mj.npair):
+        if mj.pair_adhesion[p] != 0:
+            _refuse(f"<pair adhesion> {_name(mj, OBJ.mjOBJ_PAIR, p)}", "adhesion")
+    flags = mj.opt.disableflags
+    if flags & T.DSBL_CONTACT or flags & T.DSBL_CONSTRAINT:
+        return
+    refused = candidate_pairs(mj)["refused"]
+    if len(refused):
+        g1, g2 = (int(g) for g in refused[0])
+        t1, t2 = (GEOM_TYPE_NAMES[int(mj.geom_type[g])] for g in (g1, g2))
+        name1, name2 = _name(mj, OBJ.mjOBJ_GEOM, g1), _name(mj, OBJ.mjOBJ_GEOM, g2)
+        _refuse(
+            f"<geom> {name1} ({t1}) and <geom> {name2} ({t2})",
+            f"can collide, but {t1}-{t2} collision is not implemented (MuJoCo uses its general "
+            "convex solver there); keep them apart with contype/conaffinity or <exclude>",
+        )
 
 
 def _check_actuators(mj: mujoco.MjModel) -> None:
@@ -380,9 +459,14 @@ def _i(a) -> np.ndarray:
     return np.ascontiguousarray(np.array(a, dtype=INT))
 
 
-def model_from_mujoco(mj: mujoco.MjModel) -> Model:
+def model_from_mujoco(mj: mujoco.MjModel, nconmax: int | None = None) -> Model:
     """Copy the static arrays of a compiled MjModel into an engine Model."""
     rownnz, rowadr, colind = _m_sparsity(np.asarray(mj.dof_parentid))
+    cpair = candidate_pairs(mj)
+    if nconmax is None:
+        nconmax = int(cpair["cpair_maxcon"].sum())
+    elif nconmax < 0:
+        raise ValueError(f"nconmax must be >= 0, got {nconmax}")
     return Model(
         nq=int(mj.nq),
         nv=int(mj.nv),
@@ -443,6 +527,19 @@ def model_from_mujoco(mj: mujoco.MjModel) -> Model:
         geom_bodyid=_i(mj.geom_bodyid),
         geom_pos=_f(mj.geom_pos, (-1, 3)),
         geom_quat=_f(mj.geom_quat, (-1, 4)),
+        geom_type=_i(mj.geom_type),
+        geom_size=_f(mj.geom_size, (-1, 3)),
+        geom_contype=_i(mj.geom_contype),
+        geom_conaffinity=_i(mj.geom_conaffinity),
+        geom_condim=_i(mj.geom_condim),
+        geom_priority=_i(mj.geom_priority),
+        geom_solmix=_f(mj.geom_solmix),
+        geom_friction=_f(mj.geom_friction, (-1, 3)),
+        geom_solref=_f(mj.geom_solref, (-1, 2)),
+        geom_solimp=_f(mj.geom_solimp, (-1, 5)),
+        geom_margin=_f(mj.geom_margin),
+        geom_gap=_f(mj.geom_gap),
+        geom_rbound=_f(mj.geom_rbound),
         site_bodyid=_i(mj.site_bodyid),
         site_pos=_f(mj.site_pos, (-1, 3)),
         site_quat=_f(mj.site_quat, (-1, 4)),
@@ -473,4 +570,27 @@ def model_from_mujoco(mj: mujoco.MjModel) -> Model:
         sensor_dim=_i(mj.sensor_dim),
         sensor_cutoff=_f(mj.sensor_cutoff),
         sensor_datatype=_i(mj.sensor_datatype),
+        npair=int(mj.npair),
+        pair_geom1=_i(mj.pair_geom1),
+        pair_geom2=_i(mj.pair_geom2),
+        pair_dim=_i(mj.pair_dim),
+        pair_friction=_f(mj.pair_friction, (-1, 5)),
+        pair_solref=_f(mj.pair_solref, (-1, 2)),
+        pair_solreffriction=_f(mj.pair_solreffriction, (-1, 2)),
+        pair_solimp=_f(mj.pair_solimp, (-1, 5)),
+        pair_margin=_f(mj.pair_margin),
+        pair_gap=_f(mj.pair_gap),
+        exclude_signature=_i(mj.exclude_signature),
+        nconmax=int(nconmax),
+        cpair_geom=_i(cpair["cpair_geom"]).reshape(-1, 2),
+        cpair_ipair=_i(cpair["cpair_ipair"]),
+        cpair_maxcon=_i(cpair["cpair_maxcon"]),
+        cpair_margin=_f(cpair["cpair_margin"]),
+        cpair_gap=_f(cpair["cpair_gap"]),
+        cpair_dim=_i(cpair["cpair_dim"]),
+        cpair_friction=_f(cpair["cpair_friction"], (-1, 5)),
+        cpair_solref=_f(cpair["cpair_solref"], (-1, 2)),
+        cpair_solreffriction=_f(cpair["cpair_solreffriction"], (-1, 2)),
+        cpair_solimp=_f(cpair["cpair_solimp"], (-1, 5)),
+        cpair_refused=_i(cpair["refused"]).reshape(-1, 2),
     )

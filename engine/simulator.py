@@ -89,6 +89,12 @@ class Simulator:
         self.nstep += nstep
         self._check(what, start)
 
+    def collision(self) -> None:
+        """Contacts of every row at the geom poses of the last forward() (like mj_collision):
+        data.ncon and data.contact_*. Raises ContactOverflowError if a row finds more than
+        model.nconmax contacts. Not yet part of forward() or step()."""
+        api.collision(self.model, self.data, self.nthread)
+
     def inverse(self) -> np.ndarray:
         """qfrc_inverse = M qacc + c - qfrc_passive for every row (like mj_inverse), using
         the current qpos, qvel and qacc. Returns data.qfrc_inverse."""

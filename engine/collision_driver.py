@@ -1,0 +1,389 @@
+"""Stage 9, collision: the contacts of one environment at its current geom poses
+(MuJoCo's mj_collision in engine_collision_driver.c).
+
+MuJoCo splits the work into a broad phase (which body pairs may touch), a mid phase
+(which of their geom pairs) and a narrow phase (the contacts of one geom pair). Every
+filter that depends only on the model is evaluated once, at load (`candidate_pairs`):
+
+- body pairs: both bodies can collide (contype | conaffinity), their contype/conaffinity
+  bitmasks match, they are not welded together (same `body_weldid`), not both without
+  dofs, not parent and child up to welding unless `<flag filterparent="disable">`, and
+  not named in an `<exclude>`;
+- geom pairs of such a body pair: geom bitmasks match (contype1 & conaffinity2 or
+  contype2 & conaffinity1), no explicit `<pair>` names the same two geoms, and MuJoCo
+  has a collision function for the two types;
+- explicit `<pair>`s skip the bitmask, weld, parent and exclude filters, and carry their
+  own condim, friction, solref, solreffriction, solimp, margin and gap.
+
+What is left, the candidate pairs `cpair_*`, is stored in MuJoCo's contact order, so that
+contact i here is contact i of mj_collision: body pairs by signature (body1 << 16) + body2
+with body1 < body2, an explicit pair before the body pairs of a larger signature; within
+a body pair, geoms in index order, except that pairs of bodies with more than one geom that
+MuJoCo sends through its BVH mid phase come sorted by (geom1, geom2). Each pair is ordered
+so that type(geom1) <= type(geom2), as the narrow phase wants it.
+
+Per step, for each candidate pair (`collision`): MuJoCo's bounding-sphere test with the
+pair's margin + gap (|x1 - x2| > rbound1 + rbound2 + margin, or for a plane, the other
+geom's centre more than rbound + margin above it), then the closed-form collider of
+`collision_primitive`, then the contact parameters (mixed at load: condim and friction by
+maximum, solref and solimp by solmix weight, or copied from the geom of higher priority).
+MuJoCo's other broad- and mid-phase filters (sweep-and-prune over bounding boxes in a
+frame of the geom positions' principal axes, BVH bounding boxes) only drop pairs farther
+apart than their margin + gap, where every collider here returns nothing -- with one
+exception, the known difference from MuJoCo: in the margin band, box-box edge contacts
+report the separation along the edge-edge axis, which can be less than the true
+distance, so a box pair slightly farther apart than margin + gap can get a contact
+(dist > 0) from the collider. MuJoCo's sweep-and-prune drops some of those, depending on
+its frame (and on rounding to float32 that its 4.0.0 binary does in ways we could not
+pin down); we keep them all. With zero margin and gap the box-box collider is exact
+and nothing differs; pairs with a world (or static) body skip the sweep in MuJoCo too.
+
+A contact with dist >= includemargin (= margin; the gap only widens detection) is
+flagged `exclude`: MuJoCo reports it but makes no constraint from it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine import collision_primitive as P
+from engine import types as T
+from engine.jit import entry, kernel, stage
+from engine.spatial import cross
+
+MINMU = 1e-5  # MuJoCo's mjMINMU: smallest friction coefficient
+MINVAL = 1e-15
+
+GEOM_TYPE_NAMES = {
+    P.GEOM_PLANE: "plane",
+    P.GEOM_HFIELD: "hfield",
+    P.GEOM_SPHERE: "sphere",
+    P.GEOM_CAPSULE: "capsule",
+    P.GEOM_ELLIPSOID: "ellipsoid",
+    P.GEOM_CYLINDER: "cylinder",
+    P.GEOM_BOX: "box",
+    P.GEOM_MESH: "mesh",
+    P.GEOM_SDF: "sdf",
+}
+
+# (type1, type2) with type1 <= type2 -> most contacts our collider returns
+MAX_CONTACTS = {
+    (P.GEOM_PLANE, P.GEOM_SPHERE): 1,
+    (P.GEOM_PLANE, P.GEOM_CAPSULE): 2,
+    (P.GEOM_PLANE, P.GEOM_CYLINDER): 4,
+    (P.GEOM_PLANE, P.GEOM_BOX): 4,
+    (P.GEOM_SPHERE, P.GEOM_SPHERE): 1,
+    (P.GEOM_SPHERE, P.GEOM_CAPSULE): 1,
+    (P.GEOM_SPHERE, P.GEOM_CYLINDER): 1,
+    (P.GEOM_SPHERE, P.GEOM_BOX): 1,
+    (P.GEOM_CAPSULE, P.GEOM_CAPSULE): 2,
+    (P.GEOM_CAPSULE, P.GEOM_BOX): 2,
+    (P.GEOM_BOX, P.GEOM_BOX): 8,
+}
+
+
+def _has_collision_function(t1: int, t2: int) -> bool:
+    """Whether MuJoCo's mjCOLLISIONFUNC table has an entry for types t1 <= t2."""
+    if t1 == P.GEOM_PLANE:
+        return t2 not in (P.GEOM_PLANE, P.GEOM_HFIELD)
+    if t1 == P.GEOM_HFIELD:
+        return t2 != P.GEOM_HFIELD
+    return True
+
+
+# ---- at load: candidate pairs and their contact parameters --------------------------------------
+
+
+def _ordered(mj, g1: int, g2: int) -> tuple[int, int]:
+    """The pair as MuJoCo's narrow phase sees it: type(geom1) <= type(geom2)."""
+    return (g2, g1) if mj.geom_type[g1] > mj.geom_type[g2] else (g1, g2)
+
+
+def _bitmask_ok(contype1, conaffinity1, contype2, conaffinity2) -> bool:
+    return bool((contype1 & conaffinity2) or (contype2 & conaffinity1))
+
+
+def _body_pair_ok(mj, b1: int, b2: int) -> bool:
+    """MuJoCo's broad-phase body filters (canCollide, filterBodyPair, canCollide2)."""
+    if not (mj.body_contype[b1] or mj.body_conaffinity[b1]):
+        return False
+    if not (mj.body_contype[b2] or mj.body_conaffinity[b2]):
+        return False
+    weld1, weld2 = int(mj.body_weldid[b1]), int(mj.body_weldid[b2])
+    if weld1 == weld2:
+        return False
+    if mj.body_dofnum[weld1] == 0 and mj.body_dofnum[weld2] == 0:
+        return False
+    filterparent = not (mj.opt.disableflags & T.DSBL_FILTERPARENT)
+    parent1 = int(mj.body_weldid[mj.body_parentid[weld1]])
+    parent2 = int(mj.body_weldid[mj.body_parentid[weld2]])
+    if filterparent and weld1 != 0 and weld2 != 0 and (weld1 == parent2 or weld2 == parent1):
+        return False
+    return _bitmask_ok(
+        mj.body_contype[b1], mj.body_conaffinity[b1], mj.body_contype[b2], mj.body_conaffinity[b2]
+    )
+
+
+def _body_geom_pairs(mj, b1: int, b2: int, explicit: set) -> list[tuple[int, int]]:
+    """Geom pairs of body pair b1 < b2 in the order MuJoCo's narrow phase meets them."""
+    geoms1 = range(mj.body_geomadr[b1], mj.body_geomadr[b1] + mj.body_geomnum[b1])
+    geoms2 = range(mj.body_geomadr[b2], mj.body_geomadr[b2] + mj.body_geomnum[b2])
+    pairs = []
+    for g1 in geoms1:
+        for g2 in geoms2:
+            if (g1, g2) in explicit or (g2, g1) in explicit:
+                continue
+            if not _bitmask_ok(
+                mj.geom_contype[g1], mj.geom_conaffinity[g1], mj.geom_contype[g2], mj.geom_conaffinity[g2]
+            ):
+                continue
+            pair = _ordered(mj, g1, g2)
+            if _has_collision_function(int(mj.geom_type[pair[0]]), int(mj.geom_type[pair[1]])):
+                pairs.append(pair)
+    single = len(geoms1) == 1 and len(geoms2) == 1
+    midphase = not (mj.opt.disableflags & T.DSBL_MIDPHASE)
+    if not single and midphase and mj.body_bvhadr[b1] >= 0 and mj.body_bvhadr[b2] >= 0:
+        pairs.sort()  # the mid phase sorts its contacts by (geom1, geom2)
+    return pairs
+
+
+def _mix_params(mj, g1: int, g2: int):
+    """(condim, friction (5,), solref (2,), solimp (5,)) of a geom pair (mj_contactParam):
+    the geom of higher priority wins; on equal priority condim and friction take the
+    maximum, solref and solimp the solmix-weighted mean (direct solref < 0: the minimum)."""
+    p1, p2 = mj.geom_priority[g1], mj.geom_priority[g2]
+    if p1 != p2:
+        g = g1 if p1 > p2 else g2
+        condim = int(mj.geom_condim[g])
+        solref = [float(x) for x in mj.geom_solref[g]]
+        solimp = [float(x) for x in mj.geom_solimp[g]]
+        fri = [float(x) for x in mj.geom_friction[g]]
+    else:
+        condim = int(max(mj.geom_condim[g1], mj.geom_condim[g2]))
+        s1, s2 = float(mj.geom_solmix[g1]), float(mj.geom_solmix[g2])
+        if s1 >= MINVAL and s2 >= MINVAL:
+            mix = s1 / (s1 + s2)
+        elif s1 < MINVAL and s2 < MINVAL:
+            mix = 0.5
+        elif s1 < MINVAL:
+            mix = 0.0
+        else:
+            mix = 1.0
+        ref1, ref2 = mj.geom_solref[g1], mj.geom_solref[g2]
+        if ref1[0] > 0 and ref2[0] > 0:
+            solref = [mix * float(ref1[i]) + (1 - mix) * float(ref2[i]) for i in range(2)]
+        else:
+            solref = [float(min(ref1[i], ref2[i])) for i in range(2)]
+        imp1, imp2 = mj.geom_solimp[g1], mj.geom_solimp[g2]
+        solimp = [mix * float(imp1[i]) + (1 - mix) * float(imp2[i]) for i in range(5)]
+        fri = [float(max(mj.geom_friction[g1][i], mj.geom_friction[g2][i])) for i in range(3)]
+    friction = [fri[0], fri[0], fri[1], fri[2], fri[2]]
+    return condim, friction, solref, solimp
+
+
+def candidate_pairs(mj) -> dict[str, np.ndarray]:
+    """The candidate geom pairs of a compiled MjModel, in MuJoCo's contact order, with
+    their contact parameters; see the module docstring. Returns the `cpair_*` arrays, and
+    `refused`: (k, 2) geom pairs that can collide but have no collider here."""
+    explicit = {(int(mj.pair_geom1[i]), int(mj.pair_geom2[i])) for i in range(mj.npair)}
+    excluded = {int(s) for s in mj.exclude_signature}
+    pairs: list[tuple[int, int, int]] = []  # (geom1, geom2, explicit pair id or -1)
+    ipair = 0
+    for b1 in range(mj.nbody):
+        for b2 in range(b1 + 1, mj.nbody):
+            signature = (b1 << 16) + b2
+            if not _body_pair_ok(mj, b1, b2) or signature in excluded:
+                continue
+            while ipair < mj.npair and mj.pair_signature[ipair] <= signature:
+                pairs.append((*_ordered(mj, int(mj.pair_geom1[ipair]), int(mj.pair_geom2[ipair])), ipair))
+                ipair += 1
+            pairs.extend((g1, g2, -1) for g1, g2 in _body_geom_pairs(mj, b1, b2, explicit))
+    for ip in range(ipair, mj.npair):
+        pairs.append((*_ordered(mj, int(mj.pair_geom1[ip]), int(mj.pair_geom2[ip])), ip))
+
+    kept, refused = [], []
+    for g1, g2, ip in pairs:
+        key = (int(mj.geom_type[g1]), int(mj.geom_type[g2]))
+        if key in MAX_CONTACTS:
+            kept.append((g1, g2, ip))
+        elif _has_collision_function(*key):
+            refused.append((g1, g2))
+
+    n = len(kept)
+    out = {
+        "cpair_geom": np.zeros((n, 2), dtype=np.int32),
+        "cpair_ipair": np.zeros(n, dtype=np.int32),
+        "cpair_maxcon": np.zeros(n, dtype=np.int32),
+        "cpair_margin": np.zeros(n),
+        "cpair_gap": np.zeros(n),
+        "cpair_dim": np.zeros(n, dtype=np.int32),
+        "cpair_friction": np.zeros((n, 5)),
+        "cpair_solref": np.zeros((n, 2)),
+        "cpair_solreffriction": np.zeros((n, 2)),
+        "cpair_solimp": np.zeros((n, 5)),
+    }
+    for k, (g1, g2, ip) in enumerate(kept):
+        out["cpair_geom"][k] = (g1, g2)
+        out["cpair_ipair"][k] = ip
+        out["cpair_maxcon"][k] = MAX_CONTACTS[(int(mj.geom_type[g1]), int(mj.geom_type[g2]))]
+        if ip >= 0:
+            out["cpair_margin"][k] = mj.pair_margin[ip]
+            out["cpair_gap"][k] = mj.pair_gap[ip]
+            condim = int(mj.pair_dim[ip])
+            friction, solref, solimp = mj.pair_friction[ip], mj.pair_solref[ip], mj.pair_solimp[ip]
+            if mj.pair_solreffriction[ip, 0] or mj.pair_solreffriction[ip, 1]:
+                out["cpair_solreffriction"][k] = mj.pair_solreffriction[ip]
+        else:
+            out["cpair_margin"][k] = mj.geom_margin[g1] + mj.geom_margin[g2]
+            out["cpair_gap"][k] = mj.geom_gap[g1] + mj.geom_gap[g2]
+            condim, friction, solref, solimp = _mix_params(mj, g1, g2)
+        out["cpair_dim"][k] = condim
+        out["cpair_friction"][k] = np.maximum(MINMU, np.asarray(friction, dtype=float))
+        out["cpair_solref"][k] = solref
+        out["cpair_solimp"][k] = solimp
+    out["refused"] = np.array(refused, dtype=np.int32).reshape(-1, 2)
+    return out
+
+
+# ---- per step: narrow phase over the candidate pairs --------------------------------------------
+
+
+@kernel
+def make_frame(frame, normal, tangent):
+    """Contact frame (9,) row-major, rows = axes (mju_makeFrame): x = the normal
+    (renormalized), y = the tangent hint made orthogonal to x (without a hint: world y,
+    or world z when x is within 60 degrees of world y), z = x cross y."""
+    x, _ = P.normalized(normal)
+    y = (tangent[0], tangent[1], tangent[2])
+    if y[0] * y[0] + y[1] * y[1] + y[2] * y[2] < 0.25:
+        y = (0.0, 1.0, 0.0) if -0.5 < x[1] < 0.5 else (0.0, 0.0, 1.0)
+    c = x[0] * y[0] + x[1] * y[1] + x[2] * y[2]
+    y, _ = P.normalized((y[0] - x[0] * c, y[1] - x[1] * c, y[2] - x[2] * c))
+    z = cross(x, y)
+    for i in range(3):
+        frame[i] = x[i]
+        frame[3 + i] = y[i]
+        frame[6 + i] = z[i]
+
+
+@kernel
+def _far_apart(m, d, b, g1, g2, margin):
+    """MuJoCo's bounding-sphere test (mj_filterSphere): True if the pair cannot touch."""
+    r1 = m.geom_rbound[g1]
+    r2 = m.geom_rbound[g2]
+    x1 = d.geom_xpos[b, g1]
+    x2 = d.geom_xpos[b, g2]
+    if r1 > 0 and r2 > 0:
+        bound = r1 + r2 + margin
+        dx = x1[0] - x2[0]
+        dy = x1[1] - x2[1]
+        dz = x1[2] - x2[2]
+        return dx * dx + dy * dy + dz * dz > bound * bound
+    # a plane (rbound 0): the other geom's centre above it by more than rbound + margin
+    if m.geom_type[g1] == P.GEOM_PLANE and r2 > 0:
+        n = d.geom_xmat[b, g1]
+        h = (x2[0] - x1[0]) * n[2] + (x2[1] - x1[1]) * n[5] + (x2[2] - x1[2]) * n[8]
+        if h > margin + r2:
+            return True
+    if m.geom_type[g2] == P.GEOM_PLANE and r1 > 0:
+        n = d.geom_xmat[b, g2]
+        h = (x1[0] - x2[0]) * n[2] + (x1[1] - x2[1]) * n[5] + (x1[2] - x2[2]) * n[8]
+        if h > margin + r1:
+            return True
+    return False
+
+
+@kernel
+def narrowphase(con, work, type1, type2, margin, pos1, mat1, size1, pos2, mat2, size2):
+    """Dispatch on the geom types (type1 <= type2) to the collider; returns its count."""
+    if type1 == P.GEOM_PLANE:
+        if type2 == P.GEOM_SPHERE:
+            return P.collide_plane_sphere(con, margin, pos1, mat1, size1, pos2, mat2, size2)
+        if type2 == P.GEOM_CAPSULE:
+            return P.collide_plane_capsule(con, margin, pos1, mat1, size1, pos2, mat2, size2)
+        if type2 == P.GEOM_CYLINDER:
+            return P.collide_plane_cylinder(con, margin, pos1, mat1, size1, pos2, mat2, size2)
+        if type2 == P.GEOM_BOX:
+            return P.collide_plane_box(con, margin, pos1, mat1, size1, pos2, mat2, size2)
+    elif type1 == P.GEOM_SPHERE:
+        if type2 == P.GEOM_SPHERE:
+            return P.collide_sphere_sphere(con, margin, pos1, mat1, size1, pos2, mat2, size2)
+        if type2 == P.GEOM_CAPSULE:
+            return P.collide_sphere_capsule(con, margin, pos1, mat1, size1, pos2, mat2, size2)
+        if type2 == P.GEOM_CYLINDER:
+            return P.collide_sphere_cylinder(con, margin, pos1, mat1, size1, pos2, mat2, size2)
+        if type2 == P.GEOM_BOX:
+            return P.collide_sphere_box(con, margin, pos1, mat1, size1, pos2, mat2, size2)
+    elif type1 == P.GEOM_CAPSULE:
+        if type2 == P.GEOM_CAPSULE:
+            return P.collide_capsule_capsule(con, margin, pos1, mat1, size1, pos2, mat2, size2)
+        if type2 == P.GEOM_BOX:
+            return P.collide_capsule_box(con, margin, pos1, mat1, size1, pos2, mat2, size2)
+    elif type1 == P.GEOM_BOX and type2 == P.GEOM_BOX:
+        return P.collide_box_box(con, margin, pos1, mat1, size1, pos2, mat2, size2, work)
+    return 0
+
+
+@kernel
+def _store(m, d, b, i, p, con, k):
+    """Contact i of row b from row k of the collider output of candidate pair p."""
+    d.contact_dist[b, i] = con[k, P.DIST]
+    for j in range(3):
+        d.contact_pos[b, i, j] = con[k, P.POS + j]
+    make_frame(d.contact_frame[b, i], con[k, P.NORMAL : P.NORMAL + 3], con[k, P.TANGENT : P.TANGENT + 3])
+    d.contact_geom[b, i, 0] = m.cpair_geom[p, 0]
+    d.contact_geom[b, i, 1] = m.cpair_geom[p, 1]
+    d.contact_includemargin[b, i] = m.cpair_margin[p]
+    d.contact_dim[b, i] = m.cpair_dim[p]
+    for j in range(5):
+        d.contact_friction[b, i, j] = m.cpair_friction[p, j]
+        d.contact_solimp[b, i, j] = m.cpair_solimp[p, j]
+    for j in range(2):
+        d.contact_solref[b, i, j] = m.cpair_solref[p, j]
+        d.contact_solreffriction[b, i, j] = m.cpair_solreffriction[p, j]
+    d.contact_mu[b, i] = 0.0  # set by the constraint stage (MuJoCo: from R)
+    d.contact_exclude[b, i] = 1 if con[k, P.DIST] >= m.cpair_margin[p] else 0
+
+
+@stage
+def collision(m, d, b):
+    """Contacts of row b at its current geom poses (run kinematics first): fills ncon and
+    contact_*[:ncon]; contacts beyond nconmax are counted in contact_lost, not stored."""
+    con = d.scratch_con[b]
+    work = d.scratch_boxbox[b]
+    ncon = 0
+    lost = 0
+    for p in range(m.cpair_geom.shape[0]):
+        g1 = m.cpair_geom[p, 0]
+        g2 = m.cpair_geom[p, 1]
+        margin = m.cpair_margin[p] + m.cpair_gap[p]
+        if _far_apart(m, d, b, g1, g2, margin):
+            continue
+        n = narrowphase(
+            con,
+            work,
+            m.geom_type[g1],
+            m.geom_type[g2],
+            margin,
+            d.geom_xpos[b, g1],
+            d.geom_xmat[b, g1],
+            m.geom_size[g1],
+            d.geom_xpos[b, g2],
+            d.geom_xmat[b, g2],
+            m.geom_size[g2],
+        )
+        for k in range(n):
+            if ncon < m.nconmax:
+                _store(m, d, b, ncon, p, con, k)
+                ncon += 1
+            else:
+                lost += 1
+    d.ncon[b] = ncon
+    d.contact_lost[b] = lost
+
+
+@entry
+def collision_rows(m, d, lo, hi):
+    """collision for rows lo..hi-1 (after kinematics)."""
+    for b in range(lo, hi):
+        collision(m, d, b)

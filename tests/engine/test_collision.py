@@ -1,0 +1,519 @@
+"""Oracle tests of the collision stage (engine/collision_driver.py, collision_primitive.py).
+
+States where things touch come from MuJoCo itself: rollouts (mj_step, contacts on) of
+gymnasium's ant, humanoid, hopper, walker2d and half_cheetah dropped onto the floor, random
+poses of the same models near the floor, and random poses of our models
+`assets/tests/collision_*.xml`, which cover every primitive pair we collide (with deep
+penetration, margins and gaps), the pair filters and the parameter mixing. Constructed
+states add exactly parallel capsules and deep penetration. Our Model is loaded from
+`without_contacts(xml)` (the loader still wants contacts off for simulation), MuJoCo's
+from the original xml; ours runs forward() (kinematics) then collision(), MuJoCo
+mj_kinematics then mj_collision.
+
+Contacts are compared in order, contact i to contact i: count and geoms exactly, then
+position, frame (normal first) and distance to TOL_GEOM, and every contact parameter to
+TOL_PARAM. Why 1e-9 is defensible: geom poses agree with MuJoCo's to ~1e-16 (the same
+kinematics; test_smooth checks them to 1e-10) and every collider here repeats MuJoCo's
+arithmetic, so in general position the errors are ~1e-16 in positions and distances and
+~1e-14 in frames (a tangent hint nearly parallel to the normal is orthogonalized by
+dividing by the sine of their angle). The worst, ~2e-11, comes from nearly degenerate
+poses (a cylinder tilted 1e-6 rad from flat on a plane touches at the rim point in the
+direction of its tilt, which a 1e-16 pose difference moves by radius * 1e-16 / tilt).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+
+import engine
+from engine.collision_primitive import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_PLANE, GEOM_SPHERE
+from tests.helpers import ASSETS, GYM_ASSETS, report, without_contacts
+
+TOL_GEOM = 1e-9  # contact position (m), frame, distance (m)
+TOL_PARAM = 1e-12  # includemargin, friction, solref, solreffriction, solimp (copied or mixed)
+N_ROLLOUT = 100  # states with contacts sampled from rollouts, per gymnasium model
+N_RANDOM = 100  # random poses per gymnasium model
+N_PRIMITIVE = 400  # random poses of collision_primitives.xml
+N_FILTER = 300  # random poses of collision_filters.xml (and each of its variants)
+
+GYM_MODELS = ["ant.xml", "humanoid.xml", "hopper.xml", "walker2d.xml", "half_cheetah.xml"]
+PRIMITIVES = ASSETS / "tests" / "collision_primitives.xml"
+FILTERS = ASSETS / "tests" / "collision_filters.xml"
+PARALLEL = ASSETS / "tests" / "collision_parallel.xml"
+
+FLOAT_FIELDS = {
+    "pos": TOL_GEOM,
+    "frame": TOL_GEOM,
+    "dist": TOL_GEOM,
+    "includemargin": TOL_PARAM,
+    "friction": TOL_PARAM,
+    "solref": TOL_PARAM,
+    "solreffriction": TOL_PARAM,
+    "solimp": TOL_PARAM,
+}
+INT_FIELDS = ("geom", "dim", "exclude")
+
+
+# ---- reading contacts -------------------------------------------------------------------------
+
+
+def mj_contacts(d: mujoco.MjData) -> dict[str, np.ndarray]:
+    """MuJoCo's contacts 0..ncon-1 as arrays, our field names without the contact_ prefix."""
+    n = d.ncon
+    c = d.contact
+    out = {name: np.array(getattr(c, name)[:n]) for name in (*FLOAT_FIELDS, *INT_FIELDS)}
+    out["frame"] = out["frame"].reshape(n, 9)
+    return out
+
+
+def our_contacts(data: engine.Data, i: int) -> dict[str, np.ndarray]:
+    """Row i's contacts 0..ncon-1."""
+    n = int(data.ncon[i])
+    return {name: np.array(getattr(data, f"contact_{name}")[i, :n]) for name in (*FLOAT_FIELDS, *INT_FIELDS)}
+
+
+def mj_model(source: Path | str) -> mujoco.MjModel:
+    return mujoco.MjModel.from_xml_path(str(source))
+
+
+class Comparison:
+    """Worst error per field over many states, contacts compared one to one."""
+
+    def __init__(self, label: str):
+        self.label = label
+        self.worst = dict.fromkeys(FLOAT_FIELDS, 0.0)
+        self.where = {}
+        self.nstate = 0
+        self.ncon = 0
+        self.pair_types: dict[tuple[int, int], int] = {}
+
+    def add(self, mj: mujoco.MjModel, ref: dict, ours: dict, state: int) -> None:
+        n = len(ref["dist"])
+        assert len(ours["dist"]) == n, (
+            f"{self.label} state {state}: {len(ours['dist'])} contacts, MuJoCo {n}\n"
+            f"ours geoms {ours['geom'].tolist()}\nMuJoCo geoms {ref['geom'].tolist()}"
+        )
+        for name in INT_FIELDS:
+            assert np.array_equal(ours[name], ref[name]), (
+                f"{self.label} state {state}: contact {name} {ours[name].tolist()} "
+                f"vs MuJoCo {ref[name].tolist()}"
+            )
+        for name in FLOAT_FIELDS:
+            if n:
+                err = float(np.max(np.abs(ours[name] - ref[name])))
+                if err > self.worst[name]:
+                    self.worst[name] = err
+                    self.where[name] = state
+        for g1, g2 in ref["geom"]:
+            key = (int(mj.geom_type[g1]), int(mj.geom_type[g2]))
+            self.pair_types[key] = self.pair_types.get(key, 0) + 1
+        self.nstate += 1
+        self.ncon += n
+
+    def check(self, min_states: int, min_contacts: int) -> None:
+        for name, tol in FLOAT_FIELDS.items():
+            report(f"{self.label} contact {name}", self.worst[name], tol, self.ncon)
+        assert self.nstate >= min_states, f"{self.label}: compared {self.nstate} states < {min_states}"
+        assert self.ncon >= min_contacts, f"{self.label}: compared {self.ncon} contacts < {min_contacts}"
+        for name, tol in FLOAT_FIELDS.items():
+            assert self.worst[name] <= tol, (
+                f"{self.label}: contact {name} off MuJoCo by {self.worst[name]:.3e} > {tol:.0e} "
+                f"(state {self.where.get(name)})"
+            )
+
+
+def compare_states(label: str, ours_source, mj: mujoco.MjModel, qpos: np.ndarray) -> Comparison:
+    """Collide every qpos in one batched Simulator and, one by one, in MuJoCo."""
+    model = engine.load_mjcf(ours_source)
+    sim = engine.Simulator(model, batch=len(qpos))
+    sim.data.qpos[:] = qpos
+    sim.forward()
+    sim.collision()
+    d = mujoco.MjData(mj)
+    result = Comparison(label)
+    for i in range(len(qpos)):
+        d.qpos[:] = qpos[i]
+        mujoco.mj_kinematics(mj, d)
+        mujoco.mj_collision(mj, d)
+        result.add(mj, mj_contacts(d), our_contacts(sim.data, i), i)
+    return result
+
+
+# ---- state sampling ---------------------------------------------------------------------------
+
+
+def _random_quat(rng: np.random.Generator, n: int) -> np.ndarray:
+    q = rng.normal(size=(n, 4))
+    return q / np.linalg.norm(q, axis=1, keepdims=True)
+
+
+def rollout_states(mj: mujoco.MjModel, n: int, seed: int, every: int = 7) -> np.ndarray:
+    """n qpos with at least one contact from MuJoCo rollouts (contacts on): the robot
+    starts above the floor at a random height, tilt and velocity and is driven by random
+    controls; every `every` steps a touching state is kept."""
+    rng = np.random.default_rng(seed)
+    d = mujoco.MjData(mj)
+    free = mj.njnt > 0 and mj.jnt_type[0] == mujoco.mjtJoint.mjJNT_FREE
+    out = []
+    for _ in range(1000):
+        mujoco.mj_resetData(mj, d)
+        if free:
+            d.qpos[2] += rng.uniform(0.0, 0.6)
+            d.qpos[3:7] = _random_quat(rng, 1)[0]
+        else:  # planar robots: root slide z and hinge
+            d.qpos[:] += rng.uniform(-0.3, 0.3, mj.nq)
+            d.qpos[1] += rng.uniform(0.0, 0.5)
+        d.qvel[:] = rng.normal(0.0, 1.0, mj.nv)
+        for t in range(300):
+            d.ctrl[:] = rng.uniform(-1.0, 1.0, mj.nu)
+            mujoco.mj_step(mj, d)
+            if t % every == 0 and d.ncon > 0:
+                out.append(d.qpos.copy())
+                if len(out) == n:
+                    return np.array(out)
+    raise AssertionError(f"rollouts found only {len(out)} touching states")
+
+
+def random_poses(mj: mujoco.MjModel, n: int, seed: int, spread: float, height: tuple[float, float]):
+    """n qpos: free bodies at random positions (xy in [-spread, spread], z in `height`)
+    and orientations, hinge and slide joints uniform in [-1.5, 1.5] about qpos0."""
+    rng = np.random.default_rng(seed)
+    qpos = np.tile(mj.qpos0, (n, 1))
+    for j in range(mj.njnt):
+        a = mj.jnt_qposadr[j]
+        if mj.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
+            qpos[:, a : a + 2] = rng.uniform(-spread, spread, (n, 2))
+            qpos[:, a + 2] = rng.uniform(*height, n)
+            qpos[:, a + 3 : a + 7] = _random_quat(rng, n)
+        elif mj.jnt_type[j] == mujoco.mjtJoint.mjJNT_BALL:
+            qpos[:, a : a + 4] = _random_quat(rng, n)
+        else:
+            qpos[:, a] += rng.uniform(-1.5, 1.5, n)
+    return qpos
+
+
+# ---- gymnasium models -------------------------------------------------------------------------
+
+
+@functools.cache
+def _gym(name: str) -> tuple[str, mujoco.MjModel]:
+    path = GYM_ASSETS / name
+    return without_contacts(path), mj_model(path)
+
+
+@pytest.mark.parametrize("name", GYM_MODELS)
+def test_gym_rollout_contacts(name: str):
+    """Touching states of MuJoCo rollouts of a gymnasium robot dropped on the floor."""
+    ours, mj = _gym(name)
+    qpos = rollout_states(mj, N_ROLLOUT, seed=sum(map(ord, name)))
+    result = compare_states(f"{name} rollout", ours, mj, qpos)
+    result.check(N_ROLLOUT, N_ROLLOUT)
+
+
+@pytest.mark.parametrize("name", GYM_MODELS)
+def test_gym_random_pose_contacts(name: str):
+    """Random joint angles with the root near the floor: self-contacts between limbs."""
+    ours, mj = _gym(name)
+    d = mujoco.MjData(mj)
+    mujoco.mj_forward(mj, d)
+    free = mj.jnt_type[0] == mujoco.mjtJoint.mjJNT_FREE
+    if free:
+        qpos = random_poses(mj, N_RANDOM, seed=3, spread=0.2, height=(0.0, float(d.qpos[2])))
+    else:
+        qpos = random_poses(mj, N_RANDOM, seed=3, spread=0.0, height=(0.0, 0.0))
+        qpos[:, 1] = np.random.default_rng(4).uniform(-0.3, 0.3, N_RANDOM)  # rootz
+    result = compare_states(f"{name} random pose", ours, mj, qpos)
+    result.check(N_RANDOM, N_RANDOM)
+
+
+# ---- our models: every primitive pair, filters and parameters -----------------------------------
+
+SUPPORTED_PAIRS = [
+    (GEOM_PLANE, GEOM_SPHERE),
+    (GEOM_PLANE, GEOM_CAPSULE),
+    (GEOM_PLANE, GEOM_CYLINDER),
+    (GEOM_PLANE, GEOM_BOX),
+    (GEOM_SPHERE, GEOM_SPHERE),
+    (GEOM_SPHERE, GEOM_CAPSULE),
+    (GEOM_SPHERE, GEOM_CYLINDER),
+    (GEOM_SPHERE, GEOM_BOX),
+    (GEOM_CAPSULE, GEOM_CAPSULE),
+    (GEOM_CAPSULE, GEOM_BOX),
+    (GEOM_BOX, GEOM_BOX),
+]
+
+
+def test_every_primitive_pair():
+    """Random, often deeply overlapping poses of collision_primitives.xml: each of the
+    eleven primitive pairs must produce contacts, all equal to MuJoCo's."""
+    mj = mj_model(PRIMITIVES)
+    qpos = random_poses(mj, N_PRIMITIVE, seed=0, spread=0.2, height=(-0.1, 0.25))
+    result = compare_states("collision_primitives", without_contacts(PRIMITIVES), mj, qpos)
+    result.check(N_PRIMITIVE, 20 * N_PRIMITIVE)
+    for pair in SUPPORTED_PAIRS:
+        assert result.pair_types.get(pair, 0) >= 50, (
+            f"pair types {pair}: only {result.pair_types.get(pair, 0)}"
+        )
+
+
+def _cube_rotations() -> np.ndarray:
+    """The 24 rotations that map the coordinate axes onto themselves, as quaternions."""
+    quats = []
+    for perm in itertools.permutations(range(3)):
+        for signs in itertools.product((1.0, -1.0), repeat=3):
+            mat = np.zeros((3, 3))
+            for row, (col, sign) in enumerate(zip(perm, signs, strict=True)):
+                mat[row, col] = sign
+            if np.linalg.det(mat) > 0:
+                q = np.zeros(4)
+                mujoco.mju_mat2Quat(q, mat.reshape(-1))
+                quats.append(q)
+    return np.array(quats)
+
+
+def test_aligned_primitives():
+    """collision_primitives.xml with every body axis-aligned (faces, edges and axes exactly
+    parallel) or tilted from that by 1e-6 to 1e-3 rad: the degenerate branches (parallel
+    capsules, capsules along box faces, parallel box faces, disks flat on a plane).
+
+    Tilts between 1e-15 and 1e-6 rad are left out on purpose: there a contact point is
+    ill-conditioned (a cylinder almost flat on a plane touches at the rim point in the
+    direction of its tilt; a rounding difference of 1e-16 in the geom pose moves that
+    point by ~radius * 1e-16 / tilt), so no two implementations agree to 1e-9."""
+    mj = mj_model(PRIMITIVES)
+    rng = np.random.default_rng(2)
+    quats = _cube_rotations()
+    qpos = random_poses(mj, N_PRIMITIVE, seed=2, spread=0.2, height=(-0.1, 0.25))
+    for j in range(mj.njnt):
+        a = mj.jnt_qposadr[j]
+        for i in range(N_PRIMITIVE):
+            q = quats[rng.integers(len(quats))].copy()
+            if rng.uniform() < 0.5:
+                tilt = 10 ** rng.uniform(-6, -3)
+                axis = rng.normal(size=3)
+                dq = np.r_[np.cos(tilt / 2), np.sin(tilt / 2) * axis / np.linalg.norm(axis)]
+                mujoco.mju_mulQuat(q, q.copy(), dq)
+            qpos[i, a + 3 : a + 7] = q
+    result = compare_states("collision_primitives aligned", without_contacts(PRIMITIVES), mj, qpos)
+    result.check(N_PRIMITIVE, 20 * N_PRIMITIVE)
+    for pair in SUPPORTED_PAIRS:
+        count = result.pair_types.get(pair, 0)
+        assert count >= 20, f"pair types {pair}: only {count} contacts"
+
+
+def _variant(path: Path, **flags: str) -> str:
+    """The MJCF text of `path` with <option><flag name="value"/> set."""
+    text = path.read_text()
+    attrs = " ".join(f'{k}="{v}"' for k, v in flags.items())
+    return text.replace("<worldbody>", f"<option><flag {attrs}/></option>\n  <worldbody>", 1)
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [{}, {"filterparent": "disable"}, {"midphase": "disable"}],
+    ids=["default", "filterparent-disabled", "midphase-disabled"],
+)
+def test_filters_and_parameters(flags):
+    """collision_filters.xml in random poses: pair filters, explicit pairs, excludes,
+    contact order and parameter mixing, as MuJoCo (also with filterparent or the mid
+    phase disabled, which change the pair set and the order)."""
+    text = _variant(FILTERS, **flags) if flags else FILTERS.read_text()
+    mj = mujoco.MjModel.from_xml_string(text)
+    qpos = random_poses(mj, N_FILTER, seed=1, spread=0.15, height=(0.0, 0.3))
+    label = "collision_filters " + (" ".join(f"{k}={v}" for k, v in flags.items()) or "default")
+    result = compare_states(label, without_contacts(text), mj, qpos)
+    result.check(N_FILTER, 5 * N_FILTER)
+
+
+def test_filter_rules_explicitly():
+    """The filters' individual rules, read off the candidate pairs (ours) and checked
+    against MuJoCo's contacts in one crowded pose."""
+    model = engine.load_mjcf(without_contacts(FILTERS))
+    mj = mj_model(FILTERS)
+    gid = {mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_GEOM, g): g for g in range(mj.ngeom)}
+    pairs = {tuple(sorted(p)) for p in model.cpair_geom.tolist()}
+
+    def has(a: str, b: str) -> bool:
+        return tuple(sorted((gid[a], gid[b]))) in pairs
+
+    assert not has("arm", "hand")  # welded together (hand has no joint)
+    assert not has("torso_capsule", "arm")  # parent and child
+    assert not has("torso_capsule", "hand")  # parent of hand's weld body
+    assert has("torso_capsule", "finger")  # grandchild: not filtered
+    assert has("arm", "torso_sphere")  # explicit pair overrides the parent filter
+    assert not has("other_box", "ball") and not has("other_capsule", "ball")  # <exclude>
+    assert not has("torso_box", "floor") and has("torso_box", "other_box")  # bitmasks
+    floor_box = {gid["floor"], gid["other_box"]}
+    ipair = [
+        int(model.cpair_ipair[i]) for i, p in enumerate(model.cpair_geom.tolist()) if set(p) == floor_box
+    ]
+    explicit = [i for i in range(mj.npair) if {int(mj.pair_geom1[i]), int(mj.pair_geom2[i])} == floor_box]
+    assert ipair == explicit and len(explicit) == 1  # the explicit pair replaces the filters' own
+
+
+# ---- parallel capsules and deep penetration (seed 000 §29) ------------------------------------
+
+
+GAPS = (0.01, -1e-4, -0.01, -0.05, -0.049, -0.098)  # surface gaps; -0.098: coincident axes
+
+
+def _parallel_states(mj: mujoco.MjModel, rng: np.random.Generator):
+    """Two capsules with exactly the same orientation (random axis), the second offset
+    sideways so that their surfaces are `gap` apart and along the axis by up to a bit
+    more than their half-lengths together. Returns (qpos, gap, axial offset) per state."""
+    a1, a2 = mj.jnt_qposadr[0], mj.jnt_qposadr[1]
+    r1, r2 = mj.geom_size[1, 0], mj.geom_size[2, 0]
+    reach = mj.geom_size[1, 1] + mj.geom_size[2, 1]
+    states, gaps, offsets = [], [], []
+    for gap in GAPS:
+        for _ in range(25):
+            q = _random_quat(rng, 1)[0]
+            mat = np.zeros(9)
+            mujoco.mju_quat2Mat(mat, q)
+            frame = mat.reshape(3, 3)
+            angle = rng.uniform(0, 2 * np.pi)
+            side = frame[:, 0] * np.cos(angle) + frame[:, 1] * np.sin(angle)
+            offset = rng.uniform(-1.2, 1.2) * reach
+            qpos = mj.qpos0.copy()
+            center = np.array([0.0, 0.0, rng.uniform(0.3, 0.8)])  # above the floor box
+            qpos[a1 : a1 + 3] = center
+            qpos[a1 + 3 : a1 + 7] = q
+            qpos[a2 : a2 + 3] = center + (gap + r1 + r2) * side + offset * frame[:, 2]
+            qpos[a2 + 3 : a2 + 7] = q
+            states.append(qpos)
+            gaps.append(gap)
+            offsets.append(offset)
+    return np.array(states), np.array(gaps), np.array(offsets)
+
+
+def _collide(source, qpos: np.ndarray) -> engine.Simulator:
+    sim = engine.Simulator(engine.load_mjcf(source), batch=len(qpos))
+    sim.data.qpos[:] = qpos
+    sim.forward()
+    sim.collision()
+    return sim
+
+
+def test_parallel_capsules():
+    """Exactly parallel capsules (the singular segment-segment case): MuJoCo's contacts,
+    which are two -- the ends of the overlapping span -- whenever the spans overlap and
+    the surfaces do, at every overlap down to coincident axes; none when they are apart."""
+    mj = mj_model(PARALLEL)
+    qpos, gaps, offsets = _parallel_states(mj, np.random.default_rng(5))
+    result = compare_states("parallel capsules", without_contacts(PARALLEL), mj, qpos)
+    result.check(len(qpos), len(qpos))
+    sim = _collide(without_contacts(PARALLEL), qpos)
+    reach = mj.geom_size[1, 1] + mj.geom_size[2, 1]
+    overlapping = 0
+    for i in range(len(qpos)):
+        geoms = sim.data.contact_geom[i, : sim.data.ncon[i]].tolist()
+        between = sum(1 for g in geoms if sorted(g) == [1, 2])
+        if gaps[i] > 0:
+            assert between == 0, f"state {i}: capsules {gaps[i]} apart report {between} contacts"
+        elif abs(offsets[i]) < reach - 1e-3:
+            assert between == 2, f"state {i}: gap {gaps[i]}, offset {offsets[i]:.3f}: {between} contacts"
+            overlapping += 1
+    assert overlapping >= 80
+
+
+def test_deep_penetration():
+    """A horizontal capsule lowered into a thick floor box (seed 000 §29): at every depth
+    to 45 cm the contact depth equals the depth of its lowest point, and the normal points
+    straight down from the capsule into the box, never out through a side."""
+    mj = mj_model(PARALLEL)
+    depths = np.linspace(0.0, 0.45, 46)
+    a = mj.jnt_qposadr[0]
+    radius = mj.geom_size[1, 0]
+    top = mj.geom_pos[0, 2] + mj.geom_size[0, 2]  # the floor box's top face
+    qpos = np.tile(mj.qpos0, (len(depths), 1))
+    qpos[:, a : a + 3] = 0.0
+    qpos[:, a + 2] = top + radius - depths  # lowest point at -depth
+    qpos[:, a + 3 : a + 7] = [np.cos(np.pi / 4), np.sin(np.pi / 4), 0.0, 0.0]  # axis along y
+    qpos[:, mj.jnt_qposadr[1] + 2] = 5.0  # the other capsule far above
+    result = compare_states("deep penetration", without_contacts(PARALLEL), mj, qpos)
+    result.check(len(depths), len(depths))
+    sim = _collide(without_contacts(PARALLEL), qpos)
+    worst = 0.0
+    for i, depth in enumerate(depths):
+        n = sim.data.ncon[i]
+        assert n >= 1, f"depth {depth}: no contact"
+        for k in range(n):
+            assert sorted(sim.data.contact_geom[i, k].tolist()) == [0, 1]  # floor box, capsule1
+            worst = max(worst, abs(sim.data.contact_dist[i, k] + depth))
+            np.testing.assert_allclose(sim.data.contact_frame[i, k, :3], [0.0, 0.0, -1.0], atol=1e-12)
+    report("deep penetration |dist + depth|", worst, TOL_GEOM, len(depths))
+    assert worst <= TOL_GEOM
+
+
+# ---- refusals and overflow ----------------------------------------------------------------------
+
+_REFUSED = """
+<mujoco>
+  <worldbody>
+    <geom name="floor" type="plane" size="1 1 0.1"/>
+    <body name="a"><freejoint/><geom name="stick" type="capsule" size="0.05 0.1"/></body>
+    <body name="b"><freejoint/><geom name="{name}" type="{type}" size="{size}" {mask}/></body>
+  </worldbody>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize(
+    ("gtype", "size", "other"),
+    [("ellipsoid", "0.1 0.05 0.05", "plane"), ("cylinder", "0.05 0.1", "capsule")],
+)
+def test_uncollidable_geom_refused_by_name(gtype, size, other):
+    """A geom pair with no closed-form collider here is refused at load, naming the geoms."""
+    xml = _REFUSED.format(name="odd", type=gtype, size=size, mask="")
+    with pytest.raises(engine.UnsupportedModelError, match=rf"'odd' \({gtype}\)") as err:
+        engine.load_mjcf(xml)
+    assert other in str(err.value)
+    # it cannot collide with anything: loads, and the rest collides
+    quiet = _REFUSED.format(name="odd", type=gtype, size=size, mask='contype="0" conaffinity="0"')
+    mj = mujoco.MjModel.from_xml_string(quiet)
+    assert mj.ngeom == 3
+    with pytest.raises(engine.UnsupportedModelError, match="contacts and constraints are not simulated"):
+        engine.load_mjcf(quiet)  # refused for the other reason only (contacts still on)
+
+
+def test_uncollidable_geom_with_contacts_disabled():
+    """With contacts disabled the model loads (smooth dynamics need no collisions), but
+    collision() refuses to run rather than skip the pair silently."""
+    xml = _REFUSED.format(name="odd", type="cylinder", size="0.05 0.1", mask="")
+    xml = xml.replace(
+        "<worldbody>", '<option><flag contact="disable" constraint="disable"/></option><worldbody>'
+    )
+    model = engine.load_mjcf(xml)
+    sim = engine.Simulator(model, batch=2)
+    sim.forward()
+    with pytest.raises(engine.UnsupportedModelError, match="cylinder"):
+        sim.collision()
+
+
+def test_contact_overflow_raises():
+    """More contacts than nconmax: a clear error naming the row and the capacity; every
+    row keeps its first nconmax contacts."""
+    mj = mj_model(PRIMITIVES)
+    qpos = random_poses(mj, 4, seed=0, spread=0.2, height=(-0.1, 0.25))
+    full = _collide(without_contacts(PRIMITIVES), qpos)
+    counts = full.data.ncon.copy()
+    assert full.model.nconmax >= counts.max() > 3
+    small = engine.load_mjcf(without_contacts(PRIMITIVES), nconmax=int(counts.max()) - 1)
+    sim = engine.Simulator(small, batch=4)
+    sim.data.qpos[:] = qpos
+    sim.forward()
+    row = int(np.flatnonzero(counts > small.nconmax)[0])
+    with pytest.raises(
+        engine.ContactOverflowError, match=rf"row {row} has {counts[row]} contacts.*nconmax={small.nconmax}"
+    ):
+        sim.collision()
+    for i in range(4):
+        n = min(counts[i], small.nconmax)
+        assert sim.data.ncon[i] == n
+        np.testing.assert_array_equal(sim.data.contact_geom[i, :n], full.data.contact_geom[i, :n])
