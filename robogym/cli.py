@@ -210,7 +210,7 @@ def _unique_labels(results, specs) -> None:
 def format_table(results) -> str:
     """Policy, episodes, mean return, then the mean (max) final value of every task metric,
     and the success rate when the task defines success."""
-    metrics = results[0].metric_names
+    metrics = [m for m in results[0].metric_names if m != "success"]  # shown as the success rate
     header = ["policy", "episodes", "mean return", *(f"final {m}" for m in metrics)]
     has_success = any(r.summary()["success_rate"] is not None for r in results)
     if has_success:
