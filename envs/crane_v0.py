@@ -9,6 +9,11 @@ from robogym.env import RoboDynEnv
 from robogym.task import Actuation, Task
 from robogym.vector_env import RoboDynVectorEnv
 
+# success at the end of an episode (seed 000 §41's acceptance test): the trolley within 5 cm of
+# the target and the residual swing under 0.02 rad
+ARRIVE_ERROR = 0.05
+ARRIVE_SWING = 0.02
+
 
 class CraneTask(Task):
     """Physics readouts, reward, termination and reset distribution of the crane."""
@@ -23,10 +28,14 @@ class CraneTask(Task):
         move_distance: float = 10.0,
         max_accel: float = 1.0,
         position_weight: float = 1.0,
-        still_weight: float = 1.0,
+        arrive_weight: float = 1.0,
         control_weight: float = 0.05,
+        jerk_weight: float = 0.05,
+        rail_penalty: float = 50.0,
         position_scale: float = 3.0,
+        arrive_scale: float = 0.25,
         swing_scale: float = 0.05,
+        speed_scale: float = 0.1,
         rail_limit: float = 15.0,
         reset_noise_scale: float = 1.0,
     ):
@@ -34,13 +43,20 @@ class CraneTask(Task):
             raise ValueError(f"max_accel must be positive, got {max_accel}")
         if not 0 < move_distance < rail_limit:
             raise ValueError(f"move_distance must lie in (0, rail_limit={rail_limit}), got {move_distance}")
+        for name in ("position_scale", "arrive_scale", "swing_scale", "speed_scale"):
+            if locals()[name] <= 0:
+                raise ValueError(f"{name} must be positive, got {locals()[name]}")
         self.move_distance = float(move_distance)
         self.max_accel = float(max_accel)
         self.position_weight = float(position_weight)
-        self.still_weight = float(still_weight)
+        self.arrive_weight = float(arrive_weight)
         self.control_weight = float(control_weight)
+        self.jerk_weight = float(jerk_weight)
+        self.rail_penalty = float(rail_penalty)
         self.position_scale = float(position_scale)
+        self.arrive_scale = float(arrive_scale)
         self.swing_scale = float(swing_scale)
+        self.speed_scale = float(speed_scale)
         self.rail_limit = float(rail_limit)
         self.reset_noise_scale = float(reset_noise_scale)
 
@@ -50,6 +66,9 @@ class CraneTask(Task):
         self._trolley_dof = physics.joint_dof("trolley")
         mj = physics.mj_model
         self._cable = float(np.linalg.norm(mj.site_pos[mj.site("payload").id]))
+        # task state (snapshotted): the commanded acceleration of this step and the last one
+        self.action = np.zeros(physics.batch)
+        self.prev_action = np.zeros(physics.batch)
 
     # --- readouts -------------------------------------------------------------------------------
     @property
@@ -97,30 +116,46 @@ class CraneTask(Task):
             u = rng.uniform(-1.0, 1.0, size=4)
             d.qpos[r] = (-self.move_distance + 2.0 * s * u[0], 0.05 * s * u[1])
             d.qvel[r] = (0.05 * s * u[2], 0.05 * s * u[3])
+        self.action[rows] = 0.0
+        self.prev_action[rows] = 0.0
 
     def apply_action(self, action: np.ndarray) -> None:
-        self._drive.step(self.physics.sim, action[:, 0], self.frame_skip)
+        self.prev_action[:] = self.action
+        self.action[:] = action[:, 0]
+        self._drive.step(self.physics.sim, self.action, self.frame_skip)
 
     def reward(self, action):
-        near = np.exp(-np.abs(self.payload_offset()) / self.position_scale)
-        still = np.exp(-self.swing_amplitude() / self.swing_scale)
+        e = np.abs(self.payload_offset())
+        still = np.exp(-self.swing_amplitude() / self.swing_scale) * np.exp(
+            -np.abs(self.trolley_velocity()) / self.speed_scale
+        )
+        a = self.action / self.max_accel
+        da = (self.action - self.prev_action) / self.max_accel
         terms = {
-            "reward_position": self.position_weight * near,
-            "reward_still": self.still_weight * near * still,
-            "reward_control": -self.control_weight * (action[:, 0] / self.max_accel) ** 2,
+            "reward_position": self.position_weight * np.exp(-e / self.position_scale),
+            "reward_arrive": self.arrive_weight * np.exp(-((e / self.arrive_scale) ** 2)) * still,
+            "reward_control": -self.control_weight * a * a,
+            "reward_jerk": -self.jerk_weight * da * da,
+            "reward_rail": -self.rail_penalty * self.terminated(),
         }
-        reward = terms["reward_position"] + terms["reward_still"] + terms["reward_control"]
+        reward = sum(terms.values())
         return reward, terms
 
     def terminated(self) -> np.ndarray:
         return np.abs(self.trolley_position()) > self.rail_limit
 
     def metrics(self) -> dict[str, np.ndarray]:
+        position_error = np.abs(self.trolley_position())
+        swing = self.swing_amplitude()
         return {
-            "position_error": np.abs(self.trolley_position()),
+            "position_error": position_error,
             "payload_error": np.abs(self.payload_offset()),
-            "swing_amplitude": self.swing_amplitude(),
+            "swing_amplitude": swing,
+            "success": ((position_error < ARRIVE_ERROR) & (swing < ARRIVE_SWING)).astype(np.float64),
         }
+
+    def get_state(self) -> dict[str, np.ndarray]:
+        return {"action": self.action, "prev_action": self.prev_action}
 
 
 _DOC = """
@@ -160,14 +195,17 @@ raises `robogym.InvalidActionError` and changes nothing.
 
 ## Rewards
 
-With `e` the payload's horizontal distance to the target and `A` the swing amplitude (the
-angle the load would swing out to if the trolley stopped: cos A = cos(theta) -
-L theta_dot^2 / (2 g)):
+With `e` the payload's horizontal distance to the target, `v` the trolley velocity, `a` and
+`a_prev` this step's and the previous step's commanded acceleration, and `A` the swing
+amplitude (the angle the load would swing out to if the trolley stopped:
+cos A = cos(theta) - L theta_dot^2 / (2 g)):
 
-- `reward_position` = position_weight * exp(-|e| / position_scale)
-- `reward_still` = still_weight * exp(-|e| / position_scale) * exp(-A / swing_scale):
-  stillness pays only near the target
+- `reward_position` = position_weight * exp(-|e| / position_scale): shaping from afar
+- `reward_arrive` = arrive_weight * exp(-(e / arrive_scale)^2) * exp(-A / swing_scale) *
+  exp(-|v| / speed_scale): pays only for being at the target, still
 - `reward_control` = -control_weight * (a / max_accel)^2
+- `reward_jerk` = -jerk_weight * ((a - a_prev) / max_accel)^2
+- `reward_rail` = -rail_penalty when the trolley leaves the rail (the episode terminates)
 
 The reward is exactly their sum; each term is in `info`.
 
@@ -183,14 +221,16 @@ move of the seed's table.
 - Truncation: 400 steps (20 s at 20 Hz; 5 physics steps of 0.01 s each).
 
 `info` also reports the task metrics `position_error` (|trolley x|, m), `payload_error`
-(|payload x|, m) and `swing_amplitude` (A, rad); their values at the last step of an
-episode are the final position error and the residual swing.
+(|payload x|, m), `swing_amplitude` (A, rad) and `success` (1.0 when position_error < 0.05 m
+and swing_amplitude < 0.02 rad, the seed's acceptance test); their values at the last step
+of an episode are the final position error, the residual swing and the episode's success.
 
 ## Arguments
 
 `gym.make("RoboDyn/Crane-v0", **kwargs)` or `gym.make_vec("RoboDyn/Crane-v0", num_envs=64,
-**kwargs)`: move_distance=10.0, max_accel=1.0, position_weight=1.0, still_weight=1.0,
-control_weight=0.05, position_scale=3.0, swing_scale=0.05, rail_limit=15.0,
+**kwargs)`: move_distance=10.0, max_accel=1.0, position_weight=1.0, arrive_weight=1.0,
+control_weight=0.05, jerk_weight=0.05, rail_penalty=50.0, position_scale=3.0,
+arrive_scale=0.25, swing_scale=0.05, speed_scale=0.1, rail_limit=15.0,
 reset_noise_scale=1.0, render_mode=None ("rgb_array"), width=640, height=480. The vector
 env also takes autoreset_mode (NEXT_STEP, SAME_STEP, DISABLED) and nthread.
 

@@ -102,11 +102,10 @@ class EnvCore:
 
     # --- snapshot / restore ---------------------------------------------------------------------
     def signature(self) -> tuple:
-        params = tuple(
-            sorted(
-                (k, repr(v)) for k, v in vars(self.task).items() if k != "physics" and not k.startswith("_")
-            )
-        )
+        # the task's parameters: its public attributes, less the physics and the task state
+        skip = {"physics", *self.task.get_state()}
+        public = {k: v for k, v in vars(self.task).items() if k not in skip and k[0] != "_"}
+        params = tuple(sorted((k, repr(v)) for k, v in public.items()))
         sim = self.physics.sim
         model_sig = (sim.model.nq, sim.model.nv, sim.model.nu, sim.model.body_mass.tobytes())
         return (type(self.task).__qualname__, self.task.model_file, params, model_sig)

@@ -14,7 +14,7 @@ import gymnasium as gym
 import numpy as np
 
 from robogym.core import EnvCore, EnvSnapshot
-from robogym.render import check_frame_size
+from robogym.render import EnvFrames
 from robogym.task import Task
 
 
@@ -25,21 +25,15 @@ class RoboDynEnv(gym.Env):
     metadata = {"render_modes": ["rgb_array"], "render_fps": 20}
 
     def __init__(self, render_mode: str | None = None, width: int = 640, height: int = 480, **task_kwargs):
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}"
-            )
         self.task = self.task_class(**task_kwargs)
         self._task_kwargs = dict(task_kwargs)
         self.core = EnvCore(self.task, num_envs=1, nthread=1)
         self.action_space = self.core.action_space
         self.observation_space = self.core.observation_space
-        self.render_mode = render_mode
         self.metadata = dict(self.metadata, render_fps=int(round(1.0 / self.core.dt)))
-        self._size = (int(width), int(height))
-        if render_mode is not None:
-            check_frame_size(self.physics.mj_model, *self._size)
-        self._renderer = None
+        self.render_mode = render_mode
+        modes = self.metadata["render_modes"]
+        self._frames = EnvFrames(self.physics, render_mode, modes, width, height, self.task.render_camera)
         self._obs = np.zeros(self.observation_space.shape)
 
     @property
@@ -86,23 +80,16 @@ class RoboDynEnv(gym.Env):
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='rgb_array' to make()")
             return None
-        if self._renderer is None:
-            from robogym.render import Renderer
-
-            self._renderer = Renderer(self.physics.mj_model, *self._size, camera=self.task.render_camera)
-        return self._renderer.render(self.physics.data.qpos[0], self.physics.data.qvel[0])
+        return self._frames.frame(0)
 
     def close(self):
-        if self._renderer is not None:
-            self._renderer.close()
-            self._renderer = None
+        self._frames.close()
 
     # --- pickling: rebuild from the constructor arguments, then restore the state ----------
     def __getstate__(self):
+        w, h = self._frames.size
         return {
-            "kwargs": dict(
-                self._task_kwargs, render_mode=self.render_mode, width=self._size[0], height=self._size[1]
-            ),
+            "kwargs": dict(self._task_kwargs, render_mode=self.render_mode, width=w, height=h),
             "snapshot": self.snapshot(),
             "spec": self.spec,
         }

@@ -40,6 +40,7 @@ class Physics:
         self.sim = engine.Simulator(self.model, batch=batch, nthread=nthread)
         self.batch = int(batch)
         self._sensor_slices: dict[str, slice] = {}
+        self.gravity = float(np.linalg.norm(self.model.opt_gravity))  # |g| (m/s^2)
 
     @property
     def data(self) -> engine.Data:
@@ -86,7 +87,3 @@ class Physics:
     def qvel(self, joint: str) -> np.ndarray:
         """(B,) velocity of a 1-dof joint."""
         return self.data.qvel[:, self.joint_dof(joint)]
-
-    @property
-    def gravity(self) -> float:
-        return float(np.linalg.norm(self.model.opt_gravity))

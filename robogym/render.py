@@ -85,3 +85,30 @@ class Renderer:
             self._context.free()
             self._gl.free()
             self._gl = None
+
+
+class EnvFrames:
+    """The rendering side of an env: validates render_mode and frame size at construction,
+    opens MuJoCo's renderer on the first frame, and draws any row of the batch."""
+
+    def __init__(self, physics, render_mode: str | None, modes: list, width: int, height: int, camera):
+        if render_mode is not None and render_mode not in modes:
+            raise ValueError(f"render_mode must be one of {modes} or None, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.size = (int(width), int(height))
+        if render_mode is not None:
+            check_frame_size(physics.mj_model, *self.size)
+        self._physics = physics
+        self._camera = camera
+        self._renderer: Renderer | None = None
+
+    def frame(self, row: int) -> np.ndarray:
+        if self._renderer is None:
+            self._renderer = Renderer(self._physics.mj_model, *self.size, camera=self._camera)
+        d = self._physics.data
+        return self._renderer.render(d.qpos[row], d.qvel[row])
+
+    def close(self) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None

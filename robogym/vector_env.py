@@ -29,8 +29,20 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from robogym.core import EnvCore, EnvSnapshot
-from robogym.render import check_frame_size
+from robogym.render import EnvFrames
 from robogym.task import Task
+
+
+def _autoreset_mode(mode) -> AutoresetMode:
+    """An AutoresetMode from the enum itself, its value ("NextStep") or its name ("NEXT_STEP")."""
+    if isinstance(mode, AutoresetMode):
+        return mode
+    key = str(mode).replace("_", "").lower()
+    for m in AutoresetMode:
+        if key in (m.value.lower(), m.name.replace("_", "").lower()):
+            return m
+    names = ", ".join(m.name for m in AutoresetMode)
+    raise ValueError(f"autoreset_mode must be one of {names} (or an AutoresetMode), got {mode!r}")
 
 
 class RoboDynVectorEnv(VectorEnv):
@@ -50,11 +62,7 @@ class RoboDynVectorEnv(VectorEnv):
         nthread: int | None = None,
         **task_kwargs,
     ):
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}"
-            )
-        self.autoreset_mode = AutoresetMode(autoreset_mode)
+        self.autoreset_mode = _autoreset_mode(autoreset_mode)
         self.task = self.task_class(**task_kwargs)
         self._task_kwargs = dict(task_kwargs)
         self.core = EnvCore(self.task, num_envs=num_envs, nthread=nthread)
@@ -68,11 +76,9 @@ class RoboDynVectorEnv(VectorEnv):
         self.metadata = dict(
             self.metadata, autoreset_mode=self.autoreset_mode, render_fps=int(round(1.0 / self.core.dt))
         )
-        self._size = (int(width), int(height))
-        if render_mode is not None:
-            check_frame_size(self.physics.mj_model, *self._size)
+        modes = self.metadata["render_modes"]
+        self._frames = EnvFrames(self.physics, render_mode, modes, width, height, self.task.render_camera)
         self._nthread = nthread
-        self._renderer = None
         self._obs = np.zeros((self.num_envs, *self.single_observation_space.shape))
         self._done = np.zeros(self.num_envs, dtype=bool)  # episode ended at the last step
         self._started = False
@@ -200,17 +206,10 @@ class RoboDynVectorEnv(VectorEnv):
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='rgb_array'")
             return None
-        if self._renderer is None:
-            from robogym.render import Renderer
-
-            self._renderer = Renderer(self.physics.mj_model, *self._size, camera=self.task.render_camera)
-        d = self.physics.data
-        return tuple(self._renderer.render(d.qpos[i], d.qvel[i]) for i in range(self.num_envs))
+        return tuple(self._frames.frame(i) for i in range(self.num_envs))
 
     def close_extras(self, **kwargs):
-        if self._renderer is not None:
-            self._renderer.close()
-            self._renderer = None
+        self._frames.close()
 
     # --- pickling -------------------------------------------------------------------------------
     def __getstate__(self):
@@ -220,8 +219,8 @@ class RoboDynVectorEnv(VectorEnv):
             autoreset_mode=self.autoreset_mode,
             max_episode_steps=self.max_episode_steps,
             render_mode=self.render_mode,
-            width=self._size[0],
-            height=self._size[1],
+            width=self._frames.size[0],
+            height=self._frames.size[1],
             nthread=self._nthread,
         )
         return {"kwargs": kwargs, "snapshot": self.snapshot(), "started": self._started, "spec": self.spec}

@@ -81,24 +81,27 @@ def test_observation_is_the_sensor_vector_and_reward_is_the_sum_of_its_terms():
     for _ in range(50):
         obs, r, term, trunc, info = env.step(rng.uniform(-1, 1, 1))
         terms = [v for k, v in info.items() if k.startswith("reward_")]
-        assert len(terms) == 3
-        assert r == info["reward_position"] + info["reward_still"] + info["reward_control"]
+        assert len(terms) == 5
+        assert r == sum(terms)  # exactly, in the order the task adds them
         np.testing.assert_array_equal(obs, env.unwrapped.physics.data.sensordata[0])
         seen.add(round(r, 12))
-        assert {"position_error", "payload_error", "swing_amplitude"} <= set(info)
+        assert {"position_error", "payload_error", "swing_amplitude", "success"} <= set(info)
     assert len(seen) > 40, "observations/rewards should change along a rollout"
 
 
 def test_reward_weights_are_keyword_arguments():
     base = gym.make(ID)
-    heavy = gym.make(ID, control_weight=1.0, still_weight=0.0)
+    heavy = gym.make(ID, control_weight=1.0, jerk_weight=2.0, arrive_weight=0.0)
     for e in (base, heavy):
         e.reset(seed=3)
     _, r0, *_, i0 = base.step(np.array([1.0]))
     _, r1, *_, i1 = heavy.step(np.array([1.0]))
     assert i0["reward_control"] == -0.05 and i1["reward_control"] == -1.0
-    assert i1["reward_still"] == 0.0
-    assert r1 == pytest.approx(i1["reward_position"] - 1.0)
+    assert i0["reward_jerk"] == -0.05 and i1["reward_jerk"] == -2.0  # from a_prev = 0 after reset
+    assert i1["reward_arrive"] == 0.0
+    assert r1 == pytest.approx(i1["reward_position"] - 3.0)
+    _, _, *_, i2 = heavy.step(np.array([0.5]))
+    assert i2["reward_jerk"] == -2.0 * 0.25
 
 
 def test_bad_actions_raise_and_change_nothing():
@@ -187,7 +190,9 @@ def test_running_off_the_rail_terminates():
     env.reset(seed=0)
     term = False
     for _ in range(200):
-        _, _, term, trunc, info = env.step(np.array([-1.0]))  # away from the target
+        _, r, term, trunc, info = env.step(np.array([-1.0]))  # away from the target
         if term:
             break
+        assert info["reward_rail"] == 0.0
     assert term and info["position_error"] > 15.0
+    assert info["reward_rail"] == -50.0 and r < -49.0

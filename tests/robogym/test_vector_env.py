@@ -34,9 +34,8 @@ def test_make_vec_returns_the_native_batched_env():
     assert rew.shape == term.shape == trunc.shape == (N,)
     assert term.dtype == trunc.dtype == np.bool_
     assert info["reward_position"].shape == (N,) and info["_reward_position"].all()
-    np.testing.assert_array_equal(
-        rew, info["reward_position"] + info["reward_still"] + info["reward_control"]
-    )
+    terms = [v for k, v in info.items() if k.startswith("reward_")]
+    np.testing.assert_array_equal(rew, sum(terms))
     env.close()
 
 
@@ -209,6 +208,13 @@ def test_render_returns_one_frame_per_env():
     assert len(frames) == 2 and frames[0].shape == (120, 160, 3)
     assert not np.array_equal(frames[0], frames[1])  # different random starts
     env.close()
+
+
+def test_autoreset_mode_by_enum_value_or_name():
+    for mode in (AutoresetMode.SAME_STEP, "SameStep", "SAME_STEP", "same_step"):
+        assert _make(autoreset_mode=mode).metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    with pytest.raises(ValueError, match="NEXT_STEP, SAME_STEP, DISABLED"):
+        _make(autoreset_mode="sometimes")
 
 
 def test_step_before_reset_is_refused():

@@ -1,0 +1,108 @@
+"""PoseHold: a PD controller on a task's actuated dofs, with gains in physical units (seed 000 §26).
+
+For an "acceleration" task (the drive realizes the acceleration through M and the bias force, so
+no gravity term is needed):
+
+    a = clip(kp (q* - q) - kv qdot, low, high),                kp = omega^2, kv = 2 zeta omega
+
+For a "force" task, with gravity compensation g(q) = qfrc_bias(q, qdot = 0) at the actuated dofs:
+
+    tau = clip(s (kp (q* - q) - kv qdot) + g(q), low, high),   s = M_ii if scale_by_inertia else 1
+
+Gravity is INSIDE the clip: clamping the tracking term and adding g outside it lets the real
+ceiling become tau_max + g (seed 000 §43: 1589 N m on an arm rated 400). With scale_by_inertia,
+kp = omega^2 and kv = 2 zeta omega are properties of the response (rad/s), not of the link.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+import engine
+from engine import types as T
+
+Readout = Callable[[object], tuple[np.ndarray, np.ndarray]]  # env -> (q (B, k), qdot (B, k))
+
+
+class PoseHold:
+    """PD hold of the actuated dofs at `target`, batched over the env's rows (Policy protocol).
+
+    env: a RoboDynVectorEnv (or anything with .task, .physics, .num_envs)
+    target: q* (k,) or (B, k), in the coordinates `readout` returns
+    omega, zeta: natural frequency (rad/s) and damping ratio; scalars, (k,), (B, 1) or (B, k)
+    kp, kv: explicit gains, overriding omega^2 and 2 zeta omega
+    readout: env -> (q, qdot), each (B, k); default the engine's qpos, qvel of the actuated dofs
+    """
+
+    def __init__(
+        self,
+        env,
+        target,
+        omega,
+        zeta=1.0,
+        scale_by_inertia: bool = False,
+        kp=None,
+        kv=None,
+        readout: Readout | None = None,
+    ):
+        self.actuation = env.task.actuation()
+        self.kind = self.actuation.kind
+        if self.kind not in ("acceleration", "force"):
+            raise ValueError(f"PoseHold handles 'acceleration' and 'force' actuation, got {self.kind!r}")
+        if self.kind == "acceleration" and scale_by_inertia:
+            raise ValueError(
+                "scale_by_inertia applies to force actuation; an acceleration drive already divides M out"
+            )
+        num_envs, k = env.num_envs, len(self.actuation.dofs)
+        omega = np.asarray(omega, dtype=np.float64)
+        zeta = np.asarray(zeta, dtype=np.float64)
+        self.kp = np.broadcast_to(omega**2 if kp is None else np.asarray(kp, dtype=np.float64), (num_envs, k))
+        self.kv = np.broadcast_to(
+            2.0 * zeta * omega if kv is None else np.asarray(kv, dtype=np.float64), (num_envs, k)
+        )
+        self.target = np.broadcast_to(np.asarray(target, dtype=np.float64), (num_envs, k))
+        self.scale_by_inertia = bool(scale_by_inertia)
+        self.readout = readout if readout is not None else _dof_readout(env, self.actuation.dofs)
+        self._sim = None
+        if self.kind == "force":  # private copy of the model for g(q) and M(q)
+            self._sim = engine.Simulator(env.physics.model, batch=num_envs, nthread=1)
+
+    def reset(self, env, rows: np.ndarray) -> None:
+        """Nothing to forget: the law is static."""
+
+    def act(self, env, obs: np.ndarray) -> np.ndarray:
+        """(B, k) actions for the current state of every env."""
+        q, qdot = self.readout(env)
+        track = self.kp * (self.target - q) - self.kv * qdot
+        if self.kind == "force":
+            g, m_diag = self.gravity_and_inertia(env)
+            track = (m_diag if self.scale_by_inertia else 1.0) * track + g  # g inside the clip (§43)
+        return np.clip(track, self.actuation.low, self.actuation.high)
+
+    def gravity_and_inertia(self, env) -> tuple[np.ndarray, np.ndarray]:
+        """(g, M_ii), each (B, k) at the actuated dofs: g(q) = qfrc_bias(q, 0) (gravity; no
+        velocity terms) and the diagonal of the joint-space inertia M(q), at the env's qpos."""
+        d = self._sim.data
+        d.qpos[:] = env.physics.data.qpos
+        d.qvel[:] = 0.0
+        self._sim.forward()
+        dofs = self.actuation.dofs
+        m_diag = self._sim.full_mass_matrix()[:, dofs, dofs]
+        return d.qfrc_bias[:, dofs].copy(), m_diag
+
+
+def _dof_readout(env, dofs: np.ndarray) -> Readout:
+    """env -> (q, qdot) of 1-dof joints' dofs (via the model's dof -> joint -> qpos map)."""
+    model = env.physics.model
+    jnts = model.dof_jntid[dofs]
+    if np.any((model.jnt_type[jnts] != T.JNT_SLIDE) & (model.jnt_type[jnts] != T.JNT_HINGE)):
+        raise ValueError(f"PoseHold's default readout needs slide or hinge dofs, got dofs {dofs.tolist()}")
+    qadr = model.jnt_qposadr[jnts]
+
+    def readout(env):
+        d = env.physics.data
+        return d.qpos[:, qadr], d.qvel[:, dofs]
+
+    return readout

@@ -1,0 +1,400 @@
+"""envs/baselines: the crane's linearization against closed forms the engine does not contain,
+PoseHold against MuJoCo and the exact discrete double integrator, the MPC's bookkeeping, and
+seed 000 §41's acceptance bar on the fixed 10 m move (MPC residual swing under a tenth of the
+best PD's, swept until the trend reverses; MPC arrives; |a| <= 1).
+
+Oracles for the crane (seed 000 §41), with L, g, masses read from MuJoCo's compiled model:
+- theta'' = -(g/L) sin(theta) - (a/L) cos(theta), x'' = a, stepped by the engine's semi-implicit
+  Euler (v += h acc; q += h v) 5 times per control step: the nonlinear step and its Jacobian by
+  the chain rule; linearized, the small-angle model.
+- A free swing with the trolley held oscillates at omega = sqrt(g/L) = 1.808 rad/s (3.475 s).
+- Accelerating +x swings the payload to -theta and -x to +theta, as -(a/g)(1 - cos(omega t)).
+"""
+
+from __future__ import annotations
+
+import time
+
+import mujoco
+import numpy as np
+import pytest
+
+import robogym  # noqa: F401  (registers RoboDyn/ ids)
+from envs.baselines import BASELINES, CRANE_PD_OMEGA, CRANE_PD_ZETA, ilqr, make_baseline
+from envs.baselines.crane import (
+    ARRIVE,
+    crane_dynamics,
+    crane_mpc,
+    crane_pd,
+    crane_state,
+    crane_table,
+    format_table,
+    make_move_env,
+)
+from envs.baselines.linearize import EngineDynamics
+from envs.baselines.mpc import MPC
+from envs.baselines.pose_hold import PoseHold
+from robogym.task import Actuation, Task
+from robogym.vector_env import RoboDynVectorEnv
+from tests.helpers import ASSETS, report
+
+SUBSTEPS = 5  # physics steps per control step (CraneTask.frame_skip)
+
+
+@pytest.fixture(scope="module")
+def crane():
+    """Physical constants of assets/crane.xml from MuJoCo's compiled model."""
+    mj = mujoco.MjModel.from_xml_path(str(ASSETS / "crane.xml"))
+    payload = mj.body("payload").id
+    return {
+        "L": float(np.linalg.norm(mj.site_pos[mj.site("payload").id])),
+        "g": float(-mj.opt.gravity[2]),
+        "h": float(mj.opt.timestep),
+        # (m L^2) / (m L^2 + I_yy): the payload's own inertia about its centre (tiny)
+        "c": float(mj.body_mass[payload] * 9.0 / (mj.body_mass[payload] * 9.0 + mj.body_inertia[payload, 1])),
+    }
+
+
+@pytest.fixture(scope="module")
+def env():
+    e = make_move_env(2)
+    e.reset(seed=0)
+    yield e
+    e.close()
+
+
+def crane_step(x, a, k):
+    """One control step of the nonlinear crane and its Jacobians by the chain rule.
+    x = (x, theta, v, w) (4,), a scalar; returns (x', A (4, 4), B (4,))."""
+    g, L, h, c = k["g"], k["L"], k["h"], k["c"]
+    s = np.array(x, dtype=float)
+    A = np.eye(4)
+    B = np.zeros(4)
+    for _ in range(SUBSTEPS):
+        th = s[1]
+        p = c * (-(g / L) * np.cos(th) + (a / L) * np.sin(th))  # d theta'' / d theta
+        q = -c * np.cos(th) / L  # d theta'' / d a
+        J = np.array(
+            [[1, 0, h, 0], [0, 1 + h * h * p, 0, h], [0, 0, 1, 0], [0, h * p, 0, 1]], dtype=float
+        )  # d s' / d s for v += h a, w += h theta'', x += h v, theta += h w
+        b = np.array([h * h, h * h * q, h, h * q])
+        A, B = J @ A, J @ B + b
+        acc = c * (-(g / L) * np.sin(th) - (a / L) * np.cos(th))
+        v, w = s[2] + h * a, s[3] + h * acc
+        s = np.array([s[0] + h * v, th + h * w, v, w])
+    return s, A, B
+
+
+# --- the model ------------------------------------------------------------------------------------
+def test_linearization_matches_discretized_small_angle_model(env, crane):
+    """About hanging at rest: x'' = a, theta'' = -(g/L) theta - a/L, Euler-discretized."""
+    lin = crane_dynamics(env)
+    g, L, h, c = crane["g"], crane["L"], crane["h"], crane["c"]
+    Kq = np.array([[0.0, 0.0], [0.0, -c * g / L]])
+    bq = np.array([1.0, -c / L])
+    As = np.block([[np.eye(2) + h * h * Kq, h * np.eye(2)], [h * Kq, np.eye(2)]])
+    Bs = np.concatenate([h * h * bq, h * bq])
+    A, B = np.eye(4), np.zeros(4)
+    for _ in range(SUBSTEPS):
+        A, B = As @ A, As @ B + Bs
+    tol = 1e-7
+    err = np.abs(lin.A - A) / (np.abs(A) + 1e-3)
+    errB = np.abs(lin.B[:, 0] - B) / (np.abs(B) + 1e-3)
+    report("linearized A vs small-angle Euler model (per entry)", err.max(), tol, 16)
+    report("linearized B vs small-angle Euler model (per entry)", errB.max(), tol, 4)
+    assert err.max() < tol and errB.max() < tol
+    assert np.all(lin.c == 0.0), "hanging at rest under zero acceleration is an equilibrium"
+    # the discrete swing frequency: eigenvalues exp(+-i omega_d dt), omega_d -> sqrt(g/L) as h -> 0
+    omega_d = np.max(np.abs(np.angle(np.linalg.eigvals(lin.A)))) / lin.dt
+    print(f"[oracle] linearized swing frequency {omega_d:.5f} rad/s vs sqrt(g/L) {np.sqrt(g / L):.5f}")
+    assert abs(omega_d - np.sqrt(g / L)) < 1e-4
+
+
+def test_engine_step_and_jacobians_match_nonlinear_model(env, crane):
+    """Centred differences of the engine's control step at 3 states x 3 controls against the
+    chain-rule Jacobian of the nonlinear model, tolerance relative to each entry (§39, §41)."""
+    dyn = EngineDynamics(env, ("trolley", "swing"))
+    states = np.array([[-10.0, 0.0, 0.0, 0.0], [-4.0, 0.3, 1.2, 0.5], [2.0, -0.6, -2.0, -1.0]])
+    controls = np.array([-1.0, 0.3, 1.0])
+    X = np.repeat(states, 3, axis=0)
+    U = np.tile(controls, 3)[:, None]
+    nxt = dyn.step(X, U)
+    A, B = dyn.jacobians(X, U)
+    worst_step = worst_A = worst_B = 0.0
+    for i in range(len(X)):
+        s, A_ref, B_ref = crane_step(X[i], U[i, 0], crane)
+        worst_step = max(worst_step, np.max(np.abs(nxt[i] - s)))
+        worst_A = max(worst_A, np.max(np.abs(A[i] - A_ref) / (np.abs(A_ref) + 1e-9)))
+        worst_B = max(worst_B, np.max(np.abs(B[i, :, 0] - B_ref) / (np.abs(B_ref) + 1e-9)))
+    report("engine control step vs nonlinear crane model", worst_step, 1e-12, len(X))
+    report("engine A (centred differences) vs chain rule, per entry", worst_A, 1e-6, len(X))
+    report("engine B (centred differences) vs chain rule, per entry", worst_B, 1e-6, len(X))
+    assert worst_step < 1e-12 and worst_A < 1e-6 and worst_B < 1e-6
+
+
+def test_free_swing_frequency_and_period(env, crane):
+    """Released at 0.01 rad with the trolley held (a = 0): omega = sqrt(g/L) = 1.808 rad/s."""
+    dyn = EngineDynamics(env, ("trolley", "swing"))
+    x = np.array([[-10.0, 0.01, 0.0, 0.0]])
+    traj = [x[0]]
+    for _ in range(400):  # 20 s
+        x = dyn.step(x, np.zeros((1, 1)))
+        traj.append(x[0])
+    traj = np.array(traj)
+    t = np.arange(len(traj)) * dyn.dt
+    th = traj[:, 1]
+    up = np.flatnonzero((th[:-1] < 0) & (th[1:] >= 0))  # upward zero crossings, interpolated
+    t_up = t[up] - th[up] * (t[up + 1] - t[up]) / (th[up + 1] - th[up])
+    period = np.mean(np.diff(t_up))
+    omega = 2 * np.pi / period
+    print(f"[oracle] free swing: omega {omega:.4f} rad/s, period {period:.4f} s over {len(t_up) - 1} periods")
+    assert abs(omega - 1.808) < 1e-3 and abs(period - 3.475) < 2e-3
+    assert abs(omega - np.sqrt(crane["g"] / crane["L"])) < 5e-4
+    held = max(np.max(np.abs(traj[:, 0] + 10.0)), np.max(np.abs(traj[:, 2])))
+    report("trolley motion while held (a = 0)", held, 1e-12, len(traj))
+    assert held < 1e-12
+
+
+def test_swing_sign_both_ways(env, crane):
+    """+x acceleration trails the payload to -theta, -x to +theta; magnitude -(a/g)(1 - cos wt)."""
+    env.reset(seed=0)
+    for _ in range(10):
+        env.step(np.array([[1.0], [-1.0]]))
+    th = env.task.swing_angle()
+    w = np.sqrt(crane["g"] / crane["L"])
+    expect = -(np.array([1.0, -1.0]) / crane["g"]) * (1 - np.cos(w * 10 * env.dt))
+    print(f"[oracle] swing after 0.5 s at a = +1, -1: {th} (small-angle {expect})")
+    assert th[0] < 0 < th[1]
+    # semi-implicit Euler leads the continuous response by ~h/2: (n+1)/n = 2% at n = 50 substeps
+    assert np.all(np.abs(th - expect) < 0.03 * np.abs(expect))
+    lin = crane_dynamics(env)
+    assert lin.B[1, 0] < 0 and lin.B[3, 0] < 0 and lin.B[2, 0] > 0
+
+
+# --- PoseHold -------------------------------------------------------------------------------------
+def test_crane_pd_is_the_exact_discrete_double_integrator():
+    """The trolley under the acceleration drive is x'' = a exactly: with a_k held over 5 Euler
+    substeps, x += dt v + 15 h^2 a, v += dt a; PoseHold must produce that trajectory (saturated
+    or not) with a_k = clip(-omega^2 x - 2 zeta omega v, -1, 1)."""
+    omegas = np.array([0.3, CRANE_PD_OMEGA, 3.0])
+    zetas = np.array([1.0, 1.0, 0.7])
+    e = make_move_env(3)
+    obs, _ = e.reset(seed=0)
+    pd = crane_pd(e, omegas[:, None], zetas[:, None])
+    pd.reset(e, np.arange(3))
+    h = e.physics.timestep
+    x, v = e.task.trolley_position().copy(), e.task.trolley_velocity().copy()
+    worst = 0.0
+    saturated = np.zeros(3, dtype=bool)
+    for _ in range(200):
+        a_ref = np.clip(-(omegas**2) * x - 2 * zetas * omegas * v, -1.0, 1.0)
+        saturated |= np.abs(a_ref) == 1.0
+        a = pd.act(e, obs)
+        worst = max(worst, np.max(np.abs(a[:, 0] - a_ref)))
+        obs, *_ = e.step(a)
+        for _ in range(SUBSTEPS):
+            v = v + h * a_ref
+            x = x + h * v
+        worst = max(
+            worst,
+            np.max(np.abs(e.task.trolley_position() - x)),
+            np.max(np.abs(e.task.trolley_velocity() - v)),
+        )
+    e.close()
+    report("crane PD trajectory vs discrete double integrator", worst, 1e-9, 3 * 200)
+    assert saturated.tolist() == [False, True, True], "cover the linear and the saturated regime"
+    assert worst < 1e-9
+
+
+class ArmTask(Task):
+    """The double pendulum with generalized-force actuation on both hinges (a force-kind task)."""
+
+    model_file = "double_pendulum.xml"
+    frame_skip = 5  # 0.01 s
+    max_episode_steps = 100_000
+
+    def __init__(self, limit: float = 6.0, start=(0.0, 0.0)):
+        self.limit, self.start = float(limit), np.asarray(start, dtype=float)
+
+    def bind(self, physics) -> None:
+        super().bind(physics)
+        self.dofs = np.array([physics.joint_dof("shoulder"), physics.joint_dof("elbow")])
+
+    def actuation(self) -> Actuation:
+        return Actuation(
+            dofs=self.dofs, kind="force", low=np.full(2, -self.limit), high=np.full(2, self.limit)
+        )
+
+    def reset_rows(self, rows, rngs) -> None:
+        self.physics.data.qpos[rows] = self.start
+        self.physics.data.qvel[rows] = 0.0
+
+    def apply_action(self, action) -> None:
+        d = self.physics.data
+        d.qfrc_applied[:] = 0.0
+        d.qfrc_applied[:, self.dofs] = action
+        self.physics.sim.step(self.frame_skip)
+        self.physics.sim.forward()
+
+    def reward(self, action):
+        return np.zeros(len(action)), {}
+
+
+class ArmEnv(RoboDynVectorEnv):
+    task_class = ArmTask
+
+
+def test_pose_hold_gravity_and_inertia_match_mujoco():
+    e = ArmEnv(num_envs=6)
+    e.reset(seed=0)
+    hold = PoseHold(e, target=[0.0, 0.0], omega=5.0, scale_by_inertia=True)
+    rng = np.random.default_rng(1)
+    qpos = rng.uniform(-3, 3, (6, 2))
+    e.physics.data.qpos[:] = qpos
+    e.physics.data.qvel[:] = rng.uniform(-2, 2, (6, 2))  # must not leak into g(q)
+    g, m_diag = hold.gravity_and_inertia(e)
+    mj = mujoco.MjModel.from_xml_path(str(ASSETS / "double_pendulum.xml"))
+    d = mujoco.MjData(mj)
+    M = np.zeros((2, 2))
+    worst_g = worst_m = 0.0
+    for b in range(6):
+        d.qpos[:], d.qvel[:] = qpos[b], 0.0
+        mujoco.mj_forward(mj, d)
+        mujoco.mj_fullM(mj, d, M)
+        worst_g = max(worst_g, np.max(np.abs(g[b] - d.qfrc_bias)))
+        worst_m = max(worst_m, np.max(np.abs(m_diag[b] - np.diag(M))))
+    report("PoseHold g(q) vs MuJoCo qfrc_bias at zero velocity", worst_g, 1e-10, 6)
+    report("PoseHold M_ii vs MuJoCo mj_fullM diagonal", worst_m, 1e-12, 6)
+    assert worst_g < 1e-10 and worst_m < 1e-12
+
+
+def test_pose_hold_holds_a_pose_against_gravity():
+    target = np.array([0.4, -0.3])
+    e = ArmEnv(num_envs=2, start=target)
+    obs, _ = e.reset(seed=0)
+    hold = PoseHold(e, target=target, omega=8.0, scale_by_inertia=True)
+    for _ in range(100):
+        obs, *_ = e.step(hold.act(e, obs))
+    drift = np.max(np.abs(e.physics.data.qpos - target))
+    report("PoseHold drift from a held pose over 1 s", drift, 1e-10, 2)
+    assert drift < 1e-10
+
+
+def test_pose_hold_ceiling_holds_with_gravity_inside_the_clip():
+    """Lifting from 1.2 rad below horizontal to horizontal under a 6 N m ceiling: every torque
+    within the ceiling, though the tracking term saturates upwards while gravity compensation
+    (up to 4.7 N m) pushes the same way; clamping the tracking term and adding g outside the
+    clip (§43's bug) would exceed it."""
+    limit, target = 6.0, np.array([0.0, 0.0])
+    e = ArmEnv(num_envs=1, limit=limit, start=(1.2, 0.0))
+    obs, _ = e.reset(seed=0)
+    hold = PoseHold(e, target=target, omega=15.0, scale_by_inertia=True)
+    peak = buggy_peak = 0.0
+    for _ in range(600):
+        tau = hold.act(e, obs)
+        g, m_diag = hold.gravity_and_inertia(e)
+        q, qd = e.physics.data.qpos, e.physics.data.qvel
+        track = m_diag * (hold.kp * (target - q) - hold.kv * qd)
+        buggy_peak = max(buggy_peak, np.max(np.abs(np.clip(track, -limit, limit) + g)))
+        peak = max(peak, np.max(np.abs(tau)))
+        obs, *_ = e.step(tau)
+    err = np.max(np.abs(e.physics.data.qpos - target))
+    print(
+        f"[oracle] ceiling {limit}: peak |tau| {peak:.4f}, "
+        f"clip-then-add-gravity would peak at {buggy_peak:.4f}"
+    )
+    report("PoseHold final error after 6 s under the ceiling", err, 1e-6, 1)
+    assert peak <= limit and buggy_peak > limit + 1.0
+    assert err < 1e-6
+
+
+def test_pose_hold_rejects_inertia_scaling_on_an_acceleration_drive(env):
+    with pytest.raises(ValueError, match="scale_by_inertia"):
+        PoseHold(env, target=0.0, omega=1.0, scale_by_inertia=True)
+
+
+# --- MPC ------------------------------------------------------------------------------------------
+def test_mpc_reset_cold_starts_only_those_rows(env):
+    obs, _ = env.reset(seed=0)
+    mpc = crane_mpc(env)
+    mpc.reset(env, np.arange(2))
+    for _ in range(30):
+        obs, *_ = env.step(mpc.act(env, obs))
+    mpc.reset(env, np.array([1]))
+    a = mpc.act(env, obs)
+    assert mpc.last.iterations[0] == 1 and mpc.last.iterations[1] > 1  # warm cap 1, row 1 cold
+    fresh = crane_mpc(env)
+    fresh.reset(env, np.arange(2))
+    b = fresh.act(env, obs)
+    assert a[1, 0] == b[1, 0], "a reset row must act exactly as a fresh controller would"
+    assert np.all(np.abs(a) <= 1.0)
+
+
+def test_mpc_warm_start_needs_one_or_two_iterations():
+    """§40: seeded with its previous plan shifted one knot, the re-solve converges in 1-2
+    iterations; from zeros (cold) or from the unshifted plan it takes more."""
+    e = make_move_env(1)
+    obs, _ = e.reset(seed=0)
+    mpc = crane_mpc(e)
+    mpc.reset(e, np.arange(1))
+    counts = {"shifted": [], "cold": [], "unshifted": []}
+    T = mpc.T
+    ref = np.zeros((1, T + 1, 4))
+    for tick in range(200):
+        a = mpc.act(e, obs)
+        obs, *_ = e.step(a)
+        if tick % 10 == 9:
+            x = crane_state(e)
+            knots = np.minimum(np.arange(T) + 1, T - 1)
+            seeds = {"shifted": mpc.u[:, knots], "cold": np.zeros((1, T, 1)), "unshifted": mpc.u.copy()}
+            for name, u0 in seeds.items():
+                p = ilqr.solve(mpc.dynamics, x, u0, ref, mpc.Q, mpc.R, mpc.Qf, mpc.lo, mpc.hi, max_iter=100)
+                assert p.converged[0]
+                counts[name].append(int(p.iterations[0]))
+    e.close()
+    print(f"[oracle] iterations to converge: {counts}")
+    assert max(counts["shifted"]) <= 2
+    assert sum(counts["shifted"]) < sum(counts["cold"]) and sum(counts["shifted"]) < sum(counts["unshifted"])
+
+
+def test_mpc_beats_the_best_pd_on_the_fixed_move():
+    """Seed §41's acceptance bar: residual swing under a tenth of the best PD's (PD gains swept
+    until the trend reverses, then refined), final position error < 0.05 m, |a| <= 1."""
+    t0 = time.perf_counter()
+    table = crane_table()
+    elapsed = time.perf_counter() - t0
+    best, mpc = table["best_pd"], table["mpc"]
+    rows = [r for r in table["sweep"] if r["zeta"] == best["zeta"]]
+    print("\n" + format_table(rows + [dict(best, controller="best " + best["controller"]), mpc]))
+    print(
+        f"[oracle] MPC residual / best PD residual = {mpc['residual_swing'] / best['residual_swing']:.2e} "
+        f"(bar 1e-1); MPC settled at {mpc['settle_time']:.2f} s; table took {elapsed:.1f} s"
+    )
+    assert table["bracketed"], "the best PD must sit inside the swept grid (the trend reversed)"
+    assert best["arrives"] and best["peak_accel"] <= 1.0
+    assert mpc["residual_swing"] < best["residual_swing"] / 10
+    assert mpc["position_error"] < ARRIVE and mpc["settle_time"] < 15.0
+    assert mpc["peak_accel"] <= 1.0
+    assert mpc["spread"] == 0.0, "identical rows of the batch must act identically"
+    # the default PD gains of make_baseline("pd") are the sweep's best (within one grid step)
+    ratio = table["omegas"][1] / table["omegas"][0]
+    assert abs(np.log(CRANE_PD_OMEGA / best["omega"])) <= np.log(ratio) and CRANE_PD_ZETA == best["zeta"]
+
+
+# --- the factory ----------------------------------------------------------------------------------
+def test_make_baseline_dispatches_on_the_task(env):
+    obs, _ = env.reset(seed=0)
+    assert BASELINES == ("pd", "mpc")
+    pd = make_baseline("pd", env)
+    mpc = make_baseline("mpc", env, horizon=20)
+    assert isinstance(pd, PoseHold) and isinstance(mpc, MPC) and mpc.T == 20
+    for policy in (pd, mpc):
+        policy.reset(env, np.arange(env.num_envs))
+        a = policy.act(env, obs)
+        assert a.shape == (env.num_envs, 1) and env.action_space.contains(a)
+    np.testing.assert_allclose(pd.kp, CRANE_PD_OMEGA**2)
+    with pytest.raises(ValueError, match="unknown baseline 'lqr'"):
+        make_baseline("lqr", env)
+    arm = ArmEnv(num_envs=1)
+    with pytest.raises(ValueError, match="ArmTask"):
+        make_baseline("mpc", arm)

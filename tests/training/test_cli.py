@@ -1,0 +1,210 @@
+"""The `robodyn` command and the training/evaluation functions behind it, on tiny runs:
+a 256-step PPO training, evaluations of a few episodes, the files they write, and the
+errors (exit code 2) for an unknown env id or policy."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from robogym.cli import main
+from tests.helpers import REPO
+from training.evaluate import evaluate
+from training.plots import plot_final_metrics
+
+ENV_ID = "RoboDyn/Crane-v0"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+class DampedPD:
+    """A tiny deterministic policy (trolley PD) that counts the rows it is told restarted."""
+
+    name = "dummy-pd"
+
+    def __init__(self):
+        self.restarts = []
+
+    def reset(self, env, rows):
+        self.restarts.append(np.array(rows))
+
+    def act(self, env, obs):
+        return np.clip(-0.5 * obs[:, :1] - 1.2 * obs[:, 2:3], -1.0, 1.0)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    out = tmp_path_factory.mktemp("train")
+    argv = ["train", ENV_ID, "--algo", "ppo", "--timesteps", "256", "--num-envs", "4", "--seed", "1"]
+    argv += ["--out", str(out), "--checkpoint-every", "128", "--no-progress", "--vecnormalize"]
+    argv += ["--algo-kwargs", '{"n_steps": 32, "batch_size": 64, "n_epochs": 1}']
+    assert main(argv) == 0
+    return out
+
+
+def test_list(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "RoboDyn/Crane-v0" in out and "move 10 m" in out
+
+
+def test_train_writes_model_sidecar_checkpoints_and_tensorboard(trained):
+    meta = json.loads((trained / "ppo.json").read_text())
+    assert meta["algo"] == "ppo" and meta["env_id"] == ENV_ID and meta["timesteps"] == 256
+    assert (trained / "ppo.zip").stat().st_size > 1000
+    assert (trained / meta["vecnormalize"]).is_file()
+    assert sorted(p.name for p in (trained / "checkpoints").glob("*.zip")) == [
+        "ppo_128_steps.zip",
+        "ppo_256_steps.zip",
+    ]
+    assert list((trained / "tb").rglob("events.out.tfevents.*"))
+
+
+def test_eval_compares_policies_and_writes_json_and_plots(trained, tmp_path, capsys):
+    out = tmp_path / "eval"
+    argv = ["eval", "Crane-v0", "--policy", "random", "--policy", str(trained / "ppo.zip")]
+    argv += [
+        "--episodes",
+        "3",
+        "--num-envs",
+        "2",
+        "--seed",
+        "5",
+        "--fixed",
+        "--record",
+        "2",
+        "--out",
+        str(out),
+    ]
+    assert main(argv) == 0
+    table = capsys.readouterr().out
+    assert "mean return" in table and "final swing_amplitude" in table and "ppo" in table
+
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["env_id"] == ENV_ID and doc["env_kwargs"] == {"reset_noise_scale": 0.0}
+    assert list(doc["policies"]) == ["random", "ppo"]
+    for res in doc["policies"].values():
+        assert len(res["episodes"]) == 3 and res["summary"]["episodes"] == 3
+        for ep in res["episodes"]:
+            if ep["terminated"]:  # off the 15 m rail (a random policy can get there)
+                assert ep["length"] < 400 and ep["final"]["position_error"] > 15.0
+            else:
+                assert ep["length"] == 400 and 0.0 <= ep["final"]["position_error"] <= 15.0
+            assert 0.0 <= ep["final"]["swing_amplitude"] < np.pi
+            # each step pays at most position + arrive = 2 and costs at most control 0.05 + jerk 0.2,
+            # plus 50 once for leaving the rail
+            assert -(0.25 * 400 + 50.0) < ep["return"] < 2.0 * 400
+        assert 0.0 <= res["summary"]["success_rate"] <= 1.0
+    # --fixed: every episode starts from the same state, so the deterministic PPO policy repeats itself
+    # (up to float32 rounding in torch, which may differ with the other rows of the batch)
+    ppo_returns = [ep["return"] for ep in doc["policies"]["ppo"]["episodes"]]
+    assert ppo_returns == pytest.approx([ppo_returns[0]] * 3, rel=1e-6)
+    random_returns = [ep["return"] for ep in doc["policies"]["random"]["episodes"]]
+    assert len(set(random_returns)) == 3
+
+    for name in ("trajectories.png", "final_metrics.png"):
+        data = (out / name).read_bytes()
+        assert data.startswith(PNG_MAGIC) and len(data) > 20_000
+    traj = np.load(out / "trajectories.npz")
+    steps = doc["policies"]["random"]["episodes"][1]["length"]
+    assert traj["ppo/episode0/obs"].shape == (401, 7) and traj["random/episode1/actions"].shape == (steps, 1)
+    assert "ppo/episode2/obs" not in traj  # --record 2
+
+
+def test_evaluate_episodes_do_not_depend_on_num_envs():
+    runs = {n: evaluate(ENV_ID, DampedPD(), episodes=5, num_envs=n, seed=11, record=5) for n in (1, 3)}
+    a, b = runs[1], runs[3]
+    assert [e["seed"] for e in b.episodes] == [11, 12, 13, 14, 15]
+    assert [e["return"] for e in a.episodes] == [e["return"] for e in b.episodes]
+    assert len({e["return"] for e in b.episodes}) == 5  # the starts really differ
+    for t in b.trajectories:  # the final metrics are the last recorded step's
+        final = b.episodes[t.episode]["final"]
+        assert t.obs.shape == (401, 7) and t.actions.shape == (400, 1)
+        assert final["position_error"] == abs(t.obs[-1, 0]) == t.metrics["position_error"][-1]
+        assert final["swing_amplitude"] == t.metrics["swing_amplitude"][-1]
+
+
+def test_evaluate_resets_the_policy_on_restarted_rows():
+    pol = DampedPD()
+    res = evaluate(ENV_ID, pol, episodes=5, num_envs=3, seed=0, env_kwargs={"max_episode_steps": 30})
+    assert [e["length"] for e in res.episodes] == [30] * 5
+    # all 3 rows start; after 30 steps all 3 restart (2 new episodes + 1 idle row); after 60 the run ends
+    assert [r.tolist() for r in pol.restarts] == [[0, 1, 2], [0, 1, 2]]
+    assert res.obs_names[0] == "trolley position relative to the target" and res.obs_units[1] == "rad"
+    assert res.action_names == ["commanded trolley acceleration"]
+    assert res.summary()["success_rate"] == 0.0  # 30 steps (1.5 s) cannot carry the load 10 m
+
+
+def test_unknown_env_and_policy_exit_2(capsys):
+    assert main(["eval", "RoboDyn/Nope-v9", "--policy", "random"]) == 2
+    assert "unknown environment id 'RoboDyn/Nope-v9'" in capsys.readouterr().err
+    assert main(["eval", ENV_ID, "--policy", "no-such-policy", "--episodes", "1"]) == 2
+    assert "unknown policy 'no-such-policy'" in capsys.readouterr().err
+    assert main(["eval", ENV_ID, "--policy", "missing.zip"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["train", "Nope-v0", "--timesteps", "10"]) == 2
+
+
+def test_command_line_exit_code_and_message():
+    cmd = [sys.executable, "-m", "robogym.cli", "eval", "Nope-v0", "--policy", "random"]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "robodyn: error: unknown environment id" in proc.stderr and "RoboDyn/Crane-v0" in proc.stderr
+
+
+def test_baselines_through_evaluate():
+    baselines = pytest.importorskip("envs.baselines")
+    if not hasattr(baselines, "BASELINES"):
+        pytest.skip("envs.baselines defines no BASELINES yet")
+    fixed = {"reset_noise_scale": 0.0}
+    pd, mpc = (
+        evaluate(ENV_ID, name, episodes=1, num_envs=1, seed=0, env_kwargs=fixed) for name in ("pd", "mpc")
+    )
+    for r in (pd, mpc):  # both arrive ...
+        assert r.episodes[0]["length"] == 400 and r.summary()["final_position_error_mean"] < 0.05
+    # ... and the PD leaves the load swinging: the seed 000 §41 bar, MPC residual swing < PD's / 10
+    assert mpc.summary()["final_swing_amplitude_mean"] < 0.1 * pd.summary()["final_swing_amplitude_mean"]
+    assert (pd.summary()["success_rate"], mpc.summary()["success_rate"]) == (0.0, 1.0)
+
+
+def test_train_continues_from_a_saved_model(trained, tmp_path):
+    out = tmp_path / "more"
+    argv = ["train", ENV_ID, "--init", str(trained / "ppo.zip"), "--timesteps", "128", "--num-envs", "4"]
+    assert main([*argv, "--out", str(out), "--no-progress"]) == 0
+    meta = json.loads((out / "ppo.json").read_text())
+    assert meta["init_model"] == str(trained / "ppo.zip") and meta["timesteps"] == 256 + 128
+    # the VecNormalize statistics carried on from the first run's: + 4 reset and 128 step observations
+    import pickle
+
+    counts = [pickle.loads((d / "ppo_vecnormalize.pkl").read_bytes()).obs_rms.count for d in (trained, out)]
+    assert counts[1] == pytest.approx(counts[0] + 4 + 128)
+
+
+def test_final_metrics_plot_of_identical_episodes(tmp_path):
+    # 10 identical episodes (a deterministic policy on the fixed task): the mean rounds off the
+    # value, which must not make a negative whisker
+    res = evaluate(
+        ENV_ID, DampedPD(), episodes=1, num_envs=1, env_kwargs={"reset_noise_scale": 0.0}, record=0
+    )
+    res.episodes = res.episodes * 10
+    for ep in res.episodes:
+        ep["final"]["swing_amplitude"] = 3.430504927999197e-07  # (MPC's residual swing)
+    assert np.mean([3.430504927999197e-07] * 10) > 3.430504927999197e-07
+    path = plot_final_metrics([res], tmp_path / "final.png")
+    assert path.read_bytes().startswith(PNG_MAGIC)
+
+
+def test_eval_without_policy_compares_baselines_and_saved_policies():
+    from robogym.cli import SAVED_POLICIES, default_policies
+
+    specs = default_policies(ENV_ID)
+    assert specs[:2] == ["pd", "mpc"]
+    saved = specs[2:]
+    assert saved, f"a trained crane policy should be saved in {SAVED_POLICIES}"
+    for spec in saved:
+        sidecar = json.loads(Path(spec).with_suffix(".json").read_text())
+        assert sidecar["env_id"] == ENV_ID and Path(spec).is_file()

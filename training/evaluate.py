@@ -1,0 +1,426 @@
+"""Vectorized evaluation of a policy on a RoboDyn task.
+
+`evaluate(env_id, policy, episodes, num_envs, seed)` runs `episodes` episodes on one
+RoboDynVectorEnv of `num_envs` rows with autoreset DISABLED: a row whose episode ends is
+restarted with `reset(seed=..., options={"reset_mask": ...})` and the policy is told which
+rows restarted (`policy.reset(env, rows)`). Episode k always starts from seed + k, whichever
+row runs it, so the per-episode results do not depend on num_envs (for a policy that treats
+rows independently). Rows left over once every episode has started keep stepping, and their
+results are dropped.
+
+Policies follow the baselines' protocol:
+
+    class Policy:
+        def reset(self, env, rows: np.ndarray) -> None: ...  # rows whose episodes (re)started
+        def act(self, env, obs: np.ndarray) -> np.ndarray: ...  # (num_envs, action_dim)
+
+`make_policy` builds one from a name: "random", a baseline of envs.baselines ("pd",
+"mpc"), or the path of a stable-baselines3 .zip (PPO, SAC, ...; acts deterministically).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode
+
+import robogym
+from robogym.task import Task
+
+SB3_ALGOS = ("PPO", "SAC", "TD3", "A2C", "DDPG")
+
+
+class PolicyError(ValueError):
+    """A policy name or file that cannot be turned into a policy."""
+
+
+class Policy(Protocol):
+    def reset(self, env, rows: np.ndarray) -> None: ...
+
+    def act(self, env, obs: np.ndarray) -> np.ndarray: ...
+
+
+# --- policies ----------------------------------------------------------------------------------
+class RandomPolicy:
+    """Uniform actions over the action box, from its own seeded generator."""
+
+    def __init__(self, seed: int | None = None):
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, env, rows: np.ndarray) -> None:
+        pass
+
+    def act(self, env, obs: np.ndarray) -> np.ndarray:
+        space = env.single_action_space
+        return self.rng.uniform(space.low, space.high, size=(env.num_envs, *space.shape))
+
+
+class SB3Policy:
+    """A trained stable-baselines3 model acting deterministically; `obs_normalizer` (a
+    VecNormalize with the training statistics) normalizes observations first."""
+
+    def __init__(self, model, obs_normalizer=None):
+        self.model = model
+        self.obs_normalizer = obs_normalizer
+
+    def reset(self, env, rows: np.ndarray) -> None:
+        pass
+
+    def act(self, env, obs: np.ndarray) -> np.ndarray:
+        if self.obs_normalizer is not None:
+            obs = self.obs_normalizer.normalize_obs(obs)
+        action, _ = self.model.predict(obs, deterministic=True)
+        return action
+
+
+def load_sb3_policy(path: str | Path) -> SB3Policy:
+    """Load a stable-baselines3 model zip. The algorithm comes from the sidecar JSON that
+    training.train writes beside it (<name>.json, which also names the VecNormalize
+    statistics); without one, each algorithm of SB3_ALGOS is tried in turn."""
+    import stable_baselines3
+
+    path = Path(path)
+    if not path.is_file():
+        raise PolicyError(f"policy file {str(path)!r} does not exist")
+    meta = read_model_meta(path)
+    names = [meta["algo"].upper()] if meta.get("algo") else list(SB3_ALGOS)
+    errors = []
+    for name in names:
+        try:
+            model = getattr(stable_baselines3, name).load(path, device="cpu")
+            break
+        except Exception as e:  # each algorithm refuses the others' files with a different error
+            errors.append(f"{name}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+    else:
+        raise PolicyError(f"{str(path)!r} is not a stable-baselines3 model zip ({'; '.join(errors)})")
+    normalizer = None
+    if meta.get("vecnormalize"):
+        import pickle
+
+        with open(path.parent / meta["vecnormalize"], "rb") as f:
+            normalizer = pickle.load(f)
+        normalizer.training = False
+    return SB3Policy(model, normalizer)
+
+
+def read_model_meta(path: Path) -> dict:
+    """The sidecar JSON of a model zip; for a CheckpointCallback snapshot <prefix>_<N>_steps.zip
+    (no sidecar), the VecNormalize statistics saved beside it, <prefix>_vecnormalize_<N>_steps.pkl."""
+    path = Path(path)
+    sidecar = path.with_suffix(".json")
+    if sidecar.is_file():
+        return json.loads(sidecar.read_text())
+    m = re.fullmatch(r"(.*)_(\d+)_steps", path.stem)
+    stats = m and path.parent / f"{m.group(1)}_vecnormalize_{m.group(2)}_steps.pkl"
+    return {"vecnormalize": stats.name} if stats and stats.is_file() else {}
+
+
+def make_policy(spec, env, seed: int | None = None) -> tuple[str, Policy]:
+    """(label, policy) for a policy object, "random", a baseline name or an SB3 .zip path."""
+    if hasattr(spec, "act") and hasattr(spec, "reset"):
+        return getattr(spec, "name", type(spec).__name__), spec
+    if not isinstance(spec, (str, Path)):
+        raise PolicyError(f"a policy is a name, a .zip path or an object with reset/act, got {spec!r}")
+    spec = str(spec)
+    if spec == "random":
+        return "random", RandomPolicy(seed)
+    if spec.endswith(".zip"):
+        policy = load_sb3_policy(spec)
+        want, got = env.single_observation_space.shape, policy.model.observation_space.shape
+        if want != got:
+            raise PolicyError(f"{spec!r} was trained on observations of shape {got}; this env's are {want}")
+        return Path(spec).stem, policy
+    try:
+        from envs import baselines
+    except ImportError as e:
+        raise PolicyError(
+            f"unknown policy {spec!r}: not 'random' or a .zip file, and the baselines (envs.baselines) "
+            f"cannot be imported ({e})"
+        ) from None
+    names = getattr(baselines, "BASELINES", None)
+    if names is None or not hasattr(baselines, "make_baseline"):
+        raise PolicyError(f"unknown policy {spec!r}: envs.baselines defines no BASELINES/make_baseline yet")
+    if spec not in names:
+        known = ", ".join(["random", *names, "FILE.zip"])
+        raise PolicyError(f"unknown policy {spec!r}; choose one of {known}")
+    try:
+        return spec, baselines.make_baseline(spec, env)
+    except ValueError as e:  # e.g. a task without that baseline
+        raise PolicyError(str(e)) from None
+
+
+# --- names of observation and action components ------------------------------------------------
+def component_names(vec_env, kind: str) -> tuple[list[str], list[str]]:
+    """(names, units) of the components of the observation (kind="obs") or the action
+    (kind="action"), read from the env class docstring's "Observation Space"/"Action Space"
+    table (Gymnasium's layout: | Num | name | ... | Unit |); for observations without one,
+    the model's sensor names when the task observes its sensor vector; else obs[i]/action[i]."""
+    space = vec_env.single_observation_space if kind == "obs" else vec_env.single_action_space
+    n = int(np.prod(space.shape))
+    heading = "Observation Space" if kind == "obs" else "Action Space"
+    table = _doc_table(type(vec_env.unwrapped).__doc__ or "", heading, n)
+    if table is not None:
+        return table
+    label = "obs" if kind == "obs" else "action"
+    if kind == "obs":
+        sensors = _sensor_names(vec_env.unwrapped, n)
+        if sensors is not None:
+            return sensors, [""] * n
+    return [f"{label}[{i}]" for i in range(n)], [""] * n
+
+
+def _doc_table(doc: str, heading: str, n: int) -> tuple[list[str], list[str]] | None:
+    m = re.search(rf"^##\s*{heading}\s*$(.*?)(?=^##\s|\Z)", doc, flags=re.M | re.S)
+    if not m:
+        return None
+    rows = [
+        [c.strip() for c in line.strip().strip("|").split("|")]
+        for line in m.group(1).splitlines()
+        if line.strip().startswith("|")
+    ]
+    if len(rows) < 3:
+        return None
+    header = [h.lower() for h in rows[0]]
+    unit_col = header.index("unit") if "unit" in header else None
+    names, units = [""] * n, [""] * n
+    for cells in rows[2:]:
+        span = re.fullmatch(r"(\d+)(?:\s*[-–]\s*(\d+))?", cells[0])
+        if not span or len(cells) < 2:
+            return None
+        lo, hi = int(span.group(1)), int(span.group(2) or span.group(1))
+        for i in range(lo, hi + 1):
+            if i >= n:
+                return None
+            names[i] = cells[1] if lo == hi else f"{cells[1]} [{i - lo}]"
+            units[i] = cells[unit_col] if unit_col is not None and unit_col < len(cells) else ""
+    return (names, units) if all(names) else None
+
+
+def _sensor_names(env, n: int) -> list[str] | None:
+    task = getattr(env, "task", None)
+    if task is None or type(task).observe is not Task.observe:
+        return None
+    mj = task.physics.mj_model
+    if mj.nsensordata != n:
+        return None
+    names = []
+    for i in range(mj.nsensor):
+        name = mj.sensor(i).name or f"sensor{i}"
+        dim = int(mj.sensor_dim[i])
+        names += [name] if dim == 1 else [f"{name}[{j}]" for j in range(dim)]
+    return names
+
+
+# --- results -----------------------------------------------------------------------------------
+@dataclass
+class Trajectory:
+    """One recorded episode: T steps of dt seconds."""
+
+    episode: int
+    time: np.ndarray  # (T+1,) s
+    obs: np.ndarray  # (T+1, nobs), from the reset observation on
+    actions: np.ndarray  # (T, nact) as the policy returned them
+    rewards: np.ndarray  # (T,)
+    metrics: dict[str, np.ndarray]  # name -> (T+1,), task metrics from the reset on
+
+
+@dataclass
+class EvalResults:
+    """Per-episode outcomes of one policy, plus the first few episodes' trajectories."""
+
+    env_id: str
+    policy: str
+    env_kwargs: dict
+    seed: int | None
+    num_envs: int
+    episodes: list[dict]  # {"episode", "seed", "return", "length", "terminated", "truncated", "final": {...}}
+    trajectories: list[Trajectory]
+    obs_names: list[str]
+    obs_units: list[str]
+    action_names: list[str]
+    action_units: list[str]
+    metric_names: list[str]
+    seconds: float
+
+    def successes(self) -> np.ndarray | None:
+        """(episodes,) bool from the task's final `success` metric, or None if it reports none."""
+        if self.episodes and "success" in self.episodes[0]["final"]:
+            return np.array([bool(e["final"]["success"]) for e in self.episodes])
+        return None
+
+    def summary(self) -> dict[str, Any]:
+        ret = np.array([e["return"] for e in self.episodes])
+        out: dict[str, Any] = {
+            "policy": self.policy,
+            "episodes": len(self.episodes),
+            "mean_return": float(ret.mean()),
+            "std_return": float(ret.std()),
+            "mean_length": float(np.mean([e["length"] for e in self.episodes])),
+            "terminated": int(sum(e["terminated"] for e in self.episodes)),
+        }
+        for k in self.metric_names:
+            v = np.array([e["final"][k] for e in self.episodes])
+            out[f"final_{k}_mean"] = float(v.mean())
+            out[f"final_{k}_max"] = float(v.max())
+        s = self.successes()
+        out["success_rate"] = None if s is None else float(s.mean())
+        out["seconds"] = self.seconds
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "env_id": self.env_id,
+            "policy": self.policy,
+            "env_kwargs": self.env_kwargs,
+            "seed": self.seed,
+            "num_envs": self.num_envs,
+            "summary": self.summary(),
+            "episodes": self.episodes,
+        }
+
+
+# --- the evaluation loop -----------------------------------------------------------------------
+def evaluate(
+    env_id: str,
+    policy,
+    episodes: int = 10,
+    num_envs: int = 8,
+    seed: int | None = 0,
+    env_kwargs: dict | None = None,
+    record: int = 3,
+    progress=None,
+) -> EvalResults:
+    """Run `episodes` episodes of `policy` (a Policy, "random", "pd", "mpc" or an SB3 .zip
+    path) on `num_envs` rows of one vector env; record per-step obs/actions/metrics of the
+    first `record` episodes. `progress(done, total)` is called as episodes finish."""
+    if episodes < 1 or num_envs < 1:
+        raise ValueError(f"episodes and num_envs must be >= 1, got {episodes} and {num_envs}")
+    env_kwargs = dict(env_kwargs or {})
+    n = min(num_envs, episodes)
+    env = gym.make_vec(env_id, num_envs=n, autoreset_mode=AutoresetMode.DISABLED, **env_kwargs)
+    try:
+        label, pol = make_policy(policy, env, seed)
+        return _run(env, env_id, label, pol, episodes, seed, env_kwargs, record, progress)
+    finally:
+        env.close()
+
+
+def _run(env, env_id, label, pol, episodes, seed, env_kwargs, record, progress) -> EvalResults:
+    t0 = time.perf_counter()
+    n = env.num_envs
+    task = env.unwrapped.task
+    metric_names = list(task.metrics().keys())
+    ep_seed = (lambda k: None) if seed is None else (lambda k: int(seed) + k)
+
+    row_ep = np.arange(n)  # episode each row runs, -1 once it idles
+    next_ep = n
+    ret = np.zeros(n)
+    length = np.zeros(n, dtype=np.int64)
+    traj: dict[int, dict[str, list]] = {}
+    results: dict[int, dict] = {}
+
+    obs, info = env.reset(seed=[ep_seed(k) for k in range(n)])
+    pol.reset(env, np.arange(n))
+    _start_records(traj, row_ep, np.arange(n), obs, info, metric_names, record)
+    while len(results) < episodes:
+        action = np.asarray(pol.act(env, obs), dtype=np.float64)
+        obs, reward, terminated, truncated, info = env.step(action)
+        ret += reward
+        length += 1
+        for r in range(n):
+            t = traj.get(row_ep[r])
+            if t is not None:
+                t["obs"].append(obs[r].copy())
+                t["actions"].append(action[r].copy())
+                t["rewards"].append(float(reward[r]))
+                for k in metric_names:
+                    t["metrics"][k].append(float(info[k][r]))
+        done = np.flatnonzero(terminated | truncated)
+        if len(done) == 0:
+            continue
+        for r in done:
+            k = int(row_ep[r])
+            if k < 0:
+                continue
+            results[k] = {
+                "episode": k,
+                "seed": ep_seed(k),
+                "return": float(ret[r]),
+                "length": int(length[r]),
+                "terminated": bool(terminated[r]),
+                "truncated": bool(truncated[r]),
+                "final": {key: float(info[key][r]) for key in info if not key.startswith("_")},
+            }
+            if progress is not None:
+                progress(len(results), episodes)
+        seeds: list[int | None] = [None] * n
+        for r in done:
+            row_ep[r] = next_ep if next_ep < episodes else -1
+            if row_ep[r] >= 0:
+                seeds[r] = ep_seed(next_ep)
+                next_ep += 1
+        if len(results) == episodes:
+            break
+        mask = np.zeros(n, dtype=bool)
+        mask[done] = True
+        obs, info = env.reset(seed=seeds, options={"reset_mask": mask})
+        ret[done] = 0.0
+        length[done] = 0
+        pol.reset(env, done)
+        _start_records(traj, row_ep, done, obs, info, metric_names, record)
+
+    obs_names, obs_units = component_names(env, "obs")
+    act_names, act_units = component_names(env, "action")
+    dt = env.unwrapped.dt
+    trajectories = []
+    for k in sorted(traj):
+        t = traj[k]
+        steps = len(t["actions"])
+        trajectories.append(
+            Trajectory(
+                episode=k,
+                time=np.arange(steps + 1) * dt,
+                obs=np.array(t["obs"]),
+                actions=np.array(t["actions"]).reshape(steps, -1),
+                rewards=np.array(t["rewards"]),
+                metrics={m: np.array(v) for m, v in t["metrics"].items()},
+            )
+        )
+    return EvalResults(
+        env_id=env_id,
+        policy=label,
+        env_kwargs=env_kwargs,
+        seed=seed,
+        num_envs=n,
+        episodes=[results[k] for k in range(episodes)],
+        trajectories=trajectories,
+        obs_names=obs_names,
+        obs_units=obs_units,
+        action_names=act_names,
+        action_units=act_units,
+        metric_names=metric_names,
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def _start_records(traj, row_ep, rows, obs, info, metric_names, record) -> None:
+    for r in rows:
+        k = int(row_ep[r])
+        if 0 <= k < record:
+            traj[k] = {
+                "obs": [obs[r].copy()],
+                "actions": [],
+                "rewards": [],
+                "metrics": {m: [float(info[m][r])] for m in metric_names},
+            }
+
+
+def known_env_ids() -> list[str]:
+    return [t.id for t in robogym.TASKS]

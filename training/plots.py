@@ -1,0 +1,107 @@
+"""PNG plots of evaluation results (matplotlib's Agg canvas, no display needed).
+
+- `plot_trajectories`: every observation component, task metric and action component
+  against time, one line per policy (its first recorded episode), panels titled with the
+  task's observation/action table names and units. Components constant in every policy's
+  run (e.g. the payload's y) are left out.
+- `plot_final_metrics`: per task metric, a bar per policy with the mean value at the end of
+  the episodes (whiskers: min and max), on a log axis when the bars span decades; for the
+  crane, swing_amplitude is the residual swing and position_error the final position error.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from training.evaluate import EvalResults
+
+COLUMNS = 3
+
+
+def plot_trajectories(results: list[EvalResults], path: str | Path, episode: int = 0) -> Path:
+    """Trajectory panels comparing the policies on recorded episode `episode`."""
+    runs = [(r, _trajectory(r, episode)) for r in results]
+    runs = [(r, t) for r, t in runs if t is not None]
+    if not runs:
+        raise ValueError(f"no policy recorded episode {episode}; evaluate with record > {episode}")
+    first = runs[0][0]
+    panels = []  # (title, unit, [(policy, t, y)])
+    for i, (name, unit) in enumerate(zip(first.obs_names, first.obs_units, strict=True)):
+        panels.append((name, unit, [(r.policy, t.time, t.obs[:, i]) for r, t in runs]))
+    for m in first.metric_names:
+        panels.append((m, "", [(r.policy, t.time, t.metrics[m]) for r, t in runs]))
+    for i, (name, unit) in enumerate(zip(first.action_names, first.action_units, strict=True)):
+        panels.append((f"action: {name}", unit, [(r.policy, t.time[:-1], t.actions[:, i]) for r, t in runs]))
+    panels = [p for p in panels if any(np.ptp(y) > 1e-9 for _, _, y in p[2])]
+
+    rows = math.ceil(len(panels) / COLUMNS)
+    fig = Figure(figsize=(5.0 * COLUMNS, 2.8 * rows), layout="constrained")
+    axes = fig.subplots(rows, COLUMNS, squeeze=False).ravel()
+    for ax, (title, unit, lines) in zip(axes, panels, strict=False):
+        for policy, x, y in lines:
+            ax.plot(x, y, label=policy, lw=1.2)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("time (s)", fontsize=8)
+        if unit:
+            ax.set_ylabel(unit, fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+    for ax in axes[len(panels) :]:
+        ax.set_axis_off()
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"{first.env_id}: episode {episode} ({_kwargs_text(first.env_kwargs)})", fontsize=10)
+    return _save(fig, path)
+
+
+def plot_final_metrics(results: list[EvalResults], path: str | Path) -> Path:
+    """Bar chart per task metric: mean final value per policy, whiskers from min to max."""
+    if not results:
+        raise ValueError("no results to plot")
+    metrics = results[0].metric_names
+    fig = Figure(figsize=(4.2 * len(metrics), 3.6), layout="constrained")
+    axes = fig.subplots(1, len(metrics), squeeze=False).ravel()
+    x = np.arange(len(results))
+    labels = []
+    for r in results:
+        s = r.summary()["success_rate"]
+        labels.append(r.policy if s is None else f"{r.policy}\n(success {100 * s:.0f}%)")
+    for ax, m in zip(axes, metrics, strict=True):
+        values = [np.array([e["final"][m] for e in r.episodes]) for r in results]
+        mean = np.array([v.mean() for v in values])
+        # whiskers >= 0: the mean of equal values can round below or above them
+        lo = np.maximum(mean - np.array([v.min() for v in values]), 0.0)
+        hi = np.maximum(np.array([v.max() for v in values]) - mean, 0.0)
+        ax.bar(x, mean, yerr=[lo, hi], capsize=4, color=[f"C{i}" for i in range(len(results))])
+        for xi, yi in zip(x, mean, strict=True):
+            ax.annotate(f" {yi:.3g}", (xi, yi), ha="left", va="bottom", fontsize=8)
+        positive = mean[mean > 0]
+        if len(positive) > 1 and positive.max() / positive.min() > 100:
+            ax.set_yscale("log")
+        ax.set_xticks(x, labels, fontsize=8)
+        ax.set_title(f"final {m}", fontsize=9)
+        ax.grid(axis="y", alpha=0.3)
+    first = results[0]
+    n = len(first.episodes)
+    fig.suptitle(
+        f"{first.env_id}: end of episode, {n} episodes ({_kwargs_text(first.env_kwargs)})", fontsize=10
+    )
+    return _save(fig, path)
+
+
+def _trajectory(r: EvalResults, episode: int):
+    return next((t for t in r.trajectories if t.episode == episode), None)
+
+
+def _kwargs_text(kwargs: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in kwargs.items()) or "default task"
+
+
+def _save(fig: Figure, path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    return path
