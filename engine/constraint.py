@@ -472,8 +472,6 @@ def make_constraint(m, d, b):
     d.ne[b] = 0
     d.nl[b] = 0
     flags = m.opt_disableflags
-    for c in range(d.ncon[b]):
-        d.contact_efc_address[b, c] = -1
     if flags & T.DSBL_CONSTRAINT:
         return
     if not (flags & T.DSBL_EQUALITY):

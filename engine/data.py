@@ -151,7 +151,7 @@ class Data(NamedTuple):
     scratch_efc_nv: np.ndarray  # (B, nefcmax, nv) PGS: rows of M^-1 J^T (0 rows for Newton)
     scratch_nv: np.ndarray  # (B, 6, nv) solver work space: Ma, Mv, grad, Mgrad, search, ...
     scratch_H: np.ndarray  # (B, nv, nv) Newton: Hessian M + J^T D J, Cholesky factor in place
-    status: np.ndarray  # (B,) int32: 0 ok, k > 0 qacc not finite at step k of the last call
+    status: np.ndarray  # (B,) int32: 0 ok, k > 0: step k of the last call failed (non-finite qacc, overflow)
 
 
 def make_data(m: Model, batch: int) -> Data:

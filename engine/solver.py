@@ -53,6 +53,19 @@ _MASK32 = np.uint64(0xFFFFFFFF)
 
 
 @kernel
+def constraint_cost(m, d, b, jar):
+    """The constraint cost sum_i s_i(jar_i) of jar = J qacc - aref alone (no forces)."""
+    ne = d.ne[b]
+    D = d.efc_D[b]
+    cost = 0.0
+    for i in range(d.nefc[b]):
+        x = jar[i]
+        if i < ne or x < 0:
+            cost += 0.5 * D[i] * x * x
+    return cost
+
+
+@kernel
 def constraint_update(m, d, b, jar):
     """efc_force, efc_state from jar = J qacc - aref, qfrc_constraint = J^T efc_force;
     returns the constraint cost sum_i s_i(jar_i) (mj_constraintUpdate)."""
@@ -137,8 +150,8 @@ def _warmstart(m, d, b):
     _mul_j(m, d, b, jar, ws)
     for i in range(nefc):
         jar[i] -= d.efc_aref[b, i]
-    cost_ws = constraint_update(m, d, b, jar)
     if m.opt_solver == T.SOL_PGS:
+        constraint_update(m, d, b, jar)  # the warm start's forces, PGS's starting point
         # dual cost of the warm-start forces: f.b + 1/2 f (J M^-1 J^T + R) f
         w = d.scratch_nv[b, 0]
         for v in range(nv):
@@ -157,11 +170,13 @@ def _warmstart(m, d, b):
             for v in range(nv):
                 d.qfrc_constraint[b, v] = 0.0
     else:
+        # Newton compares costs only; solve_newton evaluates the forces at the chosen qacc
+        cost_ws = constraint_cost(m, d, b, jar)
         Ma = d.scratch_nv[b, 0]
         mul_m(Ma, d.qM[b], ws, m)
         for v in range(nv):
             cost_ws += 0.5 * (Ma[v] - d.qfrc_smooth[b, v]) * (ws[v] - d.qacc_smooth[b, v])
-        cost_smooth = constraint_update(m, d, b, d.efc_b[b])
+        cost_smooth = constraint_cost(m, d, b, d.efc_b[b])
         if cost_ws > cost_smooth:
             for v in range(nv):
                 qacc[v] = d.qacc_smooth[b, v]
@@ -581,19 +596,12 @@ def solve_newton(m, d, b, scale):
 @kernel
 def fwd_constraint(m, d, b):
     """qacc, qfrc_constraint and efc_force of row b (mj_fwdConstraint); after the smooth
-    acceleration (qacc_smooth) and the constraint rows (make_constraint, reference)."""
+    acceleration (qacc_smooth) and the constraint rows (make_constraint, reference).
+    Called only when the row has constraint rows (fwd_acceleration handles nefc == 0)."""
     nv = m.nv
     nefc = d.nefc[b]
     for v in range(nv):
         d.qfrc_constraint[b, v] = 0.0
-    if nefc == 0:
-        for v in range(nv):
-            d.qacc[b, v] = d.qacc_smooth[b, v]
-        d.solver_niter[b] = 0
-        d.solver_improvement[b] = 0.0
-        d.solver_gradient[b] = 0.0
-        d.solver_converged[b] = 1
-        return
     _mul_j(m, d, b, d.efc_b[b], d.qacc_smooth[b])
     for i in range(nefc):
         d.efc_b[b, i] -= d.efc_aref[b, i]
