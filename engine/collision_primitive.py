@@ -789,6 +789,25 @@ def _clip_half_plane(work, src, nin, coord, sign, limit):
 
 
 @kernel
+def _edge_axis(rot, code):
+    """Unit separating axis e_i x (box 2 axis j) of edge-edge code 6 + 3 i + j, in the
+    box-1 frame (rot: box 2's axes as the columns of a row-major 3x3, box-1 frame)."""
+    i = (code - 6) // 3
+    j = (code - 6) % 3
+    i1 = (i + 1) % 3
+    i2 = (i + 2) % 3
+    a_i1 = -rot[3 * i2 + j]
+    a_i2 = rot[3 * i1 + j]
+    raw = (
+        0.0 if i == 0 else (a_i1 if i1 == 0 else a_i2),
+        0.0 if i == 1 else (a_i1 if i1 == 1 else a_i2),
+        0.0 if i == 2 else (a_i1 if i1 == 2 else a_i2),
+    )
+    axis, _ = normalized(raw)
+    return axis
+
+
+@kernel
 def _box_box_edge(con, septol, code, rot, pos1, mat1, size1, size2, pos21):
     """Edge-edge contact of box : box: the midpoint of the closest points of the two
     supporting edges, depth along the separating axis e_i x (box 2 axis j) (box 1 frame)."""
@@ -800,14 +819,7 @@ def _box_box_edge(con, septol, code, rot, pos1, mat1, size1, size2, pos21):
     j2 = (j + 2) % 3
 
     # unit separating axis in the box-1 frame, oriented from box 1 towards box 2
-    a_i1 = -rot[3 * i2 + j]
-    a_i2 = rot[3 * i1 + j]
-    raw = (
-        0.0 if i == 0 else (a_i1 if i1 == 0 else a_i2),
-        0.0 if i == 1 else (a_i1 if i1 == 1 else a_i2),
-        0.0 if i == 2 else (a_i1 if i1 == 2 else a_i2),
-    )
-    axis, _ = normalized(raw)
+    axis = _edge_axis(rot, code)
     if _dot(axis, pos21) < 0:
         axis = _scl(axis, -1.0)
 
@@ -1046,18 +1058,7 @@ def collide_box_box(con, margin, pos1, mat1, size1, pos2, mat2, size2, work):
 
     # an edge axis within ~8 degrees of the best face axis, less than 5% better: the face
     if code >= 6:
-        i = (code - 6) // 3
-        j = (code - 6) % 3
-        i1 = (i + 1) % 3
-        i2 = (i + 2) % 3
-        a_i1 = -rot[3 * i2 + j]
-        a_i2 = rot[3 * i1 + j]
-        raw = (
-            0.0 if i == 0 else (a_i1 if i1 == 0 else a_i2),
-            0.0 if i == 1 else (a_i1 if i1 == 1 else a_i2),
-            0.0 if i == 2 else (a_i1 if i1 == 2 else a_i2),
-        )
-        axis, _ = normalized(raw)
+        axis = _edge_axis(rot, code)
         if code_face < 3:
             face_dot = abs(axis[code_face])
         else:
