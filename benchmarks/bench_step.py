@@ -234,6 +234,28 @@ def agreement(engine, src: str, mj, state, nstep: int = 20) -> float:
     return worst
 
 
+def contact_stats(mj, state) -> dict:
+    """MuJoCo's contact load over the benchmark's episodes (mj_step from each row's start,
+    EPISODE steps): share of steps with a contact, mean ncon and nefc, and the 10/50/90th
+    percentiles of ncon over each episode's second half."""
+    qpos, qvel, ctrl = state
+    d = mujoco.MjData(mj)
+    ncon = np.empty((len(qpos), EPISODE))
+    nefc = np.empty((len(qpos), EPISODE))
+    for b in range(len(qpos)):
+        mujoco.mj_resetData(mj, d)
+        d.qpos[:], d.qvel[:], d.ctrl[:] = qpos[b], qvel[b], ctrl[b]
+        for k in range(EPISODE):
+            mujoco.mj_step(mj, d)
+            ncon[b, k], nefc[b, k] = d.ncon, d.nefc
+    return {
+        "steps_in_contact": float(np.mean(ncon > 0)),
+        "mean_ncon": float(ncon.mean()),
+        "mean_nefc": float(nefc.mean()),
+        "ncon_second_half_p10_p50_p90": np.percentile(ncon[:, EPISODE // 2 :], [10, 50, 90]).tolist(),
+    }
+
+
 # --- compile times (fresh subprocesses) ----------------------------------------------------------
 _CHILD = r"""
 import json, sys, time
@@ -501,9 +523,14 @@ def main(argv=None) -> int:
             err = agreement(engine, src, mj, initial_states(mj, 8))
         except engine.NonFiniteError:
             err = float("nan")
+        contacts_on = not mj.opt.disableflags & (
+            mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
+        )
+        stats = contact_stats(mj, initial_states(mj, 64)) if contacts_on else None
         for r in rows:
             if r["model"] == name:
                 r["max_abs_qpos_diff_20_steps"] = err
+                r["mujoco_contacts"] = stats
     results["rows"] = rows
 
     print_table(rows)
@@ -513,6 +540,15 @@ def main(argv=None) -> int:
             f"agreement {name}: max |qpos ours - mj_step| after 20 steps (8 rows) = "
             f"{r['max_abs_qpos_diff_20_steps']:.1e}"
         )
+        c = r["mujoco_contacts"]
+        if c:
+            p10, p50, p90 = c["ncon_second_half_p10_p50_p90"]
+            print(
+                f"contacts {name} (MuJoCo, 64 rows x {EPISODE} steps): "
+                f"in contact {100 * c['steps_in_contact']:.0f}% of steps, "
+                f"mean ncon {c['mean_ncon']:.1f}, mean nefc {c['mean_nefc']:.1f}, "
+                f"ncon in each episode's second half p10/p50/p90 {p10:.0f}/{p50:.0f}/{p90:.0f}"
+            )
 
     if not args.no_compile:
         if args.cold:
