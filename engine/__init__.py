@@ -7,15 +7,18 @@ sim.step()
 """
 
 from engine.api import ContactOverflowError
+from engine.binding import BindingError
 from engine.data import Data, make_data
 from engine.model import Model, UnsupportedModelError, load_mjcf, without_contacts
-from engine.simulator import NonFiniteError, Simulator, Snapshot
+from engine.simulator import NonFiniteError, Rollout, Simulator, Snapshot
 
 __all__ = [
+    "BindingError",
     "ContactOverflowError",
     "Data",
     "Model",
     "NonFiniteError",
+    "Rollout",
     "Simulator",
     "Snapshot",
     "UnsupportedModelError",

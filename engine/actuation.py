@@ -19,10 +19,10 @@ cases MuJoCo's compiler writes into these parameters.
 import math
 
 from engine import types as T
-from engine.jit import stage
+from engine.jit import kernel
 
 
-@stage
+@kernel
 def transmission(m, d, b):
     """actuator_length and actuator_moment of row b (MuJoCo's mj_transmission)."""
     for a in range(m.nu):
@@ -40,7 +40,7 @@ def transmission(m, d, b):
                 mom[i] = g * d.ten_J[b, tid, i]
 
 
-@stage
+@kernel
 def actuator_velocity(m, d, b):
     """actuator_velocity = moment . qvel for row b."""
     for a in range(m.nu):
@@ -50,7 +50,7 @@ def actuator_velocity(m, d, b):
         d.actuator_velocity[b, a] = s
 
 
-@stage
+@kernel
 def actuation(m, d, b):
     """actuator_force and qfrc_actuator of row b (MuJoCo's mj_fwdActuation)."""
     qfrc = d.qfrc_actuator[b]

@@ -1,39 +1,33 @@
-"""Thin typed wrappers: check shapes once in Python, then call one compiled batch kernel.
+"""Thin typed wrappers: check arguments in Python, then call one compiled batch entry.
 
-These are what `Simulator` calls; they take a Model and a Data and work on every row.
+These are what `Simulator` calls. Each takes a `Bound` (engine.binding: a Model and a Data
+checked to belong together) and works on every row; the entries receive the addresses of
+its Model and Data records.
 """
 
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+import threading
 
+import numba
 import numpy as np
 
 from engine import types as T
-from engine.collision_driver import GEOM_TYPE_NAMES, collision_rows
-from engine.constraint import contact_force_rows, dot
-from engine.data import Data
+from engine.binding import Bound
+from engine.collision_driver import GEOM_TYPE_NAMES
+from engine.collision_driver import collision as collision_unit
+from engine.constraint import contact_force as contact_force_row
+from engine.constraint import dot
 from engine.factor import mul_m
 from engine.forward import fwd_position, fwd_velocity
 from engine.jacobian import apply_ft, jac
 from engine.jit import entry
-from engine.model import Model, UnsupportedModelError
+from engine.model import UnsupportedModelError
+from engine.ptr import call_unit, data_at, model_at
 from engine.rne import rne
 from engine.solver import constraint_update
 from engine.spatial import sub_quat
-from engine.step import forward_rows, step_rows
-
-
-def check(m: Model, d: Data) -> None:
-    B = d.qpos.shape[0]
-    for name, shape in (("qpos", (B, m.nq)), ("qvel", (B, m.nv)), ("ctrl", (B, m.nu)), ("qacc", (B, m.nv))):
-        arr = getattr(d, name)
-        if arr.shape != shape or arr.dtype != np.float64 or not arr.flags.c_contiguous:
-            raise ValueError(f"data.{name} must be a C-contiguous float64 array of shape {shape}")
-
-
-_POOLS: dict[int, ThreadPoolExecutor] = {}
 
 
 def default_threads(batch: int) -> int:
@@ -41,31 +35,58 @@ def default_threads(batch: int) -> int:
     return 1 if batch < 8 else max(1, min(os.cpu_count() or 1, batch))
 
 
-def run_rows(kernel, m: Model, d: Data, nthread: int, *args) -> None:
-    """kernel(m, d, lo, hi, *args) over the batch split into nthread contiguous ranges.
+class _Threads:
+    """When a batch may run on several of numba's threads.
 
-    The kernels release the GIL and rows share nothing, so the ranges run truly in parallel.
+    - GNU OpenMP (numba's "omp" layer) cannot start threads in a process forked from one
+      that already used them (numba terminates the process): a forked child runs serially.
+    - numba's fallback "workqueue" layer must not be entered by two Python threads at once:
+      calls through it are serialized.
     """
-    B = d.qpos.shape[0]
-    nthread = max(1, min(int(nthread), B))
-    if nthread == 1:
-        kernel(m, d, 0, B, *args)
-        return
-    pool = _POOLS.get(nthread)
-    if pool is None:
-        pool = _POOLS[nthread] = ThreadPoolExecutor(max_workers=nthread, thread_name_prefix="robodyn")
-    bounds = np.linspace(0, B, nthread + 1).astype(int)
-    ranges = zip(bounds[:-1], bounds[1:], strict=True)
-    futures = [pool.submit(kernel, m, d, int(lo), int(hi), *args) for lo, hi in ranges]
-    for f in futures:
-        f.result()
+
+    def __init__(self):
+        self.used = False  # a parallel call ran in this process
+        self.forked = False  # this process was forked after one did
+        self.serialize = True  # until the first call tells which layer numba picked
+        self.lock = threading.Lock()
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._after_fork)
+
+    def _after_fork(self):
+        self.forked = self.used
+        self.lock = threading.Lock()
+
+
+THREADS = _Threads()
+
+
+def call(entry_fn, bound: Bound, nthread: int, *args) -> int:
+    """entry_fn(model address, data address, *args, nthread) on the allowed threads;
+    returns the entry's count of failed rows."""
+    if nthread > 1 and not THREADS.forked:
+        if THREADS.serialize:
+            with THREADS.lock:
+                nbad = entry_fn(bound.model_address, bound.data_address, *args, nthread)
+                THREADS.used = True
+                THREADS.serialize = numba.threading_layer() == "workqueue"
+            return nbad
+        return entry_fn(bound.model_address, bound.data_address, *args, nthread)
+    return entry_fn(bound.model_address, bound.data_address, *args, 1)
 
 
 class ContactOverflowError(RuntimeError):
     """More contacts than a row's contact buffer holds (Model.nconmax)."""
 
 
-def collision(m: Model, d: Data, nthread: int = 1) -> None:
+@entry
+def _collision_rows(mp, dp, unit_address):
+    m = model_at(mp)
+    d = data_at(dp)
+    for b in range(d.status.shape[0]):
+        call_unit(unit_address, m, d, b)
+
+
+def collision(bound: Bound) -> None:
     """mj_collision for every row, at the geom poses of the last forward() (kinematics).
 
     Fills d.ncon and d.contact_*. Runs whether or not the model disables contacts (it
@@ -73,7 +94,7 @@ def collision(m: Model, d: Data, nthread: int = 1) -> None:
     can collide but no collider here, and ContactOverflowError naming the row if a row
     found more contacts than nconmax (the first nconmax are kept).
     """
-    check(m, d)
+    m, d = bound.model, bound.data
     if len(m.cpair_refused):
         names = [[GEOM_TYPE_NAMES[int(m.geom_type[g])] for g in pair] for pair in m.cpair_refused[:4]]
         pairs = ", ".join(
@@ -81,21 +102,30 @@ def collision(m: Model, d: Data, nthread: int = 1) -> None:
             for (g1, g2), (t1, t2) in zip(m.cpair_refused, names, strict=False)
         )
         raise UnsupportedModelError(f"collision: {pairs} can collide, but that type pair is not implemented")
-    run_rows(collision_rows, m, d, nthread)
+    _collision_rows(bound.model_address, bound.data_address, collision_unit.address())
     lost = np.flatnonzero(d.contact_lost)
     if len(lost):
         raise overflow_error(m, d, lost)
 
 
-def contact_force(m: Model, d: Data) -> np.ndarray:
+@entry
+def _contact_force_rows(mp, dp, out):
+    m = model_at(mp)
+    d = data_at(dp)
+    for b in range(d.status.shape[0]):
+        for c in range(d.ncon[b]):
+            contact_force_row(m, d, b, c, out[b, c])
+
+
+def contact_force(bound: Bound) -> np.ndarray:
     """(B, nconmax, 6): force and torque of each contact in its frame (normal first), from
     the last forward(); zero past ncon and for excluded contacts (mj_contactForce)."""
-    out = np.zeros((d.qpos.shape[0], m.nconmax, 6))
-    contact_force_rows(m, d, out)
+    out = np.zeros((bound.batch, bound.model.nconmax, 6))
+    _contact_force_rows(bound.model_address, bound.data_address, out)
     return out
 
 
-def overflow_error(m: Model, d: Data, rows: np.ndarray) -> ContactOverflowError:
+def overflow_error(m, d, rows: np.ndarray) -> ContactOverflowError:
     """The error for rows that found more contacts than nconmax (contact_lost > 0)."""
     row = int(rows[0])
     found = int(d.ncon[row] + d.contact_lost[row])
@@ -106,21 +136,11 @@ def overflow_error(m: Model, d: Data, rows: np.ndarray) -> ContactOverflowError:
     )
 
 
-def forward(m: Model, d: Data, nthread: int = 1) -> None:
-    """mj_forward for every row."""
-    check(m, d)
-    run_rows(forward_rows, m, d, nthread)
-
-
-def step(m: Model, d: Data, nstep: int = 1, nthread: int = 1) -> None:
-    """nstep mj_steps for every row."""
-    check(m, d)
-    run_rows(step_rows, m, d, nthread, int(nstep))
-
-
 @entry
-def _inverse_batch(m, d):
-    for b in range(d.qpos.shape[0]):
+def _inverse_rows(mp, dp):
+    m = model_at(mp)
+    d = data_at(dp)
+    for b in range(d.status.shape[0]):
         fwd_position(m, d, b)
         fwd_velocity(m, d, b)
         # constraint forces of the given qacc: efc_force = -D (J qacc - aref) on active rows
@@ -137,17 +157,18 @@ def _inverse_batch(m, d):
             out[i] += ma[i] - d.qfrc_passive[b, i] - d.qfrc_constraint[b, i]
 
 
-def inverse(m: Model, d: Data) -> None:
+def inverse(bound: Bound) -> None:
     """mj_inverse for every row: qfrc_inverse = M qacc + c(q, v) - qfrc_passive - qfrc_constraint,
     with the constraint forces (efc_force, qfrc_constraint) those the soft constraints exert
     at the given qacc (mj_invConstraint)."""
-    check(m, d)
-    _inverse_batch(m, d)
+    _inverse_rows(bound.model_address, bound.data_address)
 
 
 @entry
-def _full_m_batch(m, d, out):
-    for b in range(d.qpos.shape[0]):
+def _full_m_rows(mp, dp, out):
+    m = model_at(mp)
+    d = data_at(dp)
+    for b in range(d.status.shape[0]):
         for i in range(m.nv):
             start = m.M_rowadr[i]
             for t in range(m.M_rownnz[i]):
@@ -156,23 +177,26 @@ def _full_m_batch(m, d, out):
                 out[b, j, i] = d.qM[b, start + t]
 
 
-def full_mass_matrix(m: Model, d: Data) -> np.ndarray:
+def full_mass_matrix(bound: Bound) -> np.ndarray:
     """(B, nv, nv) dense M from the packed lower triangle (mj_fullM)."""
-    out = np.zeros((d.qpos.shape[0], m.nv, m.nv))
-    _full_m_batch(m, d, out)
+    out = np.zeros((bound.batch, bound.model.nv, bound.model.nv))
+    _full_m_rows(bound.model_address, bound.data_address, out)
     return out
 
 
 @entry
-def _jac_batch(m, d, body, points, jacp, jacr):
-    for b in range(d.qpos.shape[0]):
+def _jac_rows(mp, dp, body, points, jacp, jacr):
+    m = model_at(mp)
+    d = data_at(dp)
+    for b in range(d.status.shape[0]):
         jac(m, d, b, points[b], body, jacp[b], jacr[b])
 
 
-def _points(m: Model, d: Data, body: int, point, default: np.ndarray) -> np.ndarray:
-    if not 0 <= body < m.nbody:
-        raise IndexError(f"body {body} out of range (model has {m.nbody} bodies)")
-    B = d.qpos.shape[0]
+def _points(bound: Bound, body, point, default: np.ndarray) -> np.ndarray:
+    m = bound.model
+    if isinstance(body, bool) or not isinstance(body, int | np.integer) or not 0 <= body < m.nbody:
+        raise IndexError(f"body {body!r} out of range (model has {m.nbody} bodies)")
+    B = bound.batch
     if point is None:
         return np.ascontiguousarray(default[:, body])
     p = np.asarray(point, dtype=np.float64)
@@ -183,40 +207,44 @@ def _points(m: Model, d: Data, body: int, point, default: np.ndarray) -> np.ndar
     return np.ascontiguousarray(p)
 
 
-def jacobian(m: Model, d: Data, body: int, point=None, row=None):
+def jacobian(bound: Bound, body: int, point=None, row=None):
     """(jacp, jacr), each (B, 3, nv) (or (3, nv) for one `row`): point and rotation Jacobians
     of `point` (world; default the body frame origin xpos) on `body` (mj_jac)."""
-    points = _points(m, d, body, point, d.xpos)
-    B = d.qpos.shape[0]
-    jacp = np.zeros((B, 3, m.nv))
-    jacr = np.zeros((B, 3, m.nv))
-    _jac_batch(m, d, int(body), points, jacp, jacr)
+    points = _points(bound, body, point, bound.data.xpos)
+    nv = bound.model.nv
+    jacp = np.zeros((bound.batch, 3, nv))
+    jacr = np.zeros((bound.batch, 3, nv))
+    _jac_rows(bound.model_address, bound.data_address, int(body), points, jacp, jacr)
     if row is not None:
         return jacp[row], jacr[row]
     return jacp, jacr
 
 
 @entry
-def _apply_ft_batch(m, d, body, force, torque, points, out):
-    for b in range(d.qpos.shape[0]):
+def _apply_ft_rows(mp, dp, body, force, torque, points, out):
+    m = model_at(mp)
+    d = data_at(dp)
+    for b in range(d.status.shape[0]):
         apply_ft(m, d, b, force[b], torque[b], points[b], body, out[b])
 
 
-def apply_force(m: Model, d: Data, body: int, force, torque=None, point=None) -> np.ndarray:
+def apply_force(bound: Bound, body: int, force, torque=None, point=None) -> np.ndarray:
     """(B, nv) = J^T (force, torque) for a world force/torque at `point` on `body` (mj_applyFT)."""
-    B = d.qpos.shape[0]
-    points = _points(m, d, body, point, d.xipos)
+    B = bound.batch
+    points = _points(bound, body, point, bound.data.xipos)
     f = np.ascontiguousarray(np.broadcast_to(np.asarray(force, dtype=np.float64), (B, 3)))
     t = np.zeros((B, 3)) if torque is None else np.asarray(torque, dtype=np.float64)
     t = np.ascontiguousarray(np.broadcast_to(t, (B, 3)))
-    out = np.zeros((B, m.nv))
-    _apply_ft_batch(m, d, int(body), f, t, points, out)
+    out = np.zeros((B, bound.model.nv))
+    _apply_ft_rows(bound.model_address, bound.data_address, int(body), f, t, points, out)
     return out
 
 
 @entry
-def _energy_batch(m, d, out):
-    for b in range(d.qpos.shape[0]):
+def _energy_rows(mp, dp, out):
+    m = model_at(mp)
+    d = data_at(dp)
+    for b in range(d.status.shape[0]):
         pot = 0.0
         if not (m.opt_disableflags & T.DSBL_GRAVITY):
             for i in range(1, m.nbody):
@@ -259,8 +287,8 @@ def _energy_batch(m, d, out):
         out[b, 1] = kin
 
 
-def energy(m: Model, d: Data) -> np.ndarray:
+def energy(bound: Bound) -> np.ndarray:
     """(B, 2): potential (gravity and springs) and kinetic energy 0.5 v^T M v (mj_energyPos/Vel)."""
-    out = np.zeros((d.qpos.shape[0], 2))
-    _energy_batch(m, d, out)
+    out = np.zeros((bound.batch, 2))
+    _energy_rows(bound.model_address, bound.data_address, out)
     return out

@@ -48,7 +48,7 @@ import numpy as np
 
 from engine import collision_primitive as P
 from engine import types as T
-from engine.jit import entry, kernel, stage
+from engine.jit import kernel, unit
 from engine.spatial import cross
 
 MINMU = 1e-5  # MuJoCo's mjMINMU: smallest friction coefficient
@@ -345,7 +345,7 @@ def _store(m, d, b, i, p, con, k):
     d.contact_exclude[b, i] = 1 if con[k, P.DIST] >= m.cpair_margin[p] else 0
 
 
-@stage
+@unit
 def collision(m, d, b):
     """Contacts of row b at its current geom poses (run kinematics first): fills ncon and
     contact_*[:ncon]; contacts beyond nconmax are counted in contact_lost, not stored."""
@@ -380,10 +380,3 @@ def collision(m, d, b):
                 lost += 1
     d.ncon[b] = ncon
     d.contact_lost[b] = lost
-
-
-@entry
-def collision_rows(m, d, lo, hi):
-    """collision for rows lo..hi-1 (after kinematics)."""
-    for b in range(lo, hi):
-        collision(m, d, b)

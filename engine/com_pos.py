@@ -12,7 +12,7 @@ Keeping the reference near the mass keeps the numbers small and well conditioned
 """
 
 from engine import types as T
-from engine.jit import kernel, stage
+from engine.jit import kernel
 from engine.spatial import MINVAL, inert_com
 
 
@@ -35,7 +35,7 @@ def _dof_com(res, axis0, axis1, axis2, offset, slide):
         res[5] = axis0 * offset[1] - axis1 * offset[0]
 
 
-@stage
+@kernel
 def com_pos(m, d, b):
     """subtree_com, cinert and cdof of row b (MuJoCo's mj_comPos)."""
     com = d.subtree_com[b]

@@ -10,17 +10,17 @@ their axes are fixed in the world.
 """
 
 from engine import types as T
-from engine.jit import stage
+from engine.jit import kernel
 from engine.spatial import cross_motion
 
 
-@stage
+@kernel
 def com_vel(m, d, b):
     """cvel and cdof_dot of row b (MuJoCo's mj_comVel)."""
     com_vel_at(m, d, b, d.qvel[b], d.cvel[b], d.cdof_dot[b])
 
 
-@stage
+@kernel
 def com_vel_at(m, d, b, qvel, cvel, cdof_dot):
     """cvel (nbody, 6) and cdof_dot (nv, 6) for velocity qvel at row b's configuration."""
     cdof = d.cdof[b]

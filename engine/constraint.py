@@ -33,7 +33,7 @@ import math
 
 from engine import types as T
 from engine.jacobian import jac, jac_dot_vel
-from engine.jit import entry, kernel
+from engine.jit import kernel, unit
 from engine.spatial import mv3, qderiv, qmul, qmul_axis
 
 MINVAL = 1e-15  # mjMINVAL
@@ -460,7 +460,7 @@ def make_impedance(m, d, b):
         d.efc_diagA[b, j] = R[j] * KBIP[j, 2] / (1 - KBIP[j, 2])
 
 
-@kernel
+@unit
 def make_constraint(m, d, b):
     """All constraint rows of row b and their regularization (mj_makeConstraint).
 
@@ -534,7 +534,7 @@ def _jdotv(m, d, b):
         row += 3
 
 
-@kernel
+@unit
 def reference_constraint(m, d, b):
     """efc_vel = J qvel and efc_aref = -B vel - K I (pos - margin) (mj_referenceConstraint);
     needs com_vel (cvel, cdof_dot) for the connect/weld correction."""
@@ -573,11 +573,3 @@ def contact_force(m, d, b, c, out):
     for k in range(dim - 1):
         edge = d.efc_force[b, adr + 2 * k] - d.efc_force[b, adr + 2 * k + 1]
         out[k + 1] = edge * d.contact_friction[b, c, k]
-
-
-@entry
-def contact_force_rows(m, d, out):
-    """out (B, nconmax, 6): contact_force for every contact of every row."""
-    for b in range(d.qpos.shape[0]):
-        for c in range(d.ncon[b]):
-            contact_force(m, d, b, c, out[b, c])

@@ -21,16 +21,17 @@ the drive only chooses the trolley force, through the engine's own M and bias fo
 from __future__ import annotations
 
 import numpy as np
+from numba import prange
 
 from engine import types as T
 from engine.factor import solve_ld
-from engine.forward import forward_row
-from engine.jit import entry, stage
+from engine.jit import kernel, parallel_entry
 from engine.model import Model
-from engine.step import acc_ok, integrate_row
+from engine.ptr import call_unit, data_at, model_at
+from engine.step import acc_ok, block, count_failed, forward_row
 
 
-@stage
+@kernel
 def accel_drive(m, d, b, act, dof, target):
     """Set ctrl[b, act] so that qacc[b, dof] = target (after forward_row for row b).
 
@@ -62,21 +63,36 @@ def accel_drive(m, d, b, act, dof, target):
         d.qacc[b, i] += x[i] * dq
 
 
-@entry
-def step_accel_rows(m, d, lo, hi, nstep, act, dof, target):
-    """nstep steps of rows lo..hi-1 with motor `act` driving dof `dof` at target[b] m/s^2
+@kernel
+def accel_step_row(m, d, b, nstep, act, dof, target):
+    """nstep steps of row b with motor `act` driving dof `dof` at `target`; then a forward
+    pass so sensordata belongs to the final state. Returns 0 or the failed step (1-based)."""
+    for k in range(nstep):
+        call_unit(m.unit_forward, m, d, b)
+        if not acc_ok(m, d, b):
+            return k + 1
+        accel_drive(m, d, b, act, dof, target)
+        call_unit(m.unit_integrate, m, d, b)
+    forward_row(m, d, b)
+    return 0
+
+
+@parallel_entry
+def step_accel_rows(mp, dp, nstep, act, dof, target, nthread):
+    """nstep steps of every row with motor `act` driving dof `dof` at target[b] m/s^2
     (or rad/s^2); then a forward pass so sensordata belongs to the final state."""
-    for b in range(lo, hi):
-        d.status[b] = 0
-        for k in range(nstep):
-            forward_row(m, d, b, False)
-            if not acc_ok(m, d, b):
-                d.status[b] = k + 1
-                break
-            accel_drive(m, d, b, act, dof, target[b])
-            integrate_row(m, d, b)
-        if d.status[b] == 0:
-            forward_row(m, d, b, True)
+    m = model_at(mp)
+    d = data_at(dp)
+    B = d.status.shape[0]
+    if nthread > 1:
+        for k in prange(nthread):
+            lo, hi = block(B, nthread, k)
+            for b in range(lo, hi):
+                d.status[b] = accel_step_row(m, d, b, nstep, act, dof, target[b])
+    else:
+        for b in range(B):
+            d.status[b] = accel_step_row(m, d, b, nstep, act, dof, target[b])
+    return count_failed(d)
 
 
 class AccelerationDrive:
@@ -90,6 +106,14 @@ class AccelerationDrive:
     """
 
     def __init__(self, model: Model, actuator: int):
+        self.actuator, self.dof = self._check(model, actuator)
+        self._model = model
+
+    @staticmethod
+    def _check(model: Model, actuator: int) -> tuple[int, int]:
+        """(actuator, dof) if `actuator` of `model` can be driven by its acceleration."""
+        if isinstance(actuator, bool) or not isinstance(actuator, int | np.integer):
+            raise TypeError(f"actuator must be an int, got {type(actuator).__name__}")
         if not 0 <= actuator < model.nu:
             raise IndexError(f"actuator {actuator} out of range (model has {model.nu})")
         a = int(actuator)
@@ -107,15 +131,21 @@ class AccelerationDrive:
         jnt = int(model.actuator_trnid[a])
         if model.jnt_type[jnt] not in (T.JNT_SLIDE, T.JNT_HINGE):
             raise ValueError(f"actuator {a}: an acceleration drive needs a slide or hinge joint")
-        self.actuator = a
-        self.dof = int(model.jnt_dofadr[jnt])
+        return a, int(model.jnt_dofadr[jnt])
 
     def step(self, sim, accel, nstep: int = 1) -> None:
         """Advance every row of `sim` by nstep timesteps with this drive's joint
         accelerating at accel[b]. Raises NonFiniteError like Simulator.step."""
+        if sim.model is not self._model and self._check(sim.model, self.actuator) != (
+            self.actuator,
+            self.dof,
+        ):
+            raise ValueError("this drive was made for another model: make one for the simulator's model")
         target = np.ascontiguousarray(accel, dtype=np.float64)
         if target.shape != (sim.batch,):
             raise ValueError(f"accel must have shape ({sim.batch},), got {target.shape}")
-        if nstep < 1:
-            raise ValueError(f"nstep must be >= 1, got {nstep}")
-        sim.run_rows("step", step_accel_rows, int(nstep), self.actuator, self.dof, target)
+        if not np.all(np.isfinite(target)):
+            raise ValueError("accel contains NaN or inf; nothing was stepped")
+        if isinstance(nstep, bool) or not isinstance(nstep, int | np.integer) or nstep < 1:
+            raise ValueError(f"nstep must be an int >= 1, got {nstep!r}")
+        sim.run("step", step_accel_rows, int(nstep), self.actuator, self.dof, target)

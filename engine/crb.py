@@ -9,11 +9,11 @@ M is stored as its lower triangle in the row layout of Model.M_rowadr / M_colind
 (ancestors ascending, diagonal last): a tree's M has no entries off that chain.
 """
 
-from engine.jit import stage
+from engine.jit import kernel
 from engine.spatial import dot6, mul_inert_vec
 
 
-@stage
+@kernel
 def crb(m, d, b):
     """crb and qM of row b (MuJoCo's mj_crb)."""
     c = d.crb[b]

@@ -9,10 +9,10 @@ j: eliminating a leaf never creates an entry outside the tree pattern.
 `qLDiagInv` holds 1/D. Solving x = M^-1 y is then  x <- L^-T x, x <- D^-1 x, x <- L^-1 x.
 """
 
-from engine.jit import kernel, stage
+from engine.jit import kernel
 
 
-@stage
+@kernel
 def factor_i(mat, diaginv, m):
     """In-place L^T D L factorization of a matrix in M's layout (MuJoCo's mj_factorI)."""
     for k in range(m.nv - 1, -1, -1):
@@ -34,7 +34,7 @@ def factor_i(mat, diaginv, m):
             mat[adr] *= invD
 
 
-@stage
+@kernel
 def solve_ld(x, qLD, diaginv, m):
     """x <- (L^T D L)^-1 x in place, for a factor in M's layout (MuJoCo's mj_solveLD)."""
     # x <- L^-T x
@@ -58,7 +58,7 @@ def solve_ld(x, qLD, diaginv, m):
         x[i] -= s
 
 
-@stage
+@kernel
 def factor_m(m, d, b):
     """qLD, qLDiagInv of row b from qM (MuJoCo's mj_factorM)."""
     qLD = d.qLD[b]

@@ -5,28 +5,28 @@ position:     kinematics -> com_pos -> tendon -> crb -> factor -> collision -> c
 velocity:     tendon/actuator velocity -> com_vel -> passive -> constraint reference -> rne
 acceleration: actuation -> qfrc_smooth -> qacc_smooth = M^-1 qfrc_smooth -> constraint
               solver (qacc, qfrc_constraint)
-sensors:      read after the acceleration stage
+sensors:      a unit of its own (engine.sensors), read after the acceleration stage
+
+Collision, the constraint rows and the solver are separately compiled units, called
+through their addresses in the Model record (`m.unit_*`); a model that has no contacts or
+constraints has no rows, never calls them, and never compiles them.
 """
 
-from engine import types as T
 from engine.actuation import actuation, actuator_velocity, transmission
-from engine.collision_driver import collision
 from engine.com_pos import com_pos
 from engine.com_vel import com_vel
-from engine.constraint import make_constraint, reference_constraint
 from engine.crb import crb
 from engine.factor import factor_m, solve_ld
 from engine.jacobian import apply_ft
-from engine.jit import kernel, stage
+from engine.jit import kernel, unit
 from engine.kinematics import kinematics
 from engine.passive import passive
+from engine.ptr import call_unit
 from engine.rne import bias
-from engine.sensors import sensors
-from engine.solver import fwd_constraint
 from engine.tendon import tendon, tendon_velocity
 
 
-@stage
+@kernel
 def fwd_position(m, d, b):
     """Everything that depends on qpos only."""
     kinematics(m, d, b)
@@ -34,15 +34,15 @@ def fwd_position(m, d, b):
     tendon(m, d, b)
     crb(m, d, b)
     factor_m(m, d, b)
-    if m.opt_disableflags & (T.DSBL_CONSTRAINT | T.DSBL_CONTACT):
+    # engine.binding sets the unit addresses: collision when contacts are enabled and some
+    # geom pair can collide, the constraint units when the model can have rows (nefcmax > 0)
+    if m.unit_collision != 0:
+        call_unit(m.unit_collision, m, d, b)
+    else:
         d.ncon[b] = 0
         d.contact_lost[b] = 0
-    else:
-        collision(m, d, b)
-    # the constraint stages are kernel calls, which cost a few hundred ns each in argument
-    # passing alone: a model that can have no constraint rows skips them
-    if m.nefcmax > 0:
-        make_constraint(m, d, b)
+    if m.unit_make_constraint != 0:
+        call_unit(m.unit_make_constraint, m, d, b)
     else:
         d.nefc[b] = 0
         d.ne[b] = 0
@@ -50,7 +50,7 @@ def fwd_position(m, d, b):
     transmission(m, d, b)
 
 
-@stage
+@kernel
 def fwd_velocity(m, d, b):
     """Everything that depends on qpos and qvel."""
     tendon_velocity(m, d, b)
@@ -58,11 +58,11 @@ def fwd_velocity(m, d, b):
     com_vel(m, d, b)
     passive(m, d, b)
     if d.nefc[b] > 0:
-        reference_constraint(m, d, b)
+        call_unit(m.unit_reference_constraint, m, d, b)
     bias(m, d, b)
 
 
-@stage
+@kernel
 def fwd_acceleration(m, d, b):
     """qfrc_smooth = passive - bias + applied + actuator + J^T xfrc;  qacc_smooth =
     M^-1 qfrc_smooth; then the constraint solver gives qacc and qfrc_constraint."""
@@ -78,7 +78,7 @@ def fwd_acceleration(m, d, b):
         acc[i] = f[i]
     solve_ld(acc, d.qLD[b], d.qLDiagInv[b], m)
     if d.nefc[b] > 0:
-        fwd_constraint(m, d, b)
+        call_unit(m.unit_solver, m, d, b)
     else:
         for i in range(m.nv):
             d.qfrc_constraint[b, i] = 0.0
@@ -89,12 +89,10 @@ def fwd_acceleration(m, d, b):
         d.solver_converged[b] = 1
 
 
-@kernel
-def forward_row(m, d, b, flg_sensors):
-    """Full forward dynamics of row b; sensors only if flg_sensors."""
+@unit
+def forward(m, d, b):
+    """Forward dynamics of row b up to qacc (mj_forward without the sensors)."""
     fwd_position(m, d, b)
     fwd_velocity(m, d, b)
     actuation(m, d, b)
     fwd_acceleration(m, d, b)
-    if flg_sensors and not (m.opt_disableflags & T.DSBL_SENSOR):
-        sensors(m, d, b)

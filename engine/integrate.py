@@ -19,12 +19,12 @@ import numpy as np
 from engine import types as T
 from engine.derivative import bias_vel_columns, smooth_vel
 from engine.factor import factor_i, solve_ld
-from engine.forward import forward_row
-from engine.jit import kernel, stage
+from engine.jit import kernel, unit
+from engine.ptr import call_unit
 from engine.spatial import quat_integrate
 
 
-@stage
+@kernel
 def integrate_pos(m, qpos, qvel, h):
     """qpos <- qpos (+) h qvel on the joint manifold (MuJoCo's mj_integratePos)."""
     for j in range(m.njnt):
@@ -41,7 +41,7 @@ def integrate_pos(m, qpos, qvel, h):
             qpos[pa] += h * qvel[va]
 
 
-@stage
+@kernel
 def advance(m, d, b, qacc, qvel_pos, use_qvel_pos):
     """v += h qacc; q (+)= h v (or h qvel_pos if use_qvel_pos); t += h (MuJoCo's mj_advance).
 
@@ -60,7 +60,7 @@ def advance(m, d, b, qacc, qvel_pos, use_qvel_pos):
     d.time[b] += h
 
 
-@stage
+@kernel
 def _has_damping(m):
     if m.opt_disableflags & T.DSBL_EULERDAMP or m.opt_disableflags & T.DSBL_DAMPER:
         return False
@@ -70,7 +70,7 @@ def _has_damping(m):
     return False
 
 
-@stage
+@unit
 def euler(m, d, b):
     """Semi-implicit Euler with implicit joint damping (MuJoCo's mj_Euler)."""
     if not _has_damping(m):
@@ -154,7 +154,7 @@ def _rkmk_stage(m, v, dx, h):
             _dexpinv(v[va : va + 3], dx[va : va + 3], h)
 
 
-@kernel
+@unit
 def rk4(m, d, b):
     """Runge-Kutta 4 on (qpos, qvel), Munthe-Kaas on quaternions (MuJoCo 4's mj_RungeKutta).
 
@@ -203,7 +203,7 @@ def rk4(m, d, b):
             d.qvel[b, k] = V[i, k]
         _rkmk_stage(m, V[i], dx, h)  # after the copy: forward sees the plain v_i
         d.time[b] = t0 + a * h
-        forward_row(m, d, b, False)
+        call_unit(m.unit_forward, m, d, b)
         for k in range(nv):
             F[i, k] = d.qacc[b, k]
     w0, w1 = 1.0 / 6.0, 1.0 / 3.0
@@ -250,7 +250,7 @@ def _is_free_body(m, body):
     return m.dof_treedofnum[m.jnt_dofadr[m.body_jntadr[body]]] == 6
 
 
-@kernel
+@unit
 def implicit(m, d, b):
     """implicit and implicitfast velocity updates (MuJoCo's mj_implicit)."""
     h = m.opt_timestep

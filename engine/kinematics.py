@@ -11,7 +11,7 @@ The joint axis and anchor are recorded before the joint's own rotation (`xaxis`,
 """
 
 from engine import types as T
-from engine.jit import kernel, stage
+from engine.jit import kernel
 from engine.spatial import mv3, put, qaxisangle, qmul, qnormalized, qrot, quat_to_mat
 
 
@@ -26,7 +26,7 @@ def _local_to_global(xpos_out, xmat_out, body_xpos, body_xquat, pos, quat):
     quat_to_mat(xmat_out, q)
 
 
-@stage
+@kernel
 def kinematics(m, d, b):
     """Forward kinematics of row b: xpos, xquat, xmat, xanchor, xaxis, xipos, ximat,
     geom_xpos/xmat and site_xpos/xmat from qpos (MuJoCo's mj_kinematics)."""

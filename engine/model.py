@@ -16,8 +16,30 @@ from typing import NamedTuple
 import mujoco
 import numpy as np
 
+from engine import fields
 from engine import types as T
 from engine.collision_driver import GEOM_TYPE_NAMES, candidate_pairs
+from engine.fields import (  # noqa: F401 (the names the declarations use)
+    f64,
+    i32,
+    nbody,
+    ncpair,
+    neq,
+    neqdata,
+    nexclude,
+    ngeom,
+    njnt,
+    nM,
+    npair,
+    nq,
+    nrefused,
+    nsensor,
+    nsite,
+    ntendon,
+    nu,
+    nv,
+    nwrap,
+)
 
 FLOAT = np.float64
 INT = np.int32
@@ -63,8 +85,8 @@ class Model(NamedTuple):
 
     # options
     opt_timestep: float  # simulation timestep (s)
-    opt_gravity: np.ndarray  # (3,) gravitational acceleration (m/s^2)
-    opt_wind: np.ndarray  # (3,) wind velocity for fluid forces (m/s)
+    opt_gravity: f64[3]  # gravitational acceleration (m/s^2)
+    opt_wind: f64[3]  # wind velocity for fluid forces (m/s)
     opt_density: float  # fluid density (kg/m^3)
     opt_viscosity: float  # fluid viscosity (Pa s)
     opt_integrator: int  # INT_EULER, INT_RK4, INT_IMPLICIT, INT_IMPLICITFAST
@@ -79,154 +101,157 @@ class Model(NamedTuple):
     stat_meaninertia: float  # mean diagonal of M at qpos0 (scales the solver's tolerances)
 
     # bodies
-    body_parentid: np.ndarray  # (nbody,) parent body, parent-first ordering
-    body_rootid: np.ndarray  # (nbody,) top-level ancestor (child of the world)
-    body_weldid: np.ndarray  # (nbody,) outermost ancestor welded to this body
-    body_jntnum: np.ndarray  # (nbody,) number of joints on the body
-    body_jntadr: np.ndarray  # (nbody,) first joint, -1 if none
-    body_dofnum: np.ndarray  # (nbody,) number of dofs
-    body_dofadr: np.ndarray  # (nbody,) first dof, -1 if none
-    body_geomnum: np.ndarray  # (nbody,) number of geoms
-    body_geomadr: np.ndarray  # (nbody,) first geom, -1 if none
-    body_pos: np.ndarray  # (nbody, 3) position offset rel. to parent body
-    body_quat: np.ndarray  # (nbody, 4) orientation offset rel. to parent body
-    body_ipos: np.ndarray  # (nbody, 3) centre of mass in the body frame
-    body_iquat: np.ndarray  # (nbody, 4) principal axes of inertia in the body frame
-    body_mass: np.ndarray  # (nbody,) mass (kg)
-    body_subtreemass: np.ndarray  # (nbody,) mass of the subtree starting at the body
-    body_inertia: np.ndarray  # (nbody, 3) principal moments of inertia about the com
-    body_invweight0: np.ndarray  # (nbody, 2) mean inverse inertia at qpos0: translation, rotation
+    body_parentid: i32[nbody]  # parent body, parent-first ordering
+    body_rootid: i32[nbody]  # top-level ancestor (child of the world)
+    body_weldid: i32[nbody]  # outermost ancestor welded to this body
+    body_jntnum: i32[nbody]  # number of joints on the body
+    body_jntadr: i32[nbody]  # first joint, -1 if none
+    body_dofnum: i32[nbody]  # number of dofs
+    body_dofadr: i32[nbody]  # first dof, -1 if none
+    body_geomnum: i32[nbody]  # number of geoms
+    body_geomadr: i32[nbody]  # first geom, -1 if none
+    body_pos: f64[nbody, 3]  # position offset rel. to parent body
+    body_quat: f64[nbody, 4]  # orientation offset rel. to parent body
+    body_ipos: f64[nbody, 3]  # centre of mass in the body frame
+    body_iquat: f64[nbody, 4]  # principal axes of inertia in the body frame
+    body_mass: f64[nbody]  # mass (kg)
+    body_subtreemass: f64[nbody]  # mass of the subtree starting at the body
+    body_inertia: f64[nbody, 3]  # principal moments of inertia about the com
+    body_invweight0: f64[nbody, 2]  # mean inverse inertia at qpos0: translation, rotation
 
     # joints
-    jnt_type: np.ndarray  # (njnt,) JNT_FREE, JNT_BALL, JNT_SLIDE, JNT_HINGE
-    jnt_qposadr: np.ndarray  # (njnt,) start address in qpos
-    jnt_dofadr: np.ndarray  # (njnt,) start address in qvel
-    jnt_bodyid: np.ndarray  # (njnt,) body the joint belongs to
-    jnt_pos: np.ndarray  # (njnt, 3) anchor position in the body frame
-    jnt_axis: np.ndarray  # (njnt, 3) axis in the body frame (unit)
-    jnt_stiffness: np.ndarray  # (njnt,) spring stiffness
-    jnt_limited: np.ndarray  # (njnt,) 1 if the joint has a range constraint
-    jnt_range: np.ndarray  # (njnt, 2) joint limits (rad or m)
-    jnt_margin: np.ndarray  # (njnt,) a limit row exists while dist < margin
-    jnt_solref: np.ndarray  # (njnt, 2) solver reference: limit
-    jnt_solimp: np.ndarray  # (njnt, 5) solver impedance: limit
-    qpos0: np.ndarray  # (nq,) qpos at which the model was built (joint reference)
-    qpos_spring: np.ndarray  # (nq,) spring rest position (springref)
+    jnt_type: i32[njnt]  # JNT_FREE, JNT_BALL, JNT_SLIDE, JNT_HINGE
+    jnt_qposadr: i32[njnt]  # start address in qpos
+    jnt_dofadr: i32[njnt]  # start address in qvel
+    jnt_bodyid: i32[njnt]  # body the joint belongs to
+    jnt_pos: f64[njnt, 3]  # anchor position in the body frame
+    jnt_axis: f64[njnt, 3]  # axis in the body frame (unit)
+    jnt_stiffness: f64[njnt]  # spring stiffness
+    jnt_limited: i32[njnt]  # 1 if the joint has a range constraint
+    jnt_range: f64[njnt, 2]  # joint limits (rad or m)
+    jnt_margin: f64[njnt]  # a limit row exists while dist < margin
+    jnt_solref: f64[njnt, 2]  # solver reference: limit
+    jnt_solimp: f64[njnt, 5]  # solver impedance: limit
+    qpos0: f64[nq]  # qpos at which the model was built (joint reference)
+    qpos_spring: f64[nq]  # spring rest position (springref)
 
     # dofs and the sparsity of M
-    dof_bodyid: np.ndarray  # (nv,) body the dof moves
-    dof_jntid: np.ndarray  # (nv,) joint the dof belongs to
-    dof_parentid: np.ndarray  # (nv,) parent dof in the tree, -1 at a root
-    dof_armature: np.ndarray  # (nv,) rotor inertia added to M's diagonal
-    dof_damping: np.ndarray  # (nv,) viscous damping
-    dof_invweight0: np.ndarray  # (nv,) diagonal of M^-1 at qpos0
-    M_rownnz: np.ndarray  # (nv,) non-zeros in row i of lower-triangular M (ancestors + self)
-    M_rowadr: np.ndarray  # (nv,) start of row i in qM / qLD
-    M_colind: np.ndarray  # (nM,) column of each stored element, ascending; diagonal last
-    D_mask: np.ndarray  # (nv, nv) 1 where dof j is an ancestor or descendant of dof i (or i itself)
-    dof_treedofnum: np.ndarray  # (nv,) number of dofs in the kinematic tree of the dof
-    dof_treeid: np.ndarray  # (nv,) kinematic tree of the dof (0..ntree-1, ntree <= nv)
+    dof_bodyid: i32[nv]  # body the dof moves
+    dof_jntid: i32[nv]  # joint the dof belongs to
+    dof_parentid: i32[nv]  # parent dof in the tree, -1 at a root
+    dof_armature: f64[nv]  # rotor inertia added to M's diagonal
+    dof_damping: f64[nv]  # viscous damping
+    dof_invweight0: f64[nv]  # diagonal of M^-1 at qpos0
+    M_rownnz: i32[nv]  # non-zeros in row i of lower-triangular M (ancestors + self)
+    M_rowadr: i32[nv]  # start of row i in qM / qLD
+    M_colind: i32[nM]  # column of each stored element, ascending; diagonal last
+    D_mask: i32[nv, nv]  # 1 where dof j is an ancestor or descendant of dof i (or i itself)
+    dof_treedofnum: i32[nv]  # number of dofs in the kinematic tree of the dof
+    dof_treeid: i32[nv]  # kinematic tree of the dof (0..ntree-1, ntree <= nv)
 
     # geoms and sites
-    geom_bodyid: np.ndarray  # (ngeom,) body the geom is attached to
-    geom_pos: np.ndarray  # (ngeom, 3) position in the body frame
-    geom_quat: np.ndarray  # (ngeom, 4) orientation in the body frame
-    geom_type: np.ndarray  # (ngeom,) mjtGeom code (plane 0, sphere 2, capsule 3, cylinder 5, box 6, ...)
-    geom_size: np.ndarray  # (ngeom, 3) geom-type-specific sizes
-    geom_contype: np.ndarray  # (ngeom,) contact type bitmask
-    geom_conaffinity: np.ndarray  # (ngeom,) contact affinity bitmask
-    geom_condim: np.ndarray  # (ngeom,) contact dimensionality (1, 3, 4, 6)
-    geom_priority: np.ndarray  # (ngeom,) contact parameters of the higher priority win
-    geom_solmix: np.ndarray  # (ngeom,) weight of the geom's solref/solimp in a mix
-    geom_friction: np.ndarray  # (ngeom, 3) sliding, torsional, rolling friction
-    geom_solref: np.ndarray  # (ngeom, 2) constraint solver reference: contact
-    geom_solimp: np.ndarray  # (ngeom, 5) constraint solver impedance: contact
-    geom_margin: np.ndarray  # (ngeom,) geometric inflation for contact
-    geom_gap: np.ndarray  # (ngeom,) additional contact detection buffer
-    geom_rbound: np.ndarray  # (ngeom,) radius of the bounding sphere about geom_xpos (0: plane)
-    site_bodyid: np.ndarray  # (nsite,) body the site is attached to
-    site_pos: np.ndarray  # (nsite, 3) position in the body frame
-    site_quat: np.ndarray  # (nsite, 4) orientation in the body frame
+    geom_bodyid: i32[ngeom]  # body the geom is attached to
+    geom_pos: f64[ngeom, 3]  # position in the body frame
+    geom_quat: f64[ngeom, 4]  # orientation in the body frame
+    geom_type: i32[ngeom]  # mjtGeom code (plane 0, sphere 2, capsule 3, cylinder 5, box 6, ...)
+    geom_size: f64[ngeom, 3]  # geom-type-specific sizes
+    geom_contype: i32[ngeom]  # contact type bitmask
+    geom_conaffinity: i32[ngeom]  # contact affinity bitmask
+    geom_condim: i32[ngeom]  # contact dimensionality (1, 3, 4, 6)
+    geom_priority: i32[ngeom]  # contact parameters of the higher priority win
+    geom_solmix: f64[ngeom]  # weight of the geom's solref/solimp in a mix
+    geom_friction: f64[ngeom, 3]  # sliding, torsional, rolling friction
+    geom_solref: f64[ngeom, 2]  # constraint solver reference: contact
+    geom_solimp: f64[ngeom, 5]  # constraint solver impedance: contact
+    geom_margin: f64[ngeom]  # geometric inflation for contact
+    geom_gap: f64[ngeom]  # additional contact detection buffer
+    geom_rbound: f64[ngeom]  # radius of the bounding sphere about geom_xpos (0: plane)
+    site_bodyid: i32[nsite]  # body the site is attached to
+    site_pos: f64[nsite, 3]  # position in the body frame
+    site_quat: f64[nsite, 4]  # orientation in the body frame
 
     # fixed tendons: length = sum_k coef_k * qpos[joint_k]
-    tendon_adr: np.ndarray  # (ntendon,) first wrap object
-    tendon_num: np.ndarray  # (ntendon,) number of wrap objects
-    tendon_stiffness: np.ndarray  # (ntendon,) spring stiffness
-    tendon_damping: np.ndarray  # (ntendon,) damping
-    tendon_lengthspring: np.ndarray  # (ntendon, 2) spring dead-band [lower, upper]
-    tendon_limited: np.ndarray  # (ntendon,) 1 if the tendon has a length range constraint
-    tendon_range: np.ndarray  # (ntendon, 2) length limits
-    tendon_margin: np.ndarray  # (ntendon,) a limit row exists while dist < margin
-    tendon_solref_lim: np.ndarray  # (ntendon, 2) solver reference: limit
-    tendon_solimp_lim: np.ndarray  # (ntendon, 5) solver impedance: limit
-    tendon_invweight0: np.ndarray  # (ntendon,) inverse weight of the tendon at qpos0
-    wrap_objid: np.ndarray  # (nwrap,) joint of each term
-    wrap_prm: np.ndarray  # (nwrap,) coefficient of each term
+    tendon_adr: i32[ntendon]  # first wrap object
+    tendon_num: i32[ntendon]  # number of wrap objects
+    tendon_stiffness: f64[ntendon]  # spring stiffness
+    tendon_damping: f64[ntendon]  # damping
+    tendon_lengthspring: f64[ntendon, 2]  # spring dead-band [lower, upper]
+    tendon_limited: i32[ntendon]  # 1 if the tendon has a length range constraint
+    tendon_range: f64[ntendon, 2]  # length limits
+    tendon_margin: f64[ntendon]  # a limit row exists while dist < margin
+    tendon_solref_lim: f64[ntendon, 2]  # solver reference: limit
+    tendon_solimp_lim: f64[ntendon, 5]  # solver impedance: limit
+    tendon_invweight0: f64[ntendon]  # inverse weight of the tendon at qpos0
+    wrap_objid: i32[nwrap]  # joint of each term
+    wrap_prm: f64[nwrap]  # coefficient of each term
 
     # actuators
-    actuator_trntype: np.ndarray  # (nu,) TRN_JOINT or TRN_TENDON
-    actuator_trnid: np.ndarray  # (nu,) joint or tendon id
-    actuator_gear: np.ndarray  # (nu,) gear ratio (first component of MuJoCo's gear)
-    actuator_gaintype: np.ndarray  # (nu,) GAIN_FIXED or GAIN_AFFINE
-    actuator_gainprm: np.ndarray  # (nu, 3) gain parameters
-    actuator_biastype: np.ndarray  # (nu,) BIAS_NONE or BIAS_AFFINE
-    actuator_biasprm: np.ndarray  # (nu, 3) bias parameters
-    actuator_ctrllimited: np.ndarray  # (nu,) clamp ctrl to ctrlrange
-    actuator_ctrlrange: np.ndarray  # (nu, 2) control range
-    actuator_forcelimited: np.ndarray  # (nu,) clamp force to forcerange
-    actuator_forcerange: np.ndarray  # (nu, 2) force range
+    actuator_trntype: i32[nu]  # TRN_JOINT or TRN_TENDON
+    actuator_trnid: i32[nu]  # joint or tendon id
+    actuator_gear: f64[nu]  # gear ratio (first component of MuJoCo's gear)
+    actuator_gaintype: i32[nu]  # GAIN_FIXED or GAIN_AFFINE
+    actuator_gainprm: f64[nu, 3]  # gain parameters
+    actuator_biastype: i32[nu]  # BIAS_NONE or BIAS_AFFINE
+    actuator_biasprm: f64[nu, 3]  # bias parameters
+    actuator_ctrllimited: i32[nu]  # clamp ctrl to ctrlrange
+    actuator_ctrlrange: f64[nu, 2]  # control range
+    actuator_forcelimited: i32[nu]  # clamp force to forcerange
+    actuator_forcerange: f64[nu, 2]  # force range
 
     # sensors
-    sensor_type: np.ndarray  # (nsensor,) SENS_* code
-    sensor_objtype: np.ndarray  # (nsensor,) type of the sensed object
-    sensor_objid: np.ndarray  # (nsensor,) id of the sensed object
-    sensor_reftype: np.ndarray  # (nsensor,) type of the reference frame object, 0 if none
-    sensor_refid: np.ndarray  # (nsensor,) id of the reference frame object, -1 if none
-    sensor_adr: np.ndarray  # (nsensor,) address in sensordata
-    sensor_dim: np.ndarray  # (nsensor,) number of values
-    sensor_cutoff: np.ndarray  # (nsensor,) clamp |value| to cutoff when > 0
-    sensor_datatype: np.ndarray  # (nsensor,) 0 real, 1 positive, 2 axis, 3 quaternion
+    sensor_type: i32[nsensor]  # SENS_* code
+    sensor_objtype: i32[nsensor]  # type of the sensed object
+    sensor_objid: i32[nsensor]  # id of the sensed object
+    sensor_reftype: i32[nsensor]  # type of the reference frame object, 0 if none
+    sensor_refid: i32[nsensor]  # id of the reference frame object, -1 if none
+    sensor_adr: i32[nsensor]  # address in sensordata
+    sensor_dim: i32[nsensor]  # number of values
+    sensor_cutoff: f64[nsensor]  # clamp |value| to cutoff when > 0
+    sensor_datatype: i32[nsensor]  # 0 real, 1 positive, 2 axis, 3 quaternion
 
     # explicit contact pairs (<contact><pair>) and excluded body pairs (<contact><exclude>)
     npair: int  # number of explicit pairs
-    pair_geom1: np.ndarray  # (npair,) first geom
-    pair_geom2: np.ndarray  # (npair,) second geom
-    pair_dim: np.ndarray  # (npair,) contact dimensionality
-    pair_friction: np.ndarray  # (npair, 5) tangent1, tangent2, spin, roll1, roll2
-    pair_solref: np.ndarray  # (npair, 2) solver reference: contact normal
-    pair_solreffriction: np.ndarray  # (npair, 2) solver reference: contact friction (0 0: none)
-    pair_solimp: np.ndarray  # (npair, 5) solver impedance
-    pair_margin: np.ndarray  # (npair,) geometric inflation for contact
-    pair_gap: np.ndarray  # (npair,) additional contact detection buffer
-    exclude_signature: np.ndarray  # (nexclude,) (body1 << 16) + body2 of excluded body pairs
+    pair_geom1: i32[npair]  # first geom
+    pair_geom2: i32[npair]  # second geom
+    pair_dim: i32[npair]  # contact dimensionality
+    pair_friction: f64[npair, 5]  # tangent1, tangent2, spin, roll1, roll2
+    pair_solref: f64[npair, 2]  # solver reference: contact normal
+    pair_solreffriction: f64[npair, 2]  # solver reference: contact friction (0 0: none)
+    pair_solimp: f64[npair, 5]  # solver impedance
+    pair_margin: f64[npair]  # geometric inflation for contact
+    pair_gap: f64[npair]  # additional contact detection buffer
+    exclude_signature: i32[nexclude]  # (body1 << 16) + body2 of excluded body pairs
 
     # equality constraints (connect, weld, joint)
     neq: int  # number of equality constraints
-    eq_type: np.ndarray  # (neq,) EQ_CONNECT, EQ_WELD or EQ_JOINT
-    eq_obj1id: np.ndarray  # (neq,) first body, site or joint
-    eq_obj2id: np.ndarray  # (neq,) second body, site or joint (-1: none, for a joint)
-    eq_objtype: np.ndarray  # (neq,) OBJ_BODY, OBJ_SITE or OBJ_JOINT
-    eq_active0: np.ndarray  # (neq,) initial value of Data.eq_active
-    eq_solref: np.ndarray  # (neq, 2) solver reference
-    eq_solimp: np.ndarray  # (neq, 5) solver impedance
-    eq_data: np.ndarray  # (neq, mjNEQDATA) anchors, relative pose, polynomial; [10] torquescale
+    eq_type: i32[neq]  # EQ_CONNECT, EQ_WELD or EQ_JOINT
+    eq_obj1id: i32[neq]  # first body, site or joint
+    eq_obj2id: i32[neq]  # second body, site or joint (-1: none, for a joint)
+    eq_objtype: i32[neq]  # OBJ_BODY, OBJ_SITE or OBJ_JOINT
+    eq_active0: i32[neq]  # initial value of Data.eq_active
+    eq_solref: f64[neq, 2]  # solver reference
+    eq_solimp: f64[neq, 5]  # solver impedance
+    eq_data: f64[neq, neqdata]  # anchors, relative pose, polynomial; [10] torquescale
 
     # collision: candidate geom pairs in MuJoCo's contact order (engine.collision_driver)
     nconmax: int  # capacity of the contact buffer of each row
-    cpair_geom: np.ndarray  # (ncpair, 2) geom1, geom2 with geom_type[geom1] <= geom_type[geom2]
-    cpair_ipair: np.ndarray  # (ncpair,) explicit pair id, -1 for a pair found by the filters
-    cpair_maxcon: np.ndarray  # (ncpair,) most contacts the pair's collider returns
-    cpair_margin: np.ndarray  # (ncpair,) margin (contact includemargin)
-    cpair_gap: np.ndarray  # (ncpair,) gap (detection uses margin + gap)
-    cpair_dim: np.ndarray  # (ncpair,) contact dimensionality after mixing
-    cpair_friction: np.ndarray  # (ncpair, 5) friction after mixing, >= mjMINMU
-    cpair_solref: np.ndarray  # (ncpair, 2) solref after mixing
-    cpair_solreffriction: np.ndarray  # (ncpair, 2) solreffriction (explicit pairs; else 0 0)
-    cpair_solimp: np.ndarray  # (ncpair, 5) solimp after mixing
-    cpair_refused: np.ndarray  # (k, 2) geom pairs that can collide but have no collider here
+    cpair_geom: i32[ncpair, 2]  # geom1, geom2 with geom_type[geom1] <= geom_type[geom2]
+    cpair_ipair: i32[ncpair]  # explicit pair id, -1 for a pair found by the filters
+    cpair_maxcon: i32[ncpair]  # most contacts the pair's collider returns
+    cpair_margin: f64[ncpair]  # margin (contact includemargin)
+    cpair_gap: f64[ncpair]  # gap (detection uses margin + gap)
+    cpair_dim: i32[ncpair]  # contact dimensionality after mixing
+    cpair_friction: f64[ncpair, 5]  # friction after mixing, >= mjMINMU
+    cpair_solref: f64[ncpair, 2]  # solref after mixing
+    cpair_solreffriction: f64[ncpair, 2]  # solreffriction (explicit pairs; else 0 0)
+    cpair_solimp: f64[ncpair, 5]  # solimp after mixing
+    cpair_refused: i32[nrefused, 2]  # geom pairs that can collide but have no collider here
 
     # constraint rows: capacity of each row's efc_* arrays (engine.constraint)
     nefcmax: int  # equality rows + 2 per limited joint/tendon + nconmax * rows of a contact
+
+
+MODEL_SPECS = fields.field_specs(Model)
 
 
 def load_mjcf(source: str | os.PathLike, nconmax: int | None = None) -> Model:

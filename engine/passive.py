@@ -17,7 +17,7 @@ import math
 
 from engine import types as T
 from engine.jacobian import apply_ft
-from engine.jit import kernel, stage
+from engine.jit import kernel
 from engine.spatial import MINVAL, qnormalized, sub_quat, transform_spatial
 
 
@@ -125,7 +125,7 @@ def _fluid(m, d, b):
         apply_ft(m, d, b, frc[3:6], frc[0:3], xipos, i, d.qfrc_fluid[b])
 
 
-@stage
+@kernel
 def passive(m, d, b):
     """qfrc_spring, qfrc_damper, qfrc_fluid and their sum qfrc_passive for row b."""
     for i in range(m.nv):

@@ -11,11 +11,11 @@ MuJoCo's qfrc_bias; with qacc it is M qacc + c (Featherstone, RBDA ch. 5).
 """
 
 from engine import types as T
-from engine.jit import stage
+from engine.jit import kernel
 from engine.spatial import cross_force, dot6, mul_inert_vec
 
 
-@stage
+@kernel
 def rne(m, d, b, flg_acc, qacc, result, cacc, cfrc, tmp):
     """result (nv) = M qacc + c if flg_acc else c, for row b (MuJoCo's mj_rne).
 
@@ -25,7 +25,7 @@ def rne(m, d, b, flg_acc, qacc, result, cacc, cfrc, tmp):
     rne_at(m, d, b, d.qvel[b], d.cvel[b], d.cdof_dot[b], True, flg_acc, qacc, result, cacc, cfrc, tmp)
 
 
-@stage
+@kernel
 def rne_at(m, d, b, qvel, cvel, cdof_dot, flg_grav, flg_acc, qacc, result, cacc, cfrc, tmp):
     """RNE at row b's configuration for a given velocity state (qvel, cvel, cdof_dot).
 
@@ -68,7 +68,7 @@ def rne_at(m, d, b, qvel, cvel, cdof_dot, flg_grav, flg_acc, qacc, result, cacc,
         result[v] = dot6(cdof[v], cfrc[m.dof_bodyid[v]])
 
 
-@stage
+@kernel
 def bias(m, d, b):
     """qfrc_bias of row b: c(q, v) = RNE with zero acceleration."""
     work = d.scratch_body[b]

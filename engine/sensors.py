@@ -23,7 +23,7 @@ and positive data to min(cutoff, x); axis and quaternion data are left alone.
 """
 
 from engine import types as T
-from engine.jit import kernel, stage
+from engine.jit import kernel, unit
 from engine.rne_post import rne_post_constraint
 from engine.spatial import MINVAL, cross, mtv3, qmul
 
@@ -245,7 +245,7 @@ def _sensor(m, d, b, s, out):
         out[0], out[1], out[2] = a[3], a[4], a[5]
 
 
-@stage
+@unit
 def sensors(m, d, b):
     """sensordata of row b; computes subtree_linvel and cacc/cfrc_int first if a sensor needs them."""
     need_subtreevel = False

@@ -13,9 +13,10 @@ from typing import NamedTuple
 import numpy as np
 
 from engine import api
+from engine.binding import bind, check_model
 from engine.data import STATE_FIELDS, Data, make_data
 from engine.model import Model
-from engine.step import step_rows
+from engine.step import forward_rows, rollout_rows, step_rows
 
 
 class NonFiniteError(FloatingPointError):
@@ -46,27 +47,73 @@ _DIAGNOSE = (
 )
 
 
+class Rollout(NamedTuple):
+    """States along a Simulator.rollout: row b, step t is the state after step t."""
+
+    qpos: np.ndarray  # (B, T, nq)
+    qvel: np.ndarray  # (B, T, nv)
+    sensordata: np.ndarray  # (B, T, nsensordata) sensors of the state step t started from
+
+
 class Simulator:
     """A batch of B environments of one Model; `data` holds every row's state.
 
-    Rows never interact: stepping row i reads and writes only row i of every array.
+    Rows never interact: stepping row i reads and writes only row i of every array. The
+    Model and the Data are bound together when the Simulator is made (engine.binding checks
+    that they match and lays them out for the compiled kernels) and stay fixed: a Simulator
+    for another model is a new Simulator.
     """
 
     def __init__(self, model: Model, batch: int = 1, nthread: int | None = None):
         if not isinstance(model, Model):
             got = type(model).__name__
             raise TypeError(f"Simulator needs an engine.Model (from engine.load_mjcf), got {got}")
-        self.model = model
-        self.batch = int(batch)
-        self.nthread = api.default_threads(self.batch) if nthread is None else int(nthread)
-        self.data: Data = make_data(model, self.batch)
+        if isinstance(batch, bool) or not isinstance(batch, int | np.integer):
+            raise TypeError(f"batch must be an int, got {type(batch).__name__}")
+        sizes = check_model(model)  # before make_data sizes arrays from its counts
+        self._bound = bind(model, make_data(model, int(batch)), sizes)
+        self.nthread = api.default_threads(self.batch) if nthread is None else nthread
         self.nstep = 0  # steps taken by the whole batch since creation
+
+    @property
+    def model(self) -> Model:
+        return self._bound.model
+
+    @model.setter
+    def model(self, value):
+        raise AttributeError("Simulator.model is fixed when the Simulator is made; make a new Simulator")
+
+    @property
+    def data(self) -> Data:
+        return self._bound.data
+
+    @data.setter
+    def data(self, value):
+        raise AttributeError(
+            "Simulator.data is fixed when the Simulator is made; write into its arrays "
+            "(sim.data.qpos[...] = ...) instead of replacing them"
+        )
+
+    @property
+    def batch(self) -> int:
+        return self._bound.batch
+
+    @property
+    def nthread(self) -> int:
+        """Threads a call splits the batch over (numba's thread pool; 1: serial)."""
+        return self._nthread
+
+    @nthread.setter
+    def nthread(self, value) -> None:
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+            raise ValueError(f"nthread must be an int >= 1, got {value!r}")
+        self._nthread = int(min(value, self._bound.batch))
 
     # --- dynamics ------------------------------------------------------------------------
     def forward(self) -> None:
         """Every derived quantity at the current state, for every row (like mj_forward)."""
-        api.forward(self.model, self.data, self.nthread)
-        self._check("forward", self.nstep)
+        if api.call(forward_rows, self._bound, self._nthread):
+            self._raise("forward", self.nstep)
 
     def step(self, nstep: int = 1) -> None:
         """Advance every row by nstep timesteps (each like mj_step) in one compiled call.
@@ -76,56 +123,89 @@ class Simulator:
         becomes NaN or inf, and ContactOverflowError if a row finds more contacts than
         model.nconmax: that row stays at the state before the failing step.
         """
-        if nstep < 1:
-            raise ValueError(f"nstep must be >= 1, got {nstep}")
-        self.run_rows("step", step_rows, int(nstep))
+        if isinstance(nstep, bool) or not isinstance(nstep, int | np.integer) or nstep < 1:
+            raise ValueError(f"nstep must be an int >= 1, got {nstep!r}")
+        start = self.nstep
+        self.nstep += int(nstep)
+        if api.call(step_rows, self._bound, self._nthread, int(nstep)):
+            self._raise("step", start)
 
-    def run_rows(self, what: str, kernel, nstep: int, *args) -> None:
-        """Run a compiled row kernel `kernel(m, d, lo, hi, nstep, *args)` over the batch on
-        this simulator's threads, count its nstep steps, and raise NonFiniteError for rows
-        it flagged in data.status (used by step and by engine.control's drives)."""
-        api.check(self.model, self.data)
-        api.run_rows(kernel, self.model, self.data, self.nthread, nstep, *args)
+    def rollout(self, ctrl) -> Rollout:
+        """Step every row through a control sequence in one call (like mujoco.rollout).
+
+        ctrl: (B, T, nu), or (T, nu) for every row alike; step t applies ctrl[:, t]. Returns
+        the state after each step (qpos, qvel) and the sensors of the state each step
+        started from, each (B, T, ...). data.ctrl ends at the last control; raises like
+        step() if a row fails (that row stops at the state before its failed step).
+        """
+        m = self.model
+        c = np.asarray(ctrl, dtype=np.float64)
+        if c.ndim == 2:
+            c = np.broadcast_to(c, (self.batch, *c.shape))
+        if c.ndim != 3 or c.shape[0] != self.batch or c.shape[2] != m.nu or c.shape[1] < 1:
+            raise ValueError(
+                f"ctrl must have shape ({self.batch}, T, {m.nu}) or (T, {m.nu}), got {np.shape(ctrl)}"
+            )
+        if not np.all(np.isfinite(c)):
+            raise ValueError("ctrl contains NaN or inf; nothing was stepped")
+        c = np.ascontiguousarray(c)
+        T = c.shape[1]
+        out = Rollout(
+            np.zeros((self.batch, T, m.nq)),
+            np.zeros((self.batch, T, m.nv)),
+            np.zeros((self.batch, T, m.nsensordata)),
+        )
+        start = self.nstep
+        self.nstep += T
+        if api.call(rollout_rows, self._bound, self._nthread, c, out.qpos, out.qvel, out.sensordata):
+            self._raise("step", start)
+        return out
+
+    def run(self, what: str, entry, nstep: int, *args) -> None:
+        """Run a compiled driver entry `entry(model, data, nstep, *args, nthread)` over the
+        batch (engine.control's drives use it), count its nstep steps, and raise for rows it
+        flagged in data.status, as step() does."""
         start = self.nstep
         self.nstep += nstep
-        self._check(what, start)
+        if api.call(entry, self._bound, self._nthread, nstep, *args):
+            self._raise(what, start)
 
     def collision(self) -> None:
         """Contacts of every row at the geom poses of the last forward() (like mj_collision):
         data.ncon and data.contact_*, whatever the model's contact flags (forward() and
         step() collide by themselves when contacts are enabled). Raises
         ContactOverflowError if a row finds more than model.nconmax contacts."""
-        api.collision(self.model, self.data, self.nthread)
+        api.collision(self._bound)
 
     def contact_force(self) -> np.ndarray:
         """(B, nconmax, 6): force:torque of each contact of the last forward() in its contact
         frame (normal first; like mj_contactForce), zero past data.ncon."""
-        return api.contact_force(self.model, self.data)
+        return api.contact_force(self._bound)
 
     def inverse(self) -> np.ndarray:
         """qfrc_inverse = M qacc + c - qfrc_passive - qfrc_constraint for every row (like
         mj_inverse), using the current qpos, qvel and qacc; the constraint forces are those
         of the soft constraints at that qacc. Returns data.qfrc_inverse."""
-        api.inverse(self.model, self.data)
+        api.inverse(self._bound)
         return self.data.qfrc_inverse
 
     def full_mass_matrix(self) -> np.ndarray:
         """(B, nv, nv) dense M from the last forward() (like mj_fullM)."""
-        return api.full_mass_matrix(self.model, self.data)
+        return api.full_mass_matrix(self._bound)
 
     def jacobian(self, body: int, point=None, row: int | None = None):
         """(jacp, jacr), each (B, 3, nv): how `point` (world, default the body origin) on
         `body` translates and rotates per unit qvel. Uses the last forward()."""
-        return api.jacobian(self.model, self.data, body, point, row)
+        return api.jacobian(self._bound, body, point, row)
 
     def apply_force(self, body: int, force, torque=None, point=None) -> np.ndarray:
         """(B, nv) joint forces J^T (force, torque) of a world force (and torque) at `point`
         (world, default the body's centre of mass) on `body`. Uses the last forward()."""
-        return api.apply_force(self.model, self.data, body, force, torque, point)
+        return api.apply_force(self._bound, body, force, torque, point)
 
     def energy(self) -> np.ndarray:
         """(B, 2) potential and kinetic energy at the last forward() (like mjData.energy)."""
-        return api.energy(self.model, self.data)
+        return api.energy(self._bound)
 
     # --- snapshot / restore ----------------------------------------------------------------
     def snapshot(self, rows=None) -> Snapshot:
@@ -163,10 +243,9 @@ class Simulator:
             raise IndexError(f"rows {idx.tolist()} out of range for batch {self.batch}")
         return idx
 
-    def _check(self, what: str, start: int) -> None:
+    def _raise(self, what: str, start: int) -> None:
+        """Raise the error for the rows the last call flagged in data.status."""
         bad = np.flatnonzero(self.data.status)
-        if len(bad) == 0:
-            return
         lost = bad[self.data.contact_lost[bad] > 0]
         if len(lost):
             raise api.overflow_error(self.model, self.data, lost)

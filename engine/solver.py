@@ -43,7 +43,7 @@ import numpy as np
 from engine import types as T
 from engine.constraint import MINVAL, dot
 from engine.factor import mul_m, solve_ld
-from engine.jit import kernel
+from engine.jit import kernel, unit
 
 _PCG_MULT = np.uint64(6364136223846793005)
 _MASK32 = np.uint64(0xFFFFFFFF)
@@ -593,7 +593,7 @@ def solve_newton(m, d, b, scale):
 # ---- driver --------------------------------------------------------------------------------------
 
 
-@kernel
+@unit
 def fwd_constraint(m, d, b):
     """qacc, qfrc_constraint and efc_force of row b (mj_fwdConstraint); after the smooth
     acceleration (qacc_smooth) and the constraint rows (make_constraint, reference).

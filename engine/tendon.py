@@ -7,10 +7,10 @@
 row so that the transmission and passive stages read one place.
 """
 
-from engine.jit import stage
+from engine.jit import kernel
 
 
-@stage
+@kernel
 def tendon(m, d, b):
     """ten_length and ten_J of row b."""
     for t in range(m.ntendon):
@@ -25,7 +25,7 @@ def tendon(m, d, b):
         d.ten_length[b, t] = length
 
 
-@stage
+@kernel
 def tendon_velocity(m, d, b):
     """ten_velocity = ten_J qvel for row b."""
     for t in range(m.ntendon):

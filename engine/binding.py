@@ -1,0 +1,218 @@
+"""A Model and a Data checked to belong together, laid out for the compiled kernels.
+
+Kernels run without bounds checks, so everything they index must be consistent: every
+array of the Model has the dtype, the number of dimensions and the sizes its declaration
+(`engine.fields`) gives in terms of the Model's own counts, and every array of the Data
+has the shape that Model and the batch size call for. `bind(model, data)` checks all of it
+once, then writes each into a record of 64-bit words (`engine.ptr` describes the layout)
+whose address is all a compiled call needs. A `Bound` keeps the Model and Data it was made
+from, so their arrays live as long as the records point to them; NamedTuple fields cannot
+be reassigned, so a checked binding cannot be swapped for another behind its back.
+
+Binding also makes sure the separately compiled units the model uses (`engine.jit.unit`)
+and the driver entry points are compiled, telling the user when that takes a while.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import types
+
+from engine import fields
+from engine import types as T
+from engine.data import DATA_SPECS, Data
+from engine.fields import ArraySpec
+from engine.jit import Unit, compiling, entry_is_cached
+from engine.model import MODEL_SPECS, Model
+from engine.ptr import DATA_PTR, MODEL_PTR, UNITS
+
+
+class BindingError(ValueError):
+    """A Model or Data whose arrays do not match their declarations (or each other)."""
+
+
+# ---- checks ----------------------------------------------------------------------------------------
+
+
+def _check_fields(obj, specs: dict, what: str, sizes: dict, writable: bool) -> None:
+    """Every field of `obj` matches its spec; `sizes` maps Dim names to known sizes and is
+    extended with the free dims the arrays define."""
+    for name, spec in specs.items():
+        value = getattr(obj, name)
+        if spec is int:
+            if isinstance(value, bool) or not isinstance(value, int | np.integer):
+                raise BindingError(f"{what}.{name} must be an int, got {type(value).__name__}")
+            continue
+        if spec is float:
+            if not isinstance(value, float | int | np.floating | np.integer) or isinstance(value, bool):
+                raise BindingError(f"{what}.{name} must be a float, got {type(value).__name__}")
+            continue
+        _check_array(value, spec, f"{what}.{name}", sizes, writable)
+
+
+def _check_array(value, spec: ArraySpec, label: str, sizes: dict, writable: bool) -> None:
+    want = np.dtype(spec.dtype)
+    if not isinstance(value, np.ndarray):
+        raise BindingError(f"{label} must be a numpy array, got {type(value).__name__}")
+    if value.dtype != want or value.ndim != spec.ndim:
+        raise BindingError(f"{label} must be a {spec.ndim}-d {want} array, got {value.ndim}-d {value.dtype}")
+    if not (value.flags.c_contiguous and value.flags.aligned):
+        raise BindingError(f"{label} must be C-contiguous and aligned")
+    if writable and not value.flags.writeable:
+        raise BindingError(f"{label} must be writeable")
+    for axis, dim in enumerate(spec.dims):
+        n = value.shape[axis]
+        if isinstance(dim, int):
+            expect = dim
+        elif dim.name in sizes:
+            expect = sizes[dim.name]
+        else:  # a free dim: the first array that uses it defines it
+            sizes[dim.name] = expect = n
+        if n != expect:
+            raise BindingError(
+                f"{label} has shape {value.shape}, but axis {axis} ({dim}) must be {expect}: "
+                "this array does not belong to this model"
+            )
+
+
+def check_model(model) -> dict:
+    """Check a Model's arrays against its own counts; returns {dim name: size}."""
+    if not isinstance(model, Model):
+        raise TypeError(f"expected an engine.Model (from engine.load_mjcf), got {type(model).__name__}")
+    sizes = {}
+    for name, spec in MODEL_SPECS.items():
+        if spec is int:
+            v = getattr(model, name)
+            if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 0:
+                raise BindingError(f"Model.{name} must be an int >= 0, got {v!r}")
+            sizes[name] = int(v)
+    _check_fields(model, MODEL_SPECS, "Model", sizes, writable=False)
+    if int(model.M_rownnz.sum()) != model.nM:
+        raise BindingError("Model.nM must equal the sum of M_rownnz")
+    return sizes
+
+
+def check_data(model: Model, data, sizes: dict | None = None) -> int:
+    """Check that every Data array has the shape `model` and the batch size call for;
+    returns the batch size."""
+    if not isinstance(data, Data):
+        raise TypeError(f"expected an engine.Data (from engine.make_data), got {type(data).__name__}")
+    sizes = dict(check_model(model) if sizes is None else sizes)
+    if not isinstance(data.time, np.ndarray) or data.time.ndim != 1 or data.time.shape[0] < 1:
+        raise BindingError("Data.time must be a 1-d array with one entry per row (B >= 1)")
+    sizes["B"] = int(data.time.shape[0])
+    for spec in DATA_SPECS.values():
+        for dim in spec.dims:
+            if isinstance(dim, fields.Dim) and dim.derive is not None:
+                sizes[dim.name] = fields.dim_size(model, dim)
+    _check_fields(data, DATA_SPECS, "Data", sizes, writable=True)
+    return sizes["B"]
+
+
+# ---- records -----------------------------------------------------------------------------------------
+
+
+def _record(obj, ptr_type, extra: dict) -> np.ndarray:
+    """The word record of `obj` (a checked Model or Data) in `ptr_type`'s layout; `extra`
+    gives the values of fields `obj` does not have (the unit addresses)."""
+    words = np.zeros(ptr_type.nwords, dtype=np.int64)
+    for name, nbtype in ptr_type.fields:
+        offset, _ = ptr_type.offsets[name]
+        value = extra[name] if name in extra else getattr(obj, name)
+        if isinstance(nbtype, types.Array):
+            k = value.ndim
+            words[offset] = value.ctypes.data
+            words[offset + 1] = value.size
+            words[offset + 2 : offset + 2 + k] = value.shape
+            words[offset + 2 + k : offset + 2 + 2 * k] = value.strides
+        elif nbtype == types.float64:
+            words[offset] = np.float64(value).view(np.int64)
+        else:
+            words[offset] = int(value)
+    return words
+
+
+# ---- units ---------------------------------------------------------------------------------------------
+
+
+def units_for(model: Model) -> dict[str, Unit]:
+    """{unit slot: Unit} the model's pipeline calls; slots it never calls stay 0.
+
+    engine.forward calls collision and the constraint units only when their address is set.
+    """
+    from engine.collision_driver import collision
+    from engine.constraint import make_constraint, reference_constraint
+    from engine.forward import forward
+    from engine.integrate import euler, implicit, rk4
+    from engine.sensors import sensors
+    from engine.solver import fwd_constraint
+
+    flags = model.opt_disableflags
+    chosen = {"forward": forward}
+    chosen["integrate"] = {T.INT_EULER: euler, T.INT_RK4: rk4}.get(model.opt_integrator, implicit)
+    if model.nsensor > 0 and not flags & T.DSBL_SENSOR:
+        chosen["sensors"] = sensors
+    if not flags & (T.DSBL_CONSTRAINT | T.DSBL_CONTACT) and model.cpair_geom.shape[0] > 0:
+        chosen["collision"] = collision
+    if model.nefcmax > 0:
+        chosen["make_constraint"] = make_constraint
+        chosen["reference_constraint"] = reference_constraint
+        chosen["solver"] = fwd_constraint
+    return chosen
+
+
+def _driver_entries() -> list:
+    """(entry, argtypes) every Simulator calls: forward and step."""
+    from engine.step import forward_rows, step_rows
+
+    i64 = types.int64
+    return [(forward_rows, (i64, i64, i64)), (step_rows, (i64, i64, i64, i64))]
+
+
+def ensure_compiled(units, entries=()) -> None:
+    """Compile (or load from the cache) `units` and `entries` ((dispatcher, argtypes)),
+    telling the user first if anything has to be compiled."""
+    todo_units = [u for u in units if not u.is_cached()]
+    todo_entries = [(e, a) for e, a in entries if not entry_is_cached(e, a)]
+    labels = [u.label for u in todo_units] + [
+        f"{e.__module__.removeprefix('engine.')}.{e.__name__}" for e, _ in todo_entries
+    ]
+    with compiling(labels):
+        for u in units:
+            u.address()
+        for e, argtypes in entries:
+            e.compile(argtypes)
+
+
+# ---- the binding ------------------------------------------------------------------------------------
+
+
+class Bound:
+    """A checked Model and Data, their word records, and the records' addresses."""
+
+    __slots__ = ("model", "data", "batch", "model_record", "data_record", "model_address", "data_address")
+
+    def __init__(self, model: Model, data: Data, sizes: dict | None = None):
+        sizes = check_model(model) if sizes is None else sizes
+        self.batch = check_data(model, data, sizes)
+        units = units_for(model)
+        ensure_compiled(units.values(), _driver_entries())
+        addresses = {f"unit_{slot}": 0 for slot in UNITS}
+        addresses.update({f"unit_{slot}": u.address() for slot, u in units.items()})
+        self.model = model
+        self.data = data
+        self.model_record = _record(model, MODEL_PTR, addresses)
+        self.data_record = _record(data, DATA_PTR, {})
+        self.model_address = int(self.model_record.ctypes.data)
+        self.data_address = int(self.data_record.ctypes.data)
+
+    def __setattr__(self, name, value):
+        if hasattr(self, "data_address"):
+            raise AttributeError("a Bound is fixed once made; bind the new Model and Data instead")
+        object.__setattr__(self, name, value)
+
+
+def bind(model: Model, data: Data, sizes: dict | None = None) -> Bound:
+    """Check that `data` belongs to `model` and lay both out for the kernels (`sizes`:
+    what check_model(model) returned, if the caller checked it already)."""
+    return Bound(model, data, sizes)

@@ -1,0 +1,137 @@
+"""Field declarations: every Model and Data array is declared once, with its dtype and shape.
+
+MuJoCo lists every field of mjModel and mjData once (`mjxmacro.h`) and generates the
+declarations, allocation and copies from that list. Here the list is the NamedTuple itself:
+
+    class Model(NamedTuple):
+        nbody: int                    # number of bodies
+        body_pos: f64[nbody, 3]       # position offset rel. to parent body
+
+`f64[...]` and `i32[...]` declare a C-contiguous float64 / int32 array; the dimensions are
+`Dim`s (sizes named after Model's integer fields, the batch `B`, or sizes the arrays define
+among themselves such as the number of candidate geom pairs) and integer constants. From
+these declarations `engine.data.make_data` allocates Data, and `engine.binding` checks
+that a Model and a Data belong together before any kernel sees them and lays them out for
+the kernels (one pointer each).
+"""
+
+from __future__ import annotations
+
+import typing
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Dim:
+    """A named array dimension. `derive(model) -> int`, if given, computes it from a Model;
+    otherwise it is the Model field of the same name, the batch size (`B`), or, for a size
+    no field records, whatever the first array using it has (the others must agree)."""
+
+    name: str
+    derive: object = None
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """A C-contiguous array of `dtype` with shape `dims` (Dims and ints)."""
+
+    dtype: type
+    dims: tuple
+
+    @property
+    def ndim(self) -> int:
+        return len(self.dims)
+
+
+class _ArrayKind:
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def __getitem__(self, dims) -> ArraySpec:
+        return ArraySpec(self.dtype, dims if isinstance(dims, tuple) else (dims,))
+
+
+f64 = _ArrayKind(np.float64)
+i32 = _ArrayKind(np.int32)
+
+# the batch: one row per environment
+B = Dim("B")
+
+# sizes that are Model fields
+nq = Dim("nq")
+nv = Dim("nv")
+nu = Dim("nu")
+na = Dim("na")
+nbody = Dim("nbody")
+njnt = Dim("njnt")
+ngeom = Dim("ngeom")
+nsite = Dim("nsite")
+ntendon = Dim("ntendon")
+nwrap = Dim("nwrap")
+nsensor = Dim("nsensor")
+nsensordata = Dim("nsensordata")
+nM = Dim("nM")
+npair = Dim("npair")
+neq = Dim("neq")
+nconmax = Dim("nconmax")
+nefcmax = Dim("nefcmax")
+
+# sizes the arrays define among themselves
+ncpair = Dim("ncpair")  # candidate geom pairs
+nexclude = Dim("nexclude")  # excluded body pairs
+nrefused = Dim("nrefused")  # geom pairs that can collide but have no collider
+neqdata = Dim("neqdata")  # numbers per equality constraint (MuJoCo's mjNEQDATA)
+
+
+def _pgs_rows(m) -> int:
+    from engine import types as T
+
+    return int(m.nefcmax) if int(m.opt_solver) == T.SOL_PGS else 0
+
+
+npgs = Dim("npgs", _pgs_rows)  # PGS keeps M^-1 J^T of every row: nefcmax for PGS, else 0
+
+_NAMESPACE = {
+    "f64": f64,
+    "i32": i32,
+    "int": int,
+    "float": float,
+    **{k: v for k, v in globals().items() if isinstance(v, Dim)},
+}
+
+
+def field_specs(cls) -> dict[str, object]:
+    """{field: ArraySpec, int or float} for a NamedTuple declared as above, in field order.
+
+    Annotations are read as written (the modules use `from __future__ import annotations`),
+    evaluated against this module's names and any integer constants of the class's module.
+    """
+    import sys
+
+    module = vars(sys.modules[cls.__module__])
+    names = dict(_NAMESPACE)
+    names.update({k: v for k, v in module.items() if k.isupper() and isinstance(v, int | tuple)})
+    specs = {}
+    for name in cls._fields:
+        ann = cls.__annotations__[name]
+        if isinstance(ann, typing.ForwardRef):  # how NamedTuple keeps a string annotation
+            ann = ann.__forward_arg__
+        spec = eval(ann, names) if isinstance(ann, str) else ann  # noqa: S307 (our own declarations)
+        if not (isinstance(spec, ArraySpec) or spec in (int, float)):
+            raise TypeError(f"{cls.__name__}.{name}: declare it as int, float, f64[...] or i32[...]")
+        specs[name] = spec
+    return specs
+
+
+def dim_size(model, dim) -> int:
+    """The size of `dim` (a Dim or an int) for `model`; free dims are not handled here."""
+    if isinstance(dim, int):
+        return dim
+    if dim.derive is not None:
+        return int(dim.derive(model))
+    return int(getattr(model, dim.name))

@@ -1,0 +1,184 @@
+"""Model and Data as one pointer each inside compiled code.
+
+A kernel takes `m` and `d` and reads `m.body_pos[i]` or `d.qpos[b]` as if they were the
+NamedTuples. Passing the NamedTuples themselves would flatten every array into machine
+words at each call (5 + 2 ndim words an array, ~2,000 for Model and Data together), give
+every function a signature naming every field's type, and cost microseconds per call and
+minutes of compile time. Instead `engine.binding` lays a Model (or Data) out once as a
+flat record of 64-bit words, and compiled code receives the record's address:
+
+    array field, ndim k:  data address, size, shape[0..k-1], strides[0..k-1]   (2 + 2k words)
+    int / float field:    the value (a float stored by its bits)
+
+`ModelPtr` and `DataPtr` are numba types whose attributes are those fields: reading
+`m.body_pos` loads the field's words (marked invariant: the record never changes while
+compiled code runs) and rebuilds the array, so a field costs a few loads where it is used
+and nothing where it is not. The record layout is derived from the field declarations
+(`engine.fields`), and the type's name carries a digest of it, so cached code compiled for
+another layout is never reused.
+
+The Model record also holds the addresses of the separately compiled pipeline units
+(`m.unit_forward`, `m.unit_collision`, ...: see `engine.jit.unit`); `call_unit` calls one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import ir_utils
+from numba.core.typing.templates import AttributeTemplate, infer_getattr
+from numba.extending import intrinsic, lower_getattr_generic, models, register_model
+from numba.np import numpy_support
+
+from engine.data import DATA_SPECS
+from engine.fields import ArraySpec
+from engine.model import MODEL_SPECS
+
+# the separately compiled units a Model record points to (0: the model never calls it)
+UNITS = (
+    "forward",  # smooth and constraint dynamics up to qacc (engine.forward.forward)
+    "sensors",  # sensordata (engine.sensors.sensors)
+    "collision",  # contacts (engine.collision_driver.collision)
+    "make_constraint",  # constraint rows (engine.constraint.make_constraint)
+    "reference_constraint",  # efc_vel, efc_aref (engine.constraint.reference_constraint)
+    "solver",  # qacc, efc_force (engine.solver.fwd_constraint)
+    "integrate",  # the model's integrator (engine.integrate.euler, rk4 or implicit)
+)
+
+_I64 = ir.IntType(64)
+_WORD_PTR = _I64.as_pointer()
+
+
+def _numba_type(spec):
+    if isinstance(spec, ArraySpec):
+        return types.Array(numpy_support.from_dtype(np.dtype(spec.dtype)), spec.ndim, "C")
+    return types.int64 if spec is int else types.float64
+
+
+def words(nbtype) -> int:
+    """Words a field of numba type `nbtype` takes in a record."""
+    return 2 + 2 * nbtype.ndim if isinstance(nbtype, types.Array) else 1
+
+
+class StructPtr(types.Type):
+    """Pointer to a word record of named fields; `fields` is ((name, numba type), ...)."""
+
+    def __init__(self, kind: str, fields: tuple):
+        self.kind = kind
+        self.fields = tuple(fields)
+        self.offsets = {}
+        offset = 0
+        for name, nbtype in self.fields:
+            self.offsets[name] = (offset, nbtype)
+            offset += words(nbtype)
+        self.nwords = offset
+        digest = hashlib.sha256(repr(self.fields).encode()).hexdigest()[:16]
+        super().__init__(name=f"{kind}Ptr_{digest}")
+
+
+@register_model(StructPtr)
+class _StructPtrModel(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, _WORD_PTR)
+
+
+@infer_getattr
+class _StructPtrAttributes(AttributeTemplate):
+    key = StructPtr
+
+    def generic_resolve(self, typ, attr):
+        hit = typ.offsets.get(attr)
+        return None if hit is None else hit[1]
+
+
+def _load_word(builder, base, k):
+    load = builder.load(builder.gep(base, [ir.Constant(_I64, k)]))
+    # the record never changes while compiled code runs: loads may be hoisted and merged
+    load.set_metadata("invariant.load", builder.module.add_metadata([]))
+    return load
+
+
+@lower_getattr_generic(StructPtr)
+def _struct_ptr_getattr(context, builder, typ, value, attr):
+    offset, nbtype = typ.offsets[attr]
+    if not isinstance(nbtype, types.Array):
+        word = _load_word(builder, value, offset)
+        return builder.bitcast(word, ir.DoubleType()) if nbtype == types.float64 else word
+    ndim = nbtype.ndim
+    data = _load_word(builder, value, offset)
+    shape = [_load_word(builder, value, offset + 2 + k) for k in range(ndim)]
+    strides = [_load_word(builder, value, offset + 2 + ndim + k) for k in range(ndim)]
+    array = context.make_array(nbtype)(context, builder)
+    context.populate_array(
+        array,
+        data=builder.inttoptr(data, context.get_data_type(nbtype.dtype).as_pointer()),
+        shape=shape,
+        strides=strides,
+        itemsize=context.get_constant(types.intp, nbtype.dtype.bitwidth // 8),
+        meminfo=None,
+    )
+    return array._getvalue()
+
+
+MODEL_PTR = StructPtr(
+    "Model",
+    tuple((name, _numba_type(spec)) for name, spec in MODEL_SPECS.items())
+    + tuple((f"unit_{name}", types.int64) for name in UNITS),
+)
+DATA_PTR = StructPtr("Data", tuple((name, _numba_type(spec)) for name, spec in DATA_SPECS.items()))
+
+# every unit is compiled as a C function  void unit(ModelPtr m, DataPtr d, int64 b)
+UNIT_SIGNATURE = types.void(MODEL_PTR, DATA_PTR, types.int64)
+
+
+@intrinsic
+def model_at(typingctx, address):
+    """The Model record at `address` (an int from engine.binding) as a ModelPtr."""
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], _WORD_PTR)
+
+    return MODEL_PTR(types.intp), codegen
+
+
+@intrinsic
+def data_at(typingctx, address):
+    """The Data record at `address` (an int from engine.binding) as a DataPtr."""
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], _WORD_PTR)
+
+    return DATA_PTR(types.intp), codegen
+
+
+def _points_outside(lhs, args, alias_map, arg_aliases):
+    """numba alias analysis: a record's fields live outside the function, like the arrays
+    passed in as arguments, so writes into them are never dead code. (Without this,
+    numba's parallel pipeline drops `d.status[b] = ...` as a store to a local array.)"""
+    arg_aliases.add(lhs)
+
+
+for _name in ("model_at", "data_at"):
+    ir_utils.alias_func_extensions[(_name, __name__)] = _points_outside
+
+
+@intrinsic
+def call_unit(typingctx, address, m, d, b):
+    """unit(m, d, b) for the unit compiled at `address` (a `m.unit_*` field)."""
+    if m != MODEL_PTR or d != DATA_PTR or not isinstance(b, types.Integer):
+        return None
+    signature = types.void(address, m, d, b)
+
+    def codegen(context, builder, sig, args):
+        fn_address, mp, dp, row = args
+        fn_address = context.cast(builder, fn_address, sig.args[0], types.int64)
+        row = context.cast(builder, row, sig.args[3], types.int64)
+        ret = context.get_value_type(types.void)
+        fnty = ir.FunctionType(ret, [mp.type, dp.type, row.type])
+        builder.call(builder.inttoptr(fn_address, fnty.as_pointer()), [mp, dp, row])
+        return context.get_dummy_value()
+
+    return signature, codegen

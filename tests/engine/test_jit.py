@@ -1,0 +1,121 @@
+"""engine.jit's on-disk cache guard: an edit recompiles what depends on it, and nothing stale
+is ever served.
+
+numba keys a cached function on its own source file only, but compiled code contains the
+kernels it calls from other files. `engine.jit.invalidate_stale_cache` drops the cache of
+every module whose source, or the source of any engine module it imports (transitively),
+changed. Checked two ways: on the digests of a synthetic package, and end to end by editing
+a callee kernel in a copy of the engine and running it again in a fresh interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from engine.jit import ENGINE_DIR, dependency_digests, module_imports
+from tests.helpers import ASSETS
+
+
+def test_module_imports_finds_every_form():
+    src = (
+        "from engine import types as T\n"
+        "from engine.rne import rne\n"
+        "import engine.spatial\n"
+        "from engine import (\n    fields,\n    kinematics,  # a comment\n)\n"
+        "def f():\n    from engine.solver import fwd_constraint\n"
+        "import numpy as np\nfrom numba import njit\n"
+    )
+    modules = {"types", "rne", "spatial", "fields", "kinematics", "solver", "factor"}
+    assert module_imports(src, modules) == {"types", "rne", "spatial", "fields", "kinematics", "solver"}
+
+
+def test_digest_changes_exactly_with_the_code_a_module_can_contain(tmp_path):
+    """a imports b, b imports c; d imports nothing. Editing c changes the digests of a, b
+    and c, not d's; editing d changes only d's."""
+    pkg = tmp_path / "engine"
+    pkg.mkdir()
+    files = {
+        "jit": "",
+        "ptr": "",
+        "fields": "",
+        "a": "from engine.b import g\n",
+        "b": "from engine import c\n",
+        "c": "x = 1\n",
+        "d": "y = 2\n",
+    }
+    for name, text in files.items():
+        (pkg / f"{name}.py").write_text(text)
+    before = dependency_digests(pkg)
+    (pkg / "c.py").write_text("x = 2\n")
+    after_c = dependency_digests(pkg)
+    changed = {m for m in before if before[m] != after_c[m]}
+    assert changed == {"a", "b", "c"}
+    (pkg / "d.py").write_text("y = 3\n")
+    after_d = dependency_digests(pkg)
+    assert {m for m in after_c if after_c[m] != after_d[m]} == {"d"}
+    (pkg / "ptr.py").write_text("# how fields are read changed\n")
+    after_ptr = dependency_digests(pkg)
+    assert {m for m in after_d if after_d[m] != after_ptr[m]} == set(files)
+
+
+_PROBE = """
+import json, sys
+import engine
+model = engine.load_mjcf(sys.argv[1])
+sim = engine.Simulator(model, batch=1)
+sim.data.qvel[:] = 0.3
+sim.forward()
+print(json.dumps({"file": engine.__file__, "sensordata": sim.data.sensordata[0].tolist()}))
+"""
+
+
+def _probe(root: Path) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(root))
+    env.pop("ROBODYN_KEEP_STALE_CACHE", None)
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE, str(ASSETS / "tests" / "sensors.xml")],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _cache_files(cache: Path, module: str) -> dict[str, int]:
+    return {f.name: f.stat().st_mtime_ns for f in cache.glob(f"{module}.*.nb*")}
+
+
+def test_an_edited_callee_is_recompiled_and_nothing_else(tmp_path):
+    """Copy the engine (with its cache), run the sensors model, then edit rne_post.py (a kernel the sensors
+    unit calls; sensors.py itself is unchanged): the next run must read the edited code
+    (accelerometer readings change), recompile rne_post and sensors, and keep the cache of
+    modules that do not import rne_post (kinematics, forward)."""
+    root = tmp_path / "copy"
+    # the copy keeps the cache and the files' times, so its first run loads what it can
+    shutil.copytree(ENGINE_DIR, root / "engine")
+    first = _probe(root)
+    assert Path(first["file"]).parent == root / "engine"
+    cache = root / "engine" / "__pycache__"
+    kept = {m: _cache_files(cache, m) for m in ("kinematics", "forward")}
+    assert all(kept.values()), f"expected cached kernels of kinematics and forward in {cache}"
+
+    rne_post = root / "engine" / "rne_post.py"
+    text = rne_post.read_text()
+    old = "cacc[0, 3 + k] = -m.opt_gravity[k]"
+    assert text.count(old) == 1
+    rne_post.write_text(text.replace(old, "cacc[0, 3 + k] = -2.0 * m.opt_gravity[k]"))
+    second = _probe(root)
+
+    assert second["sensordata"] != first["sensordata"], "the edited kernel was not recompiled"
+    for module, files in kept.items():
+        assert _cache_files(cache, module) == files, f"{module} was recompiled; it does not import rne_post"
+    stamp = json.loads((cache / "robodyn-dependencies.json").read_text())
+    assert stamp == dependency_digests(root / "engine")
