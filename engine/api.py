@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 
 import numba
 import numpy as np
@@ -48,6 +49,7 @@ class _Threads:
         self.used = False  # a parallel call ran in this process
         self.forked = False  # this process was forked after one did
         self.serialize = True  # until the first call tells which layer numba picked
+        self.warned = False  # the user was told this forked child runs serially
         self.lock = threading.Lock()
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=self._after_fork)
@@ -63,6 +65,14 @@ THREADS = _Threads()
 def call(entry_fn, bound: Bound, nthread: int, *args) -> int:
     """entry_fn(model address, data address, *args, nthread) on the allowed threads;
     returns the entry's count of failed rows."""
+    if nthread > 1 and THREADS.forked and not THREADS.warned:
+        THREADS.warned = True
+        warnings.warn(
+            "this process was forked from one that used numba's OpenMP threads, which cannot start "
+            "threads again here: RoboDyn steps every batch serially in this process",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     if nthread > 1 and not THREADS.forked:
         if THREADS.serialize:
             with THREADS.lock:

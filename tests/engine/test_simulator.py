@@ -19,7 +19,7 @@ import pytest
 
 import engine
 from engine.data import STATE_FIELDS
-from tests.helpers import ASSETS, random_states
+from tests.helpers import ASSETS, random_states, report
 
 INTEGRATORS = ("Euler", "RK4", "implicit", "implicitfast")
 FREE = ASSETS / "tests" / "integ_free.xml"
@@ -366,3 +366,136 @@ def test_time_advances_by_nstep_timesteps():
     with pytest.raises(ValueError):
         sim.step(0)
     assert sim.nstep == 33
+
+
+# --- rollout --------------------------------------------------------------------------------------
+SENSORS = ASSETS / "tests" / "sensors.xml"
+
+
+def _controls(sim, T: int, seed: int = 5) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(-0.8, 0.8, (sim.batch, T, sim.model.nu))
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_rollout_equals_stepping_with_each_control(integrator):
+    """sim.rollout(ctrl) is, bit for bit, writing ctrl[:, t] and calling step() T times:
+    the same states after each step and the sensors of the state each step started from."""
+    ro = make_sim(SENSORS, batch=5, integrator=integrator, nthread=2)
+    loop = make_sim(SENSORS, batch=5, integrator=integrator, nthread=1)
+    ctrl = _controls(ro, 40)
+    out = ro.rollout(ctrl)
+    for t in range(ctrl.shape[1]):
+        loop.data.ctrl[:] = ctrl[:, t]
+        loop.step()
+        np.testing.assert_array_equal(out.qpos[:, t], loop.data.qpos)
+        np.testing.assert_array_equal(out.qvel[:, t], loop.data.qvel)
+        np.testing.assert_array_equal(out.sensordata[:, t], loop.data.sensordata)
+    assert_same(state(ro), state(loop), "final state")
+    assert ro.nstep == loop.nstep == 40
+
+
+def test_rollout_matches_mujoco_rollout():
+    """The same control sequence through mujoco.rollout: qpos, qvel and sensordata agree to
+    1e-10 along 200 steps of every row (the trajectory tolerance of tests/README.md)."""
+    import mujoco.rollout
+
+    model, mj = load(SENSORS)
+    sim = engine.Simulator(model, batch=4)
+    qpos, qvel, _ = random_states(mj, 4, seed=9, vel=0.5)
+    sim.data.qpos[:] = qpos
+    sim.data.qvel[:] = qvel
+    ctrl = _controls(sim, 200)
+    d = mujoco.MjData(mj)
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    init = np.empty((4, mujoco.mj_stateSize(mj, spec)))
+    for b in range(4):
+        d.qpos[:], d.qvel[:] = qpos[b], qvel[b]
+        mujoco.mj_getState(mj, d, init[b], spec)
+    ref_state, ref_sensor = mujoco.rollout.rollout(mj, d, init, ctrl)
+    out = sim.rollout(ctrl)
+    ref_qpos = ref_state[:, :, 1 : 1 + mj.nq]
+    ref_qvel = ref_state[:, :, 1 + mj.nq : 1 + mj.nq + mj.nv]
+    worst = max(
+        float(np.max(np.abs(out.qpos - ref_qpos))),
+        float(np.max(np.abs(out.qvel - ref_qvel))),
+        float(np.max(np.abs(out.sensordata - ref_sensor)) / max(1.0, float(np.max(np.abs(ref_sensor))))),
+    )
+    report("rollout vs mujoco.rollout (sensors.xml), qpos/qvel/sensordata", worst, 1e-10, out.qpos.shape[1] * 4)
+    assert worst < 1e-10
+
+
+def test_rollout_refuses_bad_controls_and_changes_nothing():
+    sim = make_sim(SENSORS, batch=3)
+    before = all_fields(sim)
+    nu = sim.model.nu
+    for bad, message in (
+        (np.zeros((2, 10, nu)), rf"ctrl must have shape \(3, T, {nu}\)"),
+        (np.zeros((3, 10, nu + 1)), r"ctrl must have shape"),
+        (np.zeros((3, 0, nu)), r"ctrl must have shape"),
+        (np.full((10, nu), np.nan), r"NaN or inf"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            sim.rollout(bad)
+    assert_same(all_fields(sim), before, "after refused rollouts")
+    out = sim.rollout(np.zeros((10, nu)))  # (T, nu): every row the same sequence
+    assert out.qpos.shape == (3, 10, sim.model.nq)
+
+
+def test_rollout_failure_names_the_step_and_keeps_the_row():
+    sim = make_sim(DAMPING, batch=3, integrator="Euler")
+    ref = make_sim(DAMPING, batch=3, integrator="Euler")
+    sim.step(4)
+    ref.step(4)
+    sim.data.qfrc_applied[1, 0] = np.nan
+    before = state(sim, [1])
+    ctrl = _controls(sim, 7)
+    with pytest.raises(engine.NonFiniteError) as info:
+        sim.rollout(ctrl)
+    name, row, step = _parse(info.value)
+    assert (name, row, step) == ("qfrc_applied", 1, 5)
+    assert_same(
+        {k: v for k, v in state(sim, [1]).items() if k != "ctrl"},
+        {k: v for k, v in before.items() if k != "ctrl"},
+        "failed row",
+    )
+    ref.rollout(ctrl)
+    assert_same(state(sim, [0, 2]), state(ref, [0, 2]), "healthy rows")
+
+
+# --- threads and fork ------------------------------------------------------------------------------
+_FORK = """
+import os, sys, warnings
+import numpy as np
+import engine
+model = engine.load_mjcf(sys.argv[1])
+def run(nthread):
+    sim = engine.Simulator(model, batch=16, nthread=nthread)
+    sim.data.qvel[:] = np.linspace(-1, 1, 16)[:, None]
+    sim.step(50)
+    return sim
+serial = run(1).data.qpos.copy()
+run(2)  # the parent uses numba's threads (OpenMP) before forking
+pid = os.fork()
+if pid == 0:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        qpos = run(2).data.qpos
+    ok = np.array_equal(qpos, serial) and any("forked" in str(w.message) for w in caught)
+    os._exit(0 if ok else 3)
+_, status = os.waitpid(pid, 0)
+print("child", os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_a_forked_child_steps_serially_instead_of_dying():
+    """GNU OpenMP cannot start threads in a child forked from a process that used them
+    (numba terminates the child). A Simulator in such a child runs its rows serially, with
+    a warning, and gets the same bits."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _FORK, str(PENDULUM)], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "child 0", out.stdout + out.stderr
