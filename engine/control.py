@@ -21,9 +21,10 @@ the drive only chooses the trolley force, through the engine's own M and bias fo
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
+from numba import prange, types
 
 from engine import types as T
+from engine.binding import ensure_compiled
 from engine.factor import solve_ld
 from engine.jit import kernel, parallel_entry
 from engine.model import Model
@@ -108,6 +109,9 @@ class AccelerationDrive:
     def __init__(self, model: Model, actuator: int):
         self.actuator, self.dof = self._check(model, actuator)
         self._model = model
+        i64 = types.int64
+        target = types.Array(types.float64, 1, "C")
+        ensure_compiled((), [(step_accel_rows, (i64, i64, i64, i64, i64, target, i64))])
 
     @staticmethod
     def _check(model: Model, actuator: int) -> tuple[int, int]:
