@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"RoboDyn engine demo: double pendulum ({ASSET.name}), {args.seconds:g} s at {dt_ms:g} ms")
     t0 = time.perf_counter()
     engine.Simulator(engine.load_mjcf(_xml("Euler", args.timestep)), batch=1).step()
-    print(f"engine ready in {time.perf_counter() - t0:.1f} s (compiled kernels load from numba's cache)\n")
+    print(f"engine ready in {time.perf_counter() - t0:.1f} s\n")
 
     print("max energy error over the run, % of the 4.660 J the pendulum can release (seed 001: Euler")
     print("14.357%, implicit 11.352%, RK4 0.000% at 2 ms), and how far our trajectory is from MuJoCo's:")
