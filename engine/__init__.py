@@ -6,6 +6,11 @@ sim = engine.Simulator(model, batch=64)
 sim.step()
 """
 
+# ruff: noqa: E402  (the cache guard runs before any module with compiled code is imported)
+from engine import cache
+
+cache.guard()  # before any compiled code is loaded: drop what an edit made stale
+
 from engine.api import ContactOverflowError
 from engine.binding import BindingError
 from engine.data import Data, make_data

@@ -22,8 +22,9 @@ from engine import fields
 from engine import types as T
 from engine.data import DATA_SPECS, Data
 from engine.fields import ArraySpec
-from engine.jit import Unit, compiling, entry_is_cached
+from engine.jit import Unit, entry_is_cached
 from engine.model import MODEL_SPECS, Model
+from engine.notice import compiling
 from engine.ptr import DATA_PTR, MODEL_PTR, UNITS
 
 

@@ -1,0 +1,108 @@
+"""The on-disk cache of compiled kernels: drop what an edit made stale.
+
+numba keys a cached function on its own source file only, but the machine code it caches
+contains the kernels it calls from other files: after an edit to rne.py, cached code of
+every module that imports rne (directly or through another module) still holds the old
+RNE. `invalidate_stale_cache` runs when `engine` is imported, before any compiled code is
+loaded: it drops the cache of exactly the modules whose source, or the source of an engine
+module they import, changed since the cache was written. Set ROBODYN_KEEP_STALE_CACHE=1 to
+skip it (the test of this guard does, to show what it prevents).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from numba import config
+
+ENGINE_DIR = Path(__file__).parent
+
+# every kernel's machine code depends on these: the flags, and how Model and Data fields are read
+_EVERYONE_DEPENDS_ON = ("jit", "ptr", "fields")
+
+
+def module_imports(source: str, modules: set[str]) -> set[str]:
+    """The engine modules a module's source imports (`from engine.x import ...`,
+    `from engine import x`, `import engine.x`), at any depth of the file."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "engine":
+                found.update(alias.name for alias in node.names)
+            elif node.module.startswith("engine."):
+                found.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            found.update(a.name.split(".")[1] for a in node.names if a.name.startswith("engine."))
+    return found & modules
+
+
+def dependency_digests(src_dir: Path = ENGINE_DIR) -> dict[str, str]:
+    """{module: digest of its source and of every engine module it imports, transitively}.
+
+    numba keys a cached function on its own file only, but the code it caches contains the
+    kernels it calls from other files: after an edit to rne.py, cached code of every module
+    that imports rne (directly or through another module) still holds the old RNE. A
+    module's digest changes exactly when its code, or code it can contain, changes.
+    """
+    sources = {p.stem: p.read_bytes() for p in sorted(src_dir.glob("*.py"))}
+    modules = set(sources)
+    imports = {name: module_imports(src.decode(), modules) for name, src in sources.items()}
+    digests = {}
+    for name in sources:
+        seen, todo = set(), [name, *_EVERYONE_DEPENDS_ON]
+        while todo:
+            mod = todo.pop()
+            if mod in seen or mod not in sources:
+                continue
+            seen.add(mod)
+            todo.extend(imports[mod])
+        h = hashlib.sha256()
+        for mod in sorted(seen):
+            h.update(mod.encode() + b"\0" + sources[mod] + b"\0")
+        digests[name] = h.hexdigest()
+    return digests
+
+
+def cache_dir(src_dir: Path = ENGINE_DIR) -> Path:
+    """Where numba keeps the cache of the engine's modules."""
+    if config.CACHE_DIR:  # numba's UserProvidedCacheLocator
+        from numba.core.caching import UserProvidedCacheLocator
+
+        sub = UserProvidedCacheLocator.get_suitable_cache_subpath(str(src_dir / "jit.py"))
+        return Path(config.CACHE_DIR) / sub
+    return src_dir / "__pycache__"
+
+
+def invalidate_stale_cache(src_dir: Path = ENGINE_DIR) -> list[str]:
+    """Delete the cached code of every module whose digest changed since it was cached;
+    returns those modules. Modules whose code and imports are unchanged keep their cache."""
+    where = cache_dir(src_dir)
+    stamp = where / "robodyn-dependencies.json"
+    digests = dependency_digests(src_dir)
+    try:
+        old = json.loads(stamp.read_text()) if stamp.exists() else {}
+    except (OSError, ValueError):
+        old = {}
+    stale = sorted(name for name, digest in digests.items() if old.get(name) != digest)
+    if not stale:
+        return []
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        for name in stale:
+            for f in list(where.glob(f"{name}.*.nbi")) + list(where.glob(f"{name}.*.nbc")):
+                f.unlink(missing_ok=True)
+        stamp.write_text(json.dumps(digests, indent=0, sort_keys=True))
+    except OSError:
+        pass  # a read-only install: numba falls back to its own cache locations
+    return stale
+
+
+def guard() -> list[str]:
+    """invalidate_stale_cache() unless ROBODYN_KEEP_STALE_CACHE=1."""
+    if os.environ.get("ROBODYN_KEEP_STALE_CACHE") == "1":
+        return []
+    return invalidate_stale_cache()

@@ -1,0 +1,102 @@
+"""Telling the user about a cold compile: a notice before it starts, progress while it lasts.
+
+A first run compiles the engine's kernels for the units a model uses (seconds each on two
+cores); `compiling(labels)` wraps that compilation. It prints one line saying what is
+compiled, about how long it takes and that later runs load it from the cache, then reports
+progress (numba's compile events: functions done and the one in progress) until it ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+import time
+
+from numba.core import event
+
+# Seconds a cold compile of each unit or entry took on this project's 2-core machine
+# (`python -m benchmarks.bench_step --cold` measures them; kernels shared by several units
+# are counted with the first); the notice sums them.
+COMPILE_SECONDS = {
+    "forward.forward": 8.0,
+    "sensors.sensors": 4.0,
+    "collision_driver.collision": 9.0,
+    "constraint.make_constraint": 5.0,
+    "constraint.reference_constraint": 1.0,
+    "solver.fwd_constraint": 6.0,
+    "integrate.euler": 1.0,
+    "integrate.rk4": 1.0,
+    "integrate.implicit": 3.0,
+}
+_DEFAULT_SECONDS = 0.5  # a driver entry
+
+
+@contextlib.contextmanager
+def compiling(labels: list[str], stream=None):
+    """Around the compilation of `labels` (units and entries, "module.function"): when
+    there is anything to compile, say so first, then show progress until it is done."""
+    if not labels:
+        yield
+        return
+    stream = stream or sys.stderr
+    estimate = sum(COMPILE_SECONDS.get(label, _DEFAULT_SECONDS) for label in labels)
+    names = ", ".join(label.split(".")[-1] for label in labels)
+    print(
+        f"robodyn: compiling the engine's kernels for this model ({names}), about {estimate:.0f} s, "
+        "once; later runs load them from the cache",
+        file=stream,
+        flush=True,
+    )
+    progress = _Progress(stream)
+    start = time.perf_counter()
+    with event.install_listener("numba:compile", progress):
+        progress.start()
+        try:
+            yield
+        finally:
+            progress.stop()
+    print(f"robodyn: compiled in {time.perf_counter() - start:.0f} s", file=stream, flush=True)
+
+
+class _Progress(event.Listener):
+    """Counts numba's compile events and reports them: in place every half second on a
+    terminal, one line every 15 s otherwise (a log)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.count = 0
+        self.current = ""
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="robodyn-compile-progress", daemon=True)
+        self._start = time.perf_counter()
+
+    def on_start(self, ev):
+        dispatcher = ev.data.get("dispatcher")
+        self.current = getattr(getattr(dispatcher, "py_func", None), "__qualname__", "")
+
+    def on_end(self, ev):
+        self.count += 1
+
+    def start(self):
+        self._start = time.perf_counter()
+        self._thread.start()
+
+    def stop(self):
+        self._done.set()
+        self._thread.join()
+        if self.tty:
+            print(file=self.stream, flush=True)
+
+    def _line(self) -> str:
+        elapsed = time.perf_counter() - self._start
+        return f"robodyn: compiling ... {elapsed:4.0f} s, {self.count} functions done ({self.current})"
+
+    def _run(self):
+        period = 0.5 if self.tty else 15.0
+        while not self._done.wait(period):
+            if self.tty:
+                print("\r" + self._line().ljust(100), end="", file=self.stream, flush=True)
+            else:
+                print(self._line(), file=self.stream, flush=True)
