@@ -1,8 +1,8 @@
-"""engine.jit's on-disk cache guard: an edit recompiles what depends on it, and nothing stale
-is ever served.
+"""engine.cache, the on-disk cache guard: an edit recompiles what depends on it, and nothing
+stale is ever served.
 
 numba keys a cached function on its own source file only, but compiled code contains the
-kernels it calls from other files. `engine.jit.invalidate_stale_cache` drops the cache of
+kernels it calls from other files. `engine.cache.invalidate_stale_cache` drops the cache of
 every module whose source, or the source of any engine module it imports (transitively),
 changed. Checked two ways: on the digests of a synthetic package, and end to end by editing
 a callee kernel in a copy of the engine and running it again in a fresh interpreter.
@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine.jit import ENGINE_DIR, dependency_digests, module_imports
+from engine.cache import ENGINE_DIR, dependency_digests, module_imports
 from tests.helpers import ASSETS
 
 
