@@ -66,39 +66,51 @@ class CraneTask(Task):
         self._trolley_dof = physics.joint_dof("trolley")
         mj = physics.mj_model
         self._cable = float(np.linalg.norm(mj.site_pos[mj.site("payload").id]))
+        self._two_g = 2.0 * physics.gravity
+        # the readouts as (B,) views into the engine's sensordata, found by name once: the
+        # engine writes that array in place, so the views always show the current state
+        self._trolley_pos = physics.sensor("trolley_pos")[:, 0]
+        self._trolley_vel = physics.sensor("trolley_vel")[:, 0]
+        self._swing_angle = physics.sensor("swing_angle")[:, 0]
+        self._swing_rate = physics.sensor("swing_rate")[:, 0]
+        self._payload_x = physics.sensor("payload_pos")[:, 0]
         # task state (snapshotted): the commanded acceleration of this step and the last one
         self.action = np.zeros(physics.batch)
         self.prev_action = np.zeros(physics.batch)
 
-    # --- readouts -------------------------------------------------------------------------------
+    # --- readouts ((B,) views of the current state) ---------------------------------------------
     @property
     def cable_length(self) -> float:
         return self._cable
 
     def trolley_position(self) -> np.ndarray:
         """(B,) trolley x relative to the target (m)."""
-        return self.physics.sensor("trolley_pos")[:, 0]
+        return self._trolley_pos
 
     def trolley_velocity(self) -> np.ndarray:
-        return self.physics.sensor("trolley_vel")[:, 0]
+        return self._trolley_vel
 
     def swing_angle(self) -> np.ndarray:
         """(B,) cable angle from vertical (rad), positive with the payload towards +x."""
-        return self.physics.sensor("swing_angle")[:, 0]
+        return self._swing_angle
 
     def swing_rate(self) -> np.ndarray:
-        return self.physics.sensor("swing_rate")[:, 0]
+        return self._swing_rate
 
     def payload_offset(self) -> np.ndarray:
         """(B,) payload x relative to the target (m)."""
-        return self.physics.sensor("payload_pos")[:, 0]
+        return self._payload_x
 
     def swing_amplitude(self) -> np.ndarray:
         """(B,) the angle the payload would swing out to if the trolley stopped now (rad):
         energy conservation gives cos(A) = cos(theta) - L theta_dot^2 / (2 g)."""
-        th, w = self.swing_angle(), self.swing_rate()
-        c = np.cos(th) - self._cable * w * w / (2.0 * self.physics.gravity)
-        return np.arccos(np.clip(c, -1.0, 1.0))
+        w = self._swing_rate
+        c = np.cos(self._swing_angle)
+        c -= self._cable * w * w / self._two_g
+        # clip into [-1, 1] in place (what np.clip computes, without its wrapper's cost)
+        np.maximum(c, -1.0, out=c)
+        np.minimum(c, 1.0, out=c)
+        return np.arccos(c, out=c)
 
     # --- the task -------------------------------------------------------------------------------
     def actuation(self) -> Actuation:
@@ -125,34 +137,52 @@ class CraneTask(Task):
         self._drive.step(self.physics.sim, self.action, self.frame_skip)
 
     def reward(self, action):
-        e = np.abs(self.payload_offset())
-        still = np.exp(-self.swing_amplitude() / self.swing_scale) * np.exp(
-            -np.abs(self.trolley_velocity()) / self.speed_scale
-        )
+        return self._reward_terms(np.abs(self._payload_x), self.swing_amplitude(), self.terminated())
+
+    def _reward_terms(self, e, swing, terminated) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """(reward, terms) from the payload's distance to the target e = |payload x|, the
+        swing amplitude and the termination flags (each (B,)); every term a new array."""
+        # x / -s is -x / s bit for bit (division rounds symmetrically), one array operation fewer
+        still = np.exp(swing / -self.swing_scale) * np.exp(np.abs(self._trolley_vel) / -self.speed_scale)
         a = self.action / self.max_accel
         da = (self.action - self.prev_action) / self.max_accel
         terms = {
-            "reward_position": self.position_weight * np.exp(-e / self.position_scale),
+            "reward_position": self.position_weight * np.exp(e / -self.position_scale),
             "reward_arrive": self.arrive_weight * np.exp(-((e / self.arrive_scale) ** 2)) * still,
             "reward_control": -self.control_weight * a * a,
             "reward_jerk": -self.jerk_weight * da * da,
-            "reward_rail": -self.rail_penalty * self.terminated(),
+            "reward_rail": -self.rail_penalty * terminated,
         }
         reward = sum(terms.values())
         return reward, terms
 
     def terminated(self) -> np.ndarray:
-        return np.abs(self.trolley_position()) > self.rail_limit
+        return np.abs(self._trolley_pos) > self.rail_limit
 
     def metrics(self) -> dict[str, np.ndarray]:
-        position_error = np.abs(self.trolley_position())
-        swing = self.swing_amplitude()
+        return self._metrics(np.abs(self._trolley_pos), np.abs(self._payload_x), self.swing_amplitude())
+
+    @staticmethod
+    def _metrics(position_error, payload_error, swing) -> dict[str, np.ndarray]:
+        """The task's metrics from |trolley x|, |payload x| and the swing amplitude (each
+        (B,), returned in the dict as they are)."""
         return {
             "position_error": position_error,
-            "payload_error": np.abs(self.payload_offset()),
+            "payload_error": payload_error,
             "swing_amplitude": swing,
             "success": ((position_error < ARRIVE_ERROR) & (swing < ARRIVE_SWING)).astype(np.float64),
         }
+
+    def evaluate(self, action):
+        """Reward, termination and metrics after a step, each readout and the swing
+        amplitude computed once (the same values as reward, terminated and metrics give)."""
+        position_error = np.abs(self._trolley_pos)
+        payload_error = np.abs(self._payload_x)
+        swing = self.swing_amplitude()
+        terminated = position_error > self.rail_limit
+        reward, info = self._reward_terms(payload_error, swing, terminated)
+        info.update(self._metrics(position_error, payload_error, swing))
+        return reward, terminated, info
 
     def get_state(self) -> dict[str, np.ndarray]:
         return {"action": self.action, "prev_action": self.prev_action}

@@ -5,6 +5,8 @@ A task says which model it runs (`model_file` in assets/), how an action drives 
 vector), what is rewarded (`reward`, every term returned by name), when an episode ends
 (`terminated`), how episodes start (`reset_rows`, one generator per environment) and what
 is measured (`metrics`). Every method works on a whole batch: arrays are (B, ...).
+`evaluate` gathers reward, termination and metrics after a step, the one call the env
+makes per step; a task overrides it to compute what they share once.
 
 `robogym.RoboDynEnv` and `robogym.RoboDynVectorEnv` turn a task into a Gymnasium Env or a
 native VectorEnv; the baselines (envs/baselines) read `actuation` and the task's named
@@ -72,7 +74,8 @@ class Task:
         raise NotImplementedError
 
     def observe(self) -> np.ndarray:
-        """(B, nobs) observation after forward: the model's sensor vector."""
+        """(B, nobs) observation after forward: the model's sensor vector, as a new array
+        (the env hands it out and overwrites the rows it resets)."""
         return self.physics.data.sensordata.copy()
 
     def reward(self, action: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:  # override
@@ -86,6 +89,19 @@ class Task:
     def metrics(self) -> dict[str, np.ndarray]:
         """{name: (B,)} task measurements reported in info (not rewarded)."""
         return {}
+
+    def evaluate(self, action: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        """After a step under action (B, k): (reward (B,) float64, terminated (B,) bool,
+        info {name: (B,) float64}: every reward term, then every metric).
+
+        Every returned array is new: the env hands them to the user, who may keep or modify
+        them. This default copies what reward, terminated and metrics return; a task
+        overrides it to compute the quantities they share once.
+        """
+        reward, terms = self.reward(action)
+        info = {k: np.array(v, dtype=np.float64) for k, v in terms.items()}
+        info.update((k, np.array(v, dtype=np.float64)) for k, v in self.metrics().items())
+        return np.array(reward, dtype=np.float64), np.array(self.terminated(), dtype=bool), info
 
     # --- task state (beyond physics) for snapshot/restore ----------------------------------
     def get_state(self) -> dict[str, np.ndarray]:

@@ -81,6 +81,7 @@ class RoboDynVectorEnv(VectorEnv):
         self._nthread = nthread
         self._obs = np.zeros((self.num_envs, *self.single_observation_space.shape))
         self._done = np.zeros(self.num_envs, dtype=bool)  # episode ended at the last step
+        self._all_rows = np.ones(self.num_envs, dtype=bool)  # the info mask when every row reports
         self._started = False
 
     @property
@@ -136,29 +137,24 @@ class RoboDynVectorEnv(VectorEnv):
         if not self._started:
             raise gym.error.ResetNeeded("call reset() before step()")
         a = self.core.check_actions(actions, batched=True)
-        if self.autoreset_mode == AutoresetMode.DISABLED and self._done.any():
-            rows = np.flatnonzero(self._done).tolist()
-            raise gym.error.ResetNeeded(
-                f"environments {rows[:8]} ended and autoreset is DISABLED: reset them with "
-                "reset(options={'reset_mask': mask}) before stepping"
-            )
-        restart = self._done.copy() if self.autoreset_mode == AutoresetMode.NEXT_STEP else None
+        restart = None  # NEXT_STEP: the rows whose episode ended at the last step
+        if np.count_nonzero(self._done):
+            if self.autoreset_mode == AutoresetMode.DISABLED:
+                rows = np.flatnonzero(self._done).tolist()
+                raise gym.error.ResetNeeded(
+                    f"environments {rows[:8]} ended and autoreset is DISABLED: reset them with "
+                    "reset(options={'reset_mask': mask}) before stepping"
+                )
+            if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+                restart = np.flatnonzero(self._done)
         obs, reward, terminated, info = self.core.step(a)
-        truncated = (self.core.elapsed >= self.max_episode_steps) & ~terminated
-        reward = np.asarray(reward, dtype=np.float64)
-        if restart is not None and restart.any():
-            rows = np.flatnonzero(restart)
-            self.core.reset_rows(rows)
-            obs[rows] = self.task.observe()[rows]
-            reward[rows] = 0.0
-            terminated[rows] = False
-            truncated[rows] = False
-            reset_info = self.task.metrics()
-            for k in info:
-                info[k][rows] = reset_info[k][rows] if k in reset_info else 0.0
+        truncated = self.core.elapsed >= self.max_episode_steps
+        truncated &= ~terminated
+        if restart is not None:
+            self._restart(restart, obs, reward, terminated, truncated, info)
         done = terminated | truncated
-        out_info = self._batch_info(info, np.arange(self.num_envs))
-        if self.autoreset_mode == AutoresetMode.SAME_STEP and done.any():
+        out_info = self._every_row_info(info)
+        if self.autoreset_mode == AutoresetMode.SAME_STEP and np.count_nonzero(done):
             rows = np.flatnonzero(done)
             final_obs = np.full(self.num_envs, None, dtype=object)
             for r in rows:
@@ -175,14 +171,35 @@ class RoboDynVectorEnv(VectorEnv):
         self._obs = obs
         return obs.copy(), reward, terminated, truncated, out_info
 
-    def _batch_info(self, info: dict, rows: np.ndarray) -> dict:
-        mask = np.zeros(self.num_envs, dtype=bool)
-        mask[rows] = True
-        every = mask.all()
+    def _restart(self, rows, obs, reward, terminated, truncated, info) -> None:
+        """NEXT_STEP's reset of `rows` (their action was ignored): in place, each row of the
+        step's outputs becomes the new episode's first (reward 0, not done, reset metrics)."""
+        self.core.reset_rows(rows)
+        obs[rows] = self.task.observe()[rows]
+        reward[rows] = 0.0
+        terminated[rows] = False
+        truncated[rows] = False
+        reset_info = self.task.metrics()
+        for k, v in info.items():
+            v[rows] = reset_info[k][rows] if k in reset_info else 0.0
+
+    def _every_row_info(self, info: dict) -> dict:
+        """Gymnasium's vector info when every row reports: info's own arrays (new each step,
+        see Task.evaluate), each with an all-True "_name" mask of its own."""
         out = {}
         for k, v in info.items():
-            v = np.asarray(v, dtype=np.float64)
-            out[k] = v.copy() if every else np.where(mask, v, 0.0)
+            out[k] = v
+            out["_" + k] = self._all_rows.copy()
+        return out
+
+    def _batch_info(self, info: dict, rows: np.ndarray) -> dict:
+        """Gymnasium's vector info for `rows`: each value (num_envs,) float64, 0 outside rows,
+        with a "_name" mask of rows; every array new."""
+        mask = np.zeros(self.num_envs, dtype=bool)
+        mask[rows] = True
+        out = {}
+        for k, v in info.items():
+            out[k] = np.where(mask, np.asarray(v, dtype=np.float64), 0.0)
             out["_" + k] = mask.copy()
         return out
 

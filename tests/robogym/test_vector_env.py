@@ -120,6 +120,53 @@ def test_same_step_autoreset_reports_final_observation():
     assert not trunc2.any() and "final_obs" not in info2
 
 
+def _arrays(tree) -> list[np.ndarray]:
+    """Every numpy array in a step's outputs (nested tuples, dicts and object arrays)."""
+    if isinstance(tree, dict):
+        return [a for v in tree.values() for a in _arrays(v)]
+    if isinstance(tree, tuple | list) or (isinstance(tree, np.ndarray) and tree.dtype == object):
+        return [a for v in tree if v is not None for a in _arrays(v)]
+    return [tree] if isinstance(tree, np.ndarray) else []
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+def test_step_outputs_are_new_arrays_the_user_can_keep(mode):
+    env = _make(max_episode_steps=4, autoreset_mode=mode)
+    env.reset(seed=8)
+    act = np.random.default_rng(8).uniform(-1, 1, (9, N, 1))
+    kept = []
+    for a in act:  # two autoresets on the way
+        out = env.step(a)
+        arrays = _arrays(out)
+        internal = [env.physics.data.sensordata, env._obs, env._done, env.task.action, env.core.elapsed]
+        for i, x in enumerate(arrays):
+            assert not any(np.shares_memory(x, y) for y in arrays[i + 1 :] + internal)
+        kept.append((out, [x.copy() for x in arrays]))
+    for out, copies in kept:  # later steps changed none of them
+        for x, y in zip(_arrays(out), copies, strict=True):
+            np.testing.assert_array_equal(x, y)
+
+
+def test_crane_evaluate_equals_reward_terminated_and_metrics():
+    # the crane computes them in one pass; Task.evaluate assembles them from the task's
+    # reward, terminated and metrics: the two agree bit for bit, on and off the rail
+    env = _make(rail_limit=11.0)
+    env.reset(seed=9)
+    task = env.task
+    left_rail = False
+    for a in np.random.default_rng(9).uniform(-3, 3, (120, N, 1)):
+        env.step(a)
+        r1, t1, i1 = task.evaluate(a)
+        r2, t2, i2 = robogym.Task.evaluate(task, a)
+        np.testing.assert_array_equal(r1, r2)
+        np.testing.assert_array_equal(t1, t2)
+        assert list(i1) == list(i2)
+        for k in i1:
+            np.testing.assert_array_equal(i1[k], i2[k])
+        left_rail |= bool(t1.any())
+    assert left_rail, "some trolleys should have left the rail"
+
+
 def test_disabled_autoreset_needs_a_masked_reset():
     env = _make(max_episode_steps=3, autoreset_mode=AutoresetMode.DISABLED)
     env.reset(seed=4)
