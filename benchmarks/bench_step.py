@@ -51,8 +51,14 @@ TARGET_RATIO = {"double_pendulum": 1.0, "humanoid": 0.5, "humanoid_floor": 0.5, 
 TARGET_PER_STEP_RATIO = {"double_pendulum": 1.0, "humanoid": 0.7, "humanoid_floor": 0.7, "ant_floor": 0.7}
 # at B = 64: rate of ours at T = 2 over its rate at T = 1
 TARGET_THREAD_GAIN = {"double_pendulum": 1.7, "humanoid_floor": 1.7, "ant_floor": 1.7}
-# (B, T) -> the most microseconds one sim.step(1) call may add, on every model
+# (B, T) -> the most microseconds one sim.step(1) call may add (the issue measured it on a small
+# model). Checked on the double pendulum, whose step is cheap enough for the difference of two
+# rates to show the call's own cost; on the floor models at B = 64 a step takes milliseconds,
+# so that difference is within the runs' noise, and with T = 2 it also holds the imbalance of
+# the two halves of the batch in each single step (a sim.step(1000) call balances over the
+# whole episode): printed, not checked.
 TARGET_CALL_OVERHEAD_US = {(1, 1): 5.0, (64, 2): 25.0}
+CALL_OVERHEAD_MODELS = ("double_pendulum",)
 TARGET_CACHED_FIRST_STEP_S = 3.0
 
 EPISODE = 1000  # steps between resets to the initial state (a gym episode); keeps every row finite
@@ -542,7 +548,7 @@ def target_checks(r: dict) -> list[dict]:
         need = TARGET_PER_STEP_RATIO[name]
         text = f"per-step >= {need:.1f}x rollout"
         add(2, "per-step/rollout", r["ratio_rollout_per_step"], ">=", need, text)
-    if (B, T) in TARGET_CALL_OVERHEAD_US:
+    if (B, T) in TARGET_CALL_OVERHEAD_US and name in CALL_OVERHEAD_MODELS:
         most = TARGET_CALL_OVERHEAD_US[(B, T)]
         add(2, "step(1) overhead us", r["call_overhead_us"], "<=", most, f"step(1) ovh <= {most:g} us")
     if B == 64 and T == 2 and name in TARGET_THREAD_GAIN:
