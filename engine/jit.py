@@ -3,8 +3,11 @@
 Three kinds of compiled function:
 
 - `@kernel`: a serial function called from other compiled code only (no CPython wrapper).
-  Kernels are plain calls, compiled once each and cached on disk; Model and Data reach
-  them as one pointer each (`engine.ptr`), so a call costs a few nanoseconds.
+  Each is compiled once by numba's front end and cached on disk; Model and Data reach it
+  as one pointer each (`engine.ptr`). It is marked `forceinline`, so LLVM inlines it into
+  its callers inside a unit (measured: a forward pass of the crane 457 -> 295 ns, the
+  floor models 5-15 % faster, for a few seconds more of cold compile). This is LLVM-level
+  inlining, unlike numba's `inline="always"`, which re-typed the callee at every call site.
 - `@unit`: a pipeline stage compiled on its own into a C function
   `void f(ModelPtr m, DataPtr d, int64 row)`, called through its address in the Model
   record (`call_unit(m.unit_collision, m, d, b)`). A unit is compiled only for the models
@@ -33,7 +36,8 @@ JIT_OPTIONS = dict(fastmath=False, error_model="numpy", boundscheck=False, nogil
 
 def kernel(fn):
     """Compile `fn` as a serial numba kernel, callable from other compiled code only."""
-    return njit(no_cpython_wrapper=True, no_cfunc_wrapper=True, cache=True, **JIT_OPTIONS)(fn)
+    options = dict(no_cpython_wrapper=True, no_cfunc_wrapper=True, cache=True, forceinline=True)
+    return njit(**options, **JIT_OPTIONS)(fn)
 
 
 def entry(fn):
