@@ -148,86 +148,75 @@ def ours_reset(sim, state):
     return reset
 
 
-def ours_factory(sim, state):
-    """`ours`: one sim.step(length) per episode."""
+def ours_episodes(sim, state, episode):
+    """factory(n) -> (steps, run): run() plays whole episodes, each a reset to the benchmark
+    state and then `episode(length)()`, which must take `length` steps of every row."""
     reset = ours_reset(sim, state)
 
     def factory(n):
         length, count = episodes(n)
-        step = sim.step
+        body = episode(length)
 
         def run():
             for _ in range(count):
                 reset()
-                step(length)
+                body()
 
         return length * count, run
 
     return factory
+
+
+def ours_factory(sim, state):
+    """`ours`: one sim.step(length) per episode."""
+    step = sim.step
+    return ours_episodes(sim, state, lambda length: lambda: step(length))
 
 
 def ours_rollout_factory(sim, state):
     """`ours rollout`: one sim.rollout(ctrl) per episode; the (B, length, nu) controls are
     built outside the timed region, as for mujoco.rollout."""
     _, _, ctrl = state
-    reset = ours_reset(sim, state)
 
-    def factory(n):
-        length, count = episodes(n)
+    def episode(length):
         control = np.ascontiguousarray(np.repeat(ctrl[:, None, :], length, axis=1))
-        rollout = sim.rollout
+        return lambda: sim.rollout(control)
 
-        def run():
-            for _ in range(count):
-                reset()
-                rollout(control)
-
-        return length * count, run
-
-    return factory
+    return ours_episodes(sim, state, episode)
 
 
 def ours_per_step_factory(sim, state, mj):
     """`ours per-step`: every step writes that step's controls (from a precomputed
     (length, B, nu) array) into sim.data.ctrl and calls sim.step(1)."""
     _, _, ctrl = state
-    reset = ours_reset(sim, state)
+    d = sim.data
+    step = sim.step
 
-    def factory(n):
-        length, count = episodes(n)
+    def episode(length):
         controls = per_step_controls(mj, ctrl, length)
-        d = sim.data
-        step = sim.step
 
         def run():
-            for _ in range(count):
-                reset()
-                for t in range(length):
-                    d.ctrl[:] = controls[t]
-                    step(1)
+            for t in range(length):
+                d.ctrl[:] = controls[t]
+                step(1)
 
-        return length * count, run
+        return run
 
-    return factory
+    return ours_episodes(sim, state, episode)
 
 
 def ours_one_per_call_factory(sim, state):
     """sim.step(1) once per step and nothing else: with `ours`, gives the cost of a call."""
-    reset = ours_reset(sim, state)
+    step = sim.step
 
-    def factory(n):
-        length, count = episodes(n)
-        step = sim.step
-
+    def episode(length):
         def run():
-            for _ in range(count):
-                reset()
-                for _ in range(length):
-                    step(1)
+            for _ in range(length):
+                step(1)
 
-        return length * count, run
+        return run
 
-    return factory
+    return ours_episodes(sim, state, episode)
 
 
 def mj_loop_factory(mj, datas, state):
