@@ -143,13 +143,13 @@ def units_for(model: Model) -> dict[str, Unit]:
     """
     from engine.collision_driver import collision
     from engine.constraint import make_constraint, reference_constraint
-    from engine.forward import forward
+    from engine.forward import forward_acc, forward_posvel
     from engine.integrate import euler, implicit, rk4
     from engine.sensors import sensors
     from engine.solver import fwd_constraint
 
     flags = model.opt_disableflags
-    chosen = {"forward": forward}
+    chosen = {"forward_posvel": forward_posvel, "forward_acc": forward_acc}
     chosen["integrate"] = {T.INT_EULER: euler, T.INT_RK4: rk4}.get(model.opt_integrator, implicit)
     if model.nsensor > 0 and not flags & T.DSBL_SENSOR:
         chosen["sensors"] = sensors

@@ -1,155 +1,148 @@
-"""Acceleration drive: a motor whose command is its joint's acceleration (seed 000 §41).
+"""Drives as Python objects: an acceleration drive and a PD position drive on a model's motors.
 
-A real crane's trolley drive, like most industrial axis drives, takes an acceleration
-command and produces whatever force achieves it. With the smooth dynamics
+The maths and the kernels are in engine.drive; the stepping loop that runs them between
+the velocity and the acceleration stage of every physics step is engine.step's. A drive
+here checks, once, that the motors it drives can be driven that way, and then steps a
+Simulator with one command per row:
 
-    M qacc = qfrc_smooth(ctrl) = qfrc_smooth(0-change) + g k du e_i,
+    drive = AccelerationDrive(model, actuator=0)
+    drive.step(sim, accel, nstep=5)          # accel: (B,) commanded joint accelerations
 
-where the motor on dof i has moment g (the gear) and gain k, the acceleration of dof i is
-linear in the control change du:
+    pd = PDDrive(model, actuators=[0, 1], kp=[400, 400], kd=[40, 40], gravity_compensation=True)
+    pd.step(sim, targets, nstep=5)           # targets: (B, 2) joint positions q*
 
-    qacc_i(u + du) = qacc_i(u) + (M^-1)_ii g k du.
-
-So one solve with M's factor (x = M^-1 e_i) gives the control that makes qacc_i equal the
-command a:  du = (a - qacc_i) / (x_i g k). The force is clamped to the motor's ctrl and
-force ranges, as a real drive saturates; then every quantity that depends on the control
-(actuator_force, qfrc_actuator, qfrc_smooth, qacc_smooth, qacc) is updated by the same
-linear change, and the step integrates as usual. The payload's dynamics are never touched:
-the drive only chooses the trolley force, through the engine's own M and bias force.
+After `step`, `sim.data` holds the derived quantities (sensordata, xpos, qacc, ...) of the
+final state (one forward pass after the last step), and ctrl holds the motors' commands of
+the last step.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import prange, types
+from numba import types
 
 from engine import types as T
 from engine.binding import ensure_compiled
-from engine.factor import solve_ld
-from engine.jit import kernel, parallel_entry
 from engine.model import Model
-from engine.ptr import call_unit, data_at, model_at
-from engine.step import acc_ok, block, count_failed, forward_row
+from engine.step import drive_rows
+
+_I64 = types.int64
+_DRIVE_ARGTYPES = (
+    _I64,  # model address
+    _I64,  # data address
+    _I64,  # nstep
+    _I64,  # drive
+    _I64,  # flags
+    types.Array(types.int32, 2, "C"),  # index (k, 2)
+    types.Array(types.float64, 2, "C"),  # gain (k, 2)
+    types.Array(types.float64, 2, "C"),  # target (B, k)
+    _I64,  # nthread
+)
 
 
-@kernel
-def accel_drive(m, d, b, act, dof, target):
-    """Set ctrl[b, act] so that qacc[b, dof] = target (after forward_row for row b).
+def check_motor(model: Model, actuator, what: str) -> tuple[int, int]:
+    """(actuator, dof) if `actuator` is a motor (fixed gain, no bias, non-zero gain and gear)
+    with a joint transmission on a slide or hinge joint; ValueError naming it otherwise."""
+    if isinstance(actuator, bool) or not isinstance(actuator, int | np.integer):
+        raise TypeError(f"actuator must be an int, got {type(actuator).__name__}")
+    if not 0 <= actuator < model.nu:
+        raise IndexError(f"actuator {actuator} out of range (model has {model.nu})")
+    a = int(actuator)
+    if model.actuator_trntype[a] != T.TRN_JOINT:
+        raise ValueError(f"actuator {a}: {what} needs a joint transmission")
+    if model.actuator_gaintype[a] != T.GAIN_FIXED or model.actuator_biastype[a] != T.BIAS_NONE:
+        raise ValueError(f"actuator {a}: {what} needs a motor (fixed gain, no bias)")
+    if model.actuator_gainprm[a, 0] == 0.0 or model.actuator_gear[a] == 0.0:
+        raise ValueError(f"actuator {a}: zero gain or gear cannot drive its joint")
+    jnt = int(model.actuator_trnid[a])
+    if model.jnt_type[jnt] not in (T.JNT_SLIDE, T.JNT_HINGE):
+        raise ValueError(f"actuator {a}: {what} needs a slide or hinge joint")
+    return a, int(model.jnt_dofadr[jnt])
 
-    act: a motor (fixed gain, no bias) with a joint transmission on 1-dof joint `dof`.
-    Uses scratch_v[b, 0] for x = M^-1 e_dof. The force saturates at the motor's ranges.
+
+class _Drive:
+    """What every drive shares: its motors, the loop's arguments, and the checked step."""
+
+    kind = T.DRIVE_NONE
+    what = "a drive"
+
+    def __init__(self, model: Model, actuators, gain: np.ndarray, flags: int):
+        pairs = [check_motor(model, a, self.what) for a in np.atleast_1d(actuators).tolist()]
+        if not pairs:
+            raise ValueError(f"{self.what} needs at least one actuator")
+        dofs = [dof for _, dof in pairs]
+        if len(set(dofs)) != len(dofs):
+            raise ValueError(f"{self.what}: two actuators drive the same dof ({dofs})")
+        self.actuators = np.array([a for a, _ in pairs], dtype=np.int64)
+        self.dofs = np.array(dofs, dtype=np.int64)
+        self._index = np.ascontiguousarray(np.column_stack([self.dofs, self.actuators]), dtype=np.int32)
+        self._gain = np.ascontiguousarray(gain, dtype=np.float64).reshape(len(pairs), 2)
+        self._flags = int(flags | T.STEP_OBSERVE_END)
+        self._model = model
+        ensure_compiled((), [(drive_rows, _DRIVE_ARGTYPES)])
+
+    def step(self, sim, command, nstep: int = 1) -> None:
+        """Advance every row of `sim` by nstep physics steps under `command` ((B,) or
+        (B, k): one value per row and driven dof). Raises NonFiniteError like
+        Simulator.step; a bad command raises ValueError and steps nothing."""
+        if sim.model is not self._model:
+            pairs = [check_motor(sim.model, int(a), self.what) for a in self.actuators]
+            if [dof for _, dof in pairs] != self.dofs.tolist():
+                raise ValueError(f"{self.what} was made for another model: make one for this simulator's")
+        k = len(self.dofs)
+        target = np.asarray(command, dtype=np.float64)
+        if target.shape == (sim.batch,) and k == 1:
+            target = target[:, None]
+        if target.shape != (sim.batch, k):
+            want = f"({sim.batch},) or ({sim.batch}, 1)" if k == 1 else f"({sim.batch}, {k})"
+            raise ValueError(f"command must have shape {want}, got {np.shape(command)}")
+        if not np.all(np.isfinite(target)):
+            raise ValueError("command contains NaN or inf; nothing was stepped")
+        if isinstance(nstep, bool) or not isinstance(nstep, int | np.integer) or nstep < 1:
+            raise ValueError(f"nstep must be an int >= 1, got {nstep!r}")
+        target = np.ascontiguousarray(target)
+        sim.run("step", drive_rows, int(nstep), self.kind, self._flags, self._index, self._gain, target)
+
+
+class AccelerationDrive(_Drive):
+    """Drives one motor so that its joint follows an acceleration command (engine.drive).
+
+    A model that can have constraint rows is refused: the solver's forces would change the
+    acceleration the motor force was chosen for.
     """
-    x = d.scratch_v[b, 0]
-    for i in range(m.nv):
-        x[i] = 0.0
-    x[dof] = 1.0
-    solve_ld(x, d.qLD[b], d.qLDiagInv[b], m)  # x = M^-1 e_dof
-    g = d.actuator_moment[b, act, dof]
-    k = m.actuator_gainprm[act, 0]
-    f0 = d.actuator_force[b, act]
-    f = f0 + (target - d.qacc[b, dof]) / (x[dof] * g)  # actuator force that gives `target`
-    if m.actuator_ctrllimited[act] and not (m.opt_disableflags & T.DSBL_CLAMPCTRL):
-        lo = m.actuator_ctrlrange[act, 0] * k
-        hi = m.actuator_ctrlrange[act, 1] * k
-        f = min(max(f, min(lo, hi)), max(lo, hi))
-    if m.actuator_forcelimited[act]:
-        f = min(max(f, m.actuator_forcerange[act, 0]), m.actuator_forcerange[act, 1])
-    d.ctrl[b, act] = f / k
-    d.actuator_force[b, act] = f
-    dq = g * (f - f0)  # change of the generalized force on dof
-    d.qfrc_actuator[b, dof] += dq
-    d.qfrc_smooth[b, dof] += dq
-    for i in range(m.nv):
-        d.qacc_smooth[b, i] += x[i] * dq
-        d.qacc[b, i] += x[i] * dq
 
-
-@kernel
-def accel_step_row(m, d, b, nstep, act, dof, target):
-    """nstep steps of row b with motor `act` driving dof `dof` at `target`; then a forward
-    pass so sensordata belongs to the final state. Returns 0 or the failed step (1-based)."""
-    for k in range(nstep):
-        call_unit(m.unit_forward, m, d, b)
-        if not acc_ok(m, d, b):
-            return k + 1
-        accel_drive(m, d, b, act, dof, target)
-        call_unit(m.unit_integrate, m, d, b)
-    forward_row(m, d, b)
-    return 0
-
-
-@parallel_entry
-def step_accel_rows(mp, dp, nstep, act, dof, target, nthread):
-    """nstep steps of every row with motor `act` driving dof `dof` at target[b] m/s^2
-    (or rad/s^2); then a forward pass so sensordata belongs to the final state."""
-    m = model_at(mp)
-    d = data_at(dp)
-    B = d.status.shape[0]
-    if nthread > 1:
-        for k in prange(nthread):
-            lo, hi = block(B, nthread, k)
-            for b in range(lo, hi):
-                d.status[b] = accel_step_row(m, d, b, nstep, act, dof, target[b])
-    else:
-        for b in range(B):
-            d.status[b] = accel_step_row(m, d, b, nstep, act, dof, target[b])
-    return count_failed(d)
-
-
-class AccelerationDrive:
-    """Drives one motor so that its joint follows an acceleration command.
-
-    drive = AccelerationDrive(model, actuator=0)
-    drive.step(sim, accel, nstep=5)    # accel: (B,) commanded joint accelerations
-
-    After `step`, `sim.data` holds derived quantities (sensordata, xpos, ...) of the final
-    state (one extra forward pass), and ctrl holds the force command of the last substep.
-    """
+    kind = T.DRIVE_ACCELERATION
+    what = "an acceleration drive"
 
     def __init__(self, model: Model, actuator: int):
-        self.actuator, self.dof = self._check(model, actuator)
-        self._model = model
-        i64 = types.int64
-        target = types.Array(types.float64, 1, "C")
-        ensure_compiled((), [(step_accel_rows, (i64, i64, i64, i64, i64, target, i64))])
-
-    @staticmethod
-    def _check(model: Model, actuator: int) -> tuple[int, int]:
-        """(actuator, dof) if `actuator` of `model` can be driven by its acceleration."""
-        if isinstance(actuator, bool) or not isinstance(actuator, int | np.integer):
-            raise TypeError(f"actuator must be an int, got {type(actuator).__name__}")
-        if not 0 <= actuator < model.nu:
-            raise IndexError(f"actuator {actuator} out of range (model has {model.nu})")
-        a = int(actuator)
         if model.nefcmax > 0:
             raise ValueError(
                 "an acceleration drive needs a model without constraints (its joint acceleration "
                 'is set through M^-1 alone); disable them with <flag constraint="disable"/>'
             )
-        if model.actuator_trntype[a] != T.TRN_JOINT:
-            raise ValueError(f"actuator {a}: an acceleration drive needs a joint transmission")
-        if model.actuator_gaintype[a] != T.GAIN_FIXED or model.actuator_biastype[a] != T.BIAS_NONE:
-            raise ValueError(f"actuator {a}: an acceleration drive needs a motor (fixed gain, no bias)")
-        if model.actuator_gainprm[a, 0] == 0.0 or model.actuator_gear[a] == 0.0:
-            raise ValueError(f"actuator {a}: zero gain or gear cannot drive its joint")
-        jnt = int(model.actuator_trnid[a])
-        if model.jnt_type[jnt] not in (T.JNT_SLIDE, T.JNT_HINGE):
-            raise ValueError(f"actuator {a}: an acceleration drive needs a slide or hinge joint")
-        return a, int(model.jnt_dofadr[jnt])
+        super().__init__(model, [actuator], np.zeros(2), 0)
+        self.actuator = int(self.actuators[0])
+        self.dof = int(self.dofs[0])
 
-    def step(self, sim, accel, nstep: int = 1) -> None:
-        """Advance every row of `sim` by nstep timesteps with this drive's joint
-        accelerating at accel[b]. Raises NonFiniteError like Simulator.step."""
-        if sim.model is not self._model and self._check(sim.model, self.actuator) != (
-            self.actuator,
-            self.dof,
-        ):
-            raise ValueError("this drive was made for another model: make one for the simulator's model")
-        target = np.ascontiguousarray(accel, dtype=np.float64)
-        if target.shape != (sim.batch,):
-            raise ValueError(f"accel must have shape ({sim.batch},), got {target.shape}")
-        if not np.all(np.isfinite(target)):
-            raise ValueError("accel contains NaN or inf; nothing was stepped")
-        if isinstance(nstep, bool) or not isinstance(nstep, int | np.integer) or nstep < 1:
-            raise ValueError(f"nstep must be an int >= 1, got {nstep!r}")
-        sim.run("step", step_accel_rows, int(nstep), self.actuator, self.dof, target)
+
+class PDDrive(_Drive):
+    """Holds each driven joint at a position target through its motor, every physics step:
+    tau = clamp(kp (q* - q) - kd qdot [+ g(q)], the motor's force limits) (engine.drive).
+
+    kp, kd: gains (N m / rad and N m s / rad, or N / m and N s / m), a scalar or one per
+    actuator; gravity_compensation adds the gravity load g(q) at the joint inside the clamp.
+    """
+
+    kind = T.DRIVE_PD
+    what = "a PD drive"
+
+    def __init__(self, model: Model, actuators, kp, kd, gravity_compensation: bool = False):
+        k = len(np.atleast_1d(actuators))
+        kp = np.broadcast_to(np.asarray(kp, dtype=np.float64), (k,))
+        kd = np.broadcast_to(np.asarray(kd, dtype=np.float64), (k,))
+        if not (np.all(np.isfinite(kp)) and np.all(np.isfinite(kd))) or np.any(kp < 0) or np.any(kd < 0):
+            raise ValueError(f"kp and kd must be finite and >= 0, got kp={kp.tolist()}, kd={kd.tolist()}")
+        flags = T.STEP_GRAVITY_COMPENSATION if gravity_compensation else 0
+        super().__init__(model, actuators, np.column_stack([kp, kd]), flags)
+        self.kp, self.kd = kp.copy(), kd.copy()
+        self.gravity_compensation = bool(gravity_compensation)

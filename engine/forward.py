@@ -90,9 +90,17 @@ def fwd_acceleration(m, d, b):
 
 
 @unit
-def forward(m, d, b):
-    """Forward dynamics of row b up to qacc (mj_forward without the sensors)."""
+def forward_posvel(m, d, b):
+    """The position and velocity stages of row b (MuJoCo's mj_step1 without the sensors):
+    everything that depends on qpos and qvel, not on the controls. A drive that sets the
+    controls from the state acts after it (engine.drive)."""
     fwd_position(m, d, b)
     fwd_velocity(m, d, b)
+
+
+@unit
+def forward_acc(m, d, b):
+    """The actuation and acceleration stages of row b (the forward part of mj_step2):
+    actuator forces from ctrl, qacc_smooth, and the constraint solver's qacc."""
     actuation(m, d, b)
     fwd_acceleration(m, d, b)

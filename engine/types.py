@@ -85,3 +85,12 @@ EQ_JOINT = 2
 SOL_PGS = 0
 SOL_CG = 1
 SOL_NEWTON = 2
+
+# drives inside the stepping loop (engine.drive; RoboDyn's own, no MuJoCo counterpart)
+DRIVE_NONE = 0
+DRIVE_ACCELERATION = 1
+DRIVE_PD = 2
+
+# stepping flags (engine.step)
+STEP_OBSERVE_END = 1  # sensors once, of the state after the last step (not of each step's start)
+STEP_GRAVITY_COMPENSATION = 2  # DRIVE_PD adds the gravity load inside the clamp
