@@ -14,6 +14,7 @@ import warnings
 import numba
 import numpy as np
 
+from engine import integrate
 from engine import types as T
 from engine.binding import Bound
 from engine.collision_driver import GEOM_TYPE_NAMES
@@ -247,6 +248,54 @@ def apply_force(bound: Bound, body: int, force, torque=None, point=None) -> np.n
     t = np.ascontiguousarray(np.broadcast_to(t, (B, 3)))
     out = np.zeros((B, bound.model.nv))
     _apply_ft_rows(bound.model_address, bound.data_address, int(body), f, t, points, out)
+    return out
+
+
+@entry
+def _integrate_pos_rows(mp, qpos, qvel, dt):
+    m = model_at(mp)
+    for i in range(qpos.shape[0]):
+        integrate.integrate_pos(m, qpos[i], qvel[i], dt)
+
+
+@entry
+def _differentiate_pos_rows(mp, out, dt, qpos1, qpos2):
+    m = model_at(mp)
+    for i in range(out.shape[0]):
+        integrate.differentiate_pos(m, out[i], dt, qpos1[i], qpos2[i])
+
+
+def _positions(bound: Bound, name: str, value, rows: int | None = None) -> np.ndarray:
+    """A C-contiguous float64 copy of (N, n) positions or velocities (n = nq for a name
+    starting with qpos, else nv), finite; ValueError naming the argument otherwise."""
+    m = bound.model
+    n = m.nq if name.startswith("qpos") else m.nv
+    a = np.array(value, dtype=np.float64, ndmin=2, order="C")
+    if a.ndim != 2 or a.shape[1] != n or (rows is not None and a.shape[0] != rows):
+        want = f"({rows if rows is not None else 'N'}, {n})"
+        raise ValueError(f"{name} must have shape {want} (or ({n},)), got {np.shape(value)}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contains NaN or inf")
+    return a
+
+
+def integrate_pos(bound: Bound, qpos, qvel, dt: float) -> np.ndarray:
+    """(N, nq) qpos (+) dt qvel on the joint manifold (mj_integratePos), for N rows of
+    positions (N, nq) and velocities (N, nv); quaternions come out normalized."""
+    q = _positions(bound, "qpos", qpos)
+    v = _positions(bound, "qvel", qvel, rows=q.shape[0])
+    _integrate_pos_rows(bound.model_address, q, v, float(dt))
+    return q
+
+
+def differentiate_pos(bound: Bound, qpos1, qpos2, dt: float) -> np.ndarray:
+    """(N, nv) velocities that take qpos1 to qpos2 in dt (mj_differentiatePos)."""
+    if not dt > 0:
+        raise ValueError(f"dt must be > 0, got {dt}")
+    q1 = _positions(bound, "qpos1", qpos1)
+    q2 = _positions(bound, "qpos2", qpos2, rows=q1.shape[0])
+    out = np.zeros((q1.shape[0], bound.model.nv))
+    _differentiate_pos_rows(bound.model_address, out, float(dt), q1, q2)
     return out
 
 

@@ -68,14 +68,14 @@ class _Drive:
 
     def __init__(self, model: Model, actuators, gain: np.ndarray, flags: int):
         pairs = [check_motor(model, a, self.what) for a in np.atleast_1d(actuators).tolist()]
-        if not pairs:
+        if not pairs and self.kind != T.DRIVE_NONE:
             raise ValueError(f"{self.what} needs at least one actuator")
         dofs = [dof for _, dof in pairs]
         if len(set(dofs)) != len(dofs):
             raise ValueError(f"{self.what}: two actuators drive the same dof ({dofs})")
         self.actuators = np.array([a for a, _ in pairs], dtype=np.int64)
         self.dofs = np.array(dofs, dtype=np.int64)
-        self._index = np.ascontiguousarray(np.column_stack([self.dofs, self.actuators]), dtype=np.int32)
+        self._index = np.ascontiguousarray(np.stack([self.dofs, self.actuators], axis=1), dtype=np.int32)
         self._gain = np.ascontiguousarray(gain, dtype=np.float64).reshape(len(pairs), 2)
         self._flags = int(flags | T.STEP_OBSERVE_END)
         self._model = model
@@ -146,3 +146,18 @@ class PDDrive(_Drive):
         super().__init__(model, actuators, np.column_stack([kp, kd]), flags)
         self.kp, self.kd = kp.copy(), kd.copy()
         self.gravity_compensation = bool(gravity_compensation)
+
+
+class ObservedStep(_Drive):
+    """Steps with the controls and applied forces as they are (no drive), then one forward
+    pass: the derived quantities (sensordata, ...) belong to the final state, as a task's
+    observation needs, where Simulator.step leaves those of the last step's start (mj_step)."""
+
+    what = "an observed step"
+
+    def __init__(self, model: Model):
+        super().__init__(model, np.zeros(0, dtype=np.int64), np.zeros((0, 2)), 0)
+
+    def step(self, sim, nstep: int = 1) -> None:
+        """Advance every row of `sim` by nstep physics steps (raises like Simulator.step)."""
+        super().step(sim, np.zeros((sim.batch, 0)), nstep)

@@ -203,6 +203,17 @@ class Simulator:
         (world, default the body's centre of mass) on `body`. Uses the last forward()."""
         return api.apply_force(self._bound, body, force, torque, point)
 
+    def integrate_pos(self, qpos, qvel, dt: float) -> np.ndarray:
+        """(N, nq): qpos (+) dt qvel on the joint manifold for N rows of positions (N, nq) or
+        (nq,) and velocities (N, nv) (like mj_integratePos, into a new array). The state of
+        the simulator is not touched."""
+        return api.integrate_pos(self._bound, qpos, qvel, dt)
+
+    def differentiate_pos(self, qpos1, qpos2, dt: float) -> np.ndarray:
+        """(N, nv): the velocities that integrate_pos turns qpos1 into qpos2 in dt (like
+        mj_differentiatePos; quaternions differ by a rotation vector in qpos1's frame)."""
+        return api.differentiate_pos(self._bound, qpos1, qpos2, dt)
+
     def energy(self) -> np.ndarray:
         """(B, 2) potential and kinetic energy at the last forward() (like mjData.energy)."""
         return api.energy(self._bound)
