@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.control import AccelerationDrive
+from robogym.actuation import Actuation
 from robogym.env import RoboDynEnv
-from robogym.task import Actuation, Task
+from robogym.task import Task
 from robogym.vector_env import RoboDynVectorEnv
 
 # success at the end of an episode (seed 000 §41's acceptance test): the trolley within 5 cm of
@@ -62,10 +62,8 @@ class CraneTask(Task):
 
     def bind(self, physics) -> None:
         super().bind(physics)
-        self._drive = AccelerationDrive(physics.model, physics.actuator_id("drive"))
-        self._trolley_dof = physics.joint_dof("trolley")
-        mj = physics.mj_model
-        self._cable = float(np.linalg.norm(mj.site_pos[mj.site("payload").id]))
+        self._actuation = Actuation.acceleration(physics, "drive", self.max_accel)
+        self._cable = float(np.linalg.norm(physics.site_offset("payload")))
         self._two_g = 2.0 * physics.gravity
         # the readouts as (B,) views into the engine's sensordata, found by name once: the
         # engine writes that array in place, so the views always show the current state
@@ -114,27 +112,24 @@ class CraneTask(Task):
 
     # --- the task -------------------------------------------------------------------------------
     def actuation(self) -> Actuation:
-        return Actuation(
-            dofs=np.array([self._trolley_dof]),
-            kind="acceleration",
-            low=np.array([-self.max_accel]),
-            high=np.array([self.max_accel]),
-        )
+        return self._actuation
 
     def reset_rows(self, rows, rngs) -> None:
-        d = self.physics.data
+        p = self.physics
         s = self.reset_noise_scale
         for r, rng in zip(rows, rngs, strict=True):
             u = rng.uniform(-1.0, 1.0, size=4)
-            d.qpos[r] = (-self.move_distance + 2.0 * s * u[0], 0.05 * s * u[1])
-            d.qvel[r] = (0.05 * s * u[2], 0.05 * s * u[3])
+            p.set_qpos("trolley", -self.move_distance + 2.0 * s * u[0], [r])
+            p.set_qpos("swing", 0.05 * s * u[1], [r])
+            p.set_qvel("trolley", 0.05 * s * u[2], [r])
+            p.set_qvel("swing", 0.05 * s * u[3], [r])
         self.action[rows] = 0.0
         self.prev_action[rows] = 0.0
 
     def apply_action(self, action: np.ndarray) -> None:
         self.prev_action[:] = self.action
         self.action[:] = action[:, 0]
-        self._drive.step(self.physics.sim, self.action, self.frame_skip)
+        super().apply_action(action)
 
     def reward(self, action):
         return self._reward_terms(np.abs(self._payload_x), self.swing_amplitude(), self.terminated())

@@ -81,9 +81,94 @@ class Physics:
         return self.data.sensordata[:, self.sensor_slice(name)]
 
     def qpos(self, joint: str) -> np.ndarray:
-        """(B,) position of a 1-dof joint."""
-        return self.data.qpos[:, self.joint_qposadr(joint)]
+        """(B,) position of a slide or hinge joint (a view: writing into it moves the joint)."""
+        return self.data.qpos[:, self._one_dof(joint)[0]]
 
     def qvel(self, joint: str) -> np.ndarray:
-        """(B,) velocity of a 1-dof joint."""
-        return self.data.qvel[:, self.joint_dof(joint)]
+        """(B,) velocity of a slide or hinge joint (a view)."""
+        return self.data.qvel[:, self._one_dof(joint)[1]]
+
+    def set_qpos(self, joint: str, value, rows=None) -> None:
+        """Write a slide or hinge joint's position in `rows` (all by default)."""
+        self.data.qpos[_rows(rows), self._one_dof(joint)[0]] = value
+
+    def set_qvel(self, joint: str, value, rows=None) -> None:
+        """Write a slide or hinge joint's velocity in `rows` (all by default)."""
+        self.data.qvel[_rows(rows), self._one_dof(joint)[1]] = value
+
+    def free_pose(self, joint: str) -> tuple[np.ndarray, np.ndarray]:
+        """(pos (B, 3), quat (B, 4) as w, x, y, z) of a free joint: views into qpos."""
+        adr = self._free(joint)[0]
+        return self.data.qpos[:, adr : adr + 3], self.data.qpos[:, adr + 3 : adr + 7]
+
+    def set_free_pose(self, joint: str, pos, quat, rows=None) -> None:
+        """Write a free joint's position and orientation (a quaternion w, x, y, z, normalized
+        here; a zero quaternion is an error) in `rows` (all by default)."""
+        quat = np.asarray(quat, dtype=np.float64)
+        norm = np.linalg.norm(quat, axis=-1, keepdims=True)
+        if np.any(~np.isfinite(norm)) or np.any(norm == 0.0):
+            raise ValueError(f"joint {joint!r}: the quaternion must be finite and non-zero, got {quat}")
+        adr = self._free(joint)[0]
+        r = _rows(rows)
+        self.data.qpos[r, adr : adr + 3] = pos
+        self.data.qpos[r, adr + 3 : adr + 7] = quat / norm
+
+    def free_velocity(self, joint: str) -> tuple[np.ndarray, np.ndarray]:
+        """(linear (B, 3) in the world frame, angular (B, 3) in the body frame) of a free
+        joint, MuJoCo's convention: views into qvel."""
+        dof = self._free(joint)[1]
+        return self.data.qvel[:, dof : dof + 3], self.data.qvel[:, dof + 3 : dof + 6]
+
+    def set_free_velocity(self, joint: str, linear, angular, rows=None) -> None:
+        """Write a free joint's velocity (as free_velocity returns it) in `rows`."""
+        dof = self._free(joint)[1]
+        r = _rows(rows)
+        self.data.qvel[r, dof : dof + 3] = linear
+        self.data.qvel[r, dof + 3 : dof + 6] = angular
+
+    def site_pos(self, site: str) -> np.ndarray:
+        """(B, 3) world position of a site at the last forward pass."""
+        return self.data.site_xpos[:, self._id(mujoco.mjtObj.mjOBJ_SITE, site)]
+
+    def body_pos(self, body: str) -> np.ndarray:
+        """(B, 3) world position of a body's frame at the last forward pass."""
+        return self.data.xpos[:, self._id(mujoco.mjtObj.mjOBJ_BODY, body)]
+
+    def site_offset(self, site: str) -> np.ndarray:
+        """(3,) a site's position in its body's frame (a model constant)."""
+        return self.model.site_pos[self._id(mujoco.mjtObj.mjOBJ_SITE, site)].copy()
+
+    def sensor_names(self) -> list[str]:
+        """A name for every entry of the sensor vector: the sensor's name, with [i] for
+        each component of a sensor with more than one."""
+        names = []
+        for i in range(self.mj_model.nsensor):
+            name = mujoco.mj_id2name(self.mj_model, mujoco.mjtObj.mjOBJ_SENSOR, i) or f"sensor{i}"
+            dim = int(self.mj_model.sensor_dim[i])
+            names.extend([name] if dim == 1 else [f"{name}[{k}]" for k in range(dim)])
+        return names
+
+    # --- joint lookups with their type checked ------------------------------------------------
+    def _joint(self, joint: str) -> tuple[int, int]:
+        j = self._id(mujoco.mjtObj.mjOBJ_JOINT, joint)
+        return j, int(self.mj_model.jnt_type[j])
+
+    def _one_dof(self, joint: str) -> tuple[int, int]:
+        """(qpos address, dof) of a slide or hinge joint."""
+        j, jtype = self._joint(joint)
+        if jtype not in (mujoco.mjtJoint.mjJNT_SLIDE, mujoco.mjtJoint.mjJNT_HINGE):
+            kind = mujoco.mjtJoint(jtype).name.removeprefix("mjJNT_").lower()
+            raise ValueError(f"joint {joint!r} is a {kind} joint, not a slide or hinge (see free_pose)")
+        return int(self.mj_model.jnt_qposadr[j]), int(self.mj_model.jnt_dofadr[j])
+
+    def _free(self, joint: str) -> tuple[int, int]:
+        """(qpos address, dof address) of a free joint."""
+        j, jtype = self._joint(joint)
+        if jtype != mujoco.mjtJoint.mjJNT_FREE:
+            raise ValueError(f"joint {joint!r} is not a free joint")
+        return int(self.mj_model.jnt_qposadr[j]), int(self.mj_model.jnt_dofadr[j])
+
+
+def _rows(rows):
+    """A row selection for numpy indexing: every row when None."""
+    return slice(None) if rows is None else np.asarray(rows)

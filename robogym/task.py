@@ -1,8 +1,9 @@
 """Task base: what a RoboDyn task defines, kept apart from the Gymnasium plumbing.
 
 A task says which model it runs (`model_file` in assets/), how an action drives it
-(`actuation`, `apply_action`), what is observed (`observe`, by default the model's sensor
-vector), what is rewarded (`reward`, every term returned by name), when an episode ends
+(`actuation`: a robogym.actuation.Actuation, which `apply_action` applies), what is
+observed (`observe`, by default the model's sensor vector, named by `observation_names`),
+what is rewarded (`reward`, every term returned by name), when an episode ends
 (`terminated`), how episodes start (`reset_rows`, one generator per environment) and what
 is measured (`metrics`). Every method works on a whole batch: arrays are (B, ...).
 `evaluate` gathers reward, termination and metrics after a step, the one call the env
@@ -15,28 +16,11 @@ readouts, never raw indices.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from gymnasium import spaces
 
+from robogym.actuation import Actuation
 from robogym.physics import Physics
-
-
-@dataclass(frozen=True)
-class Actuation:
-    """Which dofs the action drives, and how (the actuation mask of DESIGN.md).
-
-    dofs:  (k,) dof index driven by each action component (never a floating base)
-    kind:  "force" (action is a generalized force) or "acceleration" (action is the dof's
-           commanded acceleration, realized by engine.control.AccelerationDrive)
-    low, high: (k,) action bounds in those units
-    """
-
-    dofs: np.ndarray
-    kind: str
-    low: np.ndarray
-    high: np.ndarray
 
 
 class Task:
@@ -54,6 +38,7 @@ class Task:
 
     # --- spaces --------------------------------------------------------------------------
     def actuation(self) -> Actuation:  # override
+        """How an action reaches the model (built in bind, from the physics' names)."""
         raise NotImplementedError
 
     def action_space(self) -> spaces.Box:
@@ -64,14 +49,20 @@ class Task:
         n = self.physics.model.nsensordata
         return spaces.Box(low=-np.inf, high=np.inf, shape=(n,), dtype=np.float64)
 
+    def observation_names(self) -> list[str]:
+        """A name for every observation component: by default the sensor vector's (a task
+        whose observe() differs overrides this too)."""
+        return self.physics.sensor_names()
+
     # --- episode ---------------------------------------------------------------------------
     def reset_rows(self, rows: np.ndarray, rngs: list[np.random.Generator]) -> None:  # override
         """Write the initial state of environments `rows`, drawing from rngs[i] for rows[i]."""
         raise NotImplementedError
 
-    def apply_action(self, action: np.ndarray) -> None:  # override
-        """Advance every environment by frame_skip physics steps under action (B, k)."""
-        raise NotImplementedError
+    def apply_action(self, action: np.ndarray) -> None:
+        """Advance every environment by frame_skip physics steps under action (B, k), through
+        the task's actuation (a task that keeps track of its actions extends this)."""
+        self.actuation().apply(self.physics.sim, action, self.frame_skip)
 
     def observe(self) -> np.ndarray:
         """(B, nobs) observation after forward: the model's sensor vector, as a new array

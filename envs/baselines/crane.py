@@ -25,7 +25,6 @@ from envs.baselines.linearize import LinearizedDynamics
 from envs.baselines.mpc import MPC
 from envs.baselines.pose_hold import PoseHold
 
-CRANE_JOINTS = ("trolley", "swing")  # x = (q, qdot) of these joints, in this order
 ARRIVE = 0.05  # m: a controller arrives if its final position error is below this
 SETTLED_SWING = 0.01  # rad: settled = within ARRIVE of the target with the swing amplitude below this
 MPC_Q = (1.0, 100.0, 1.0, 10.0)  # weights on (x, theta, v, theta_dot)
@@ -43,7 +42,7 @@ def crane_state(env) -> np.ndarray:
 def crane_dynamics(env) -> LinearizedDynamics:
     """The control step linearized about the payload hanging at rest under the target, a = 0:
     x' = A x + B a with A (4, 4), B (4, 1) by central differences of the engine."""
-    return LinearizedDynamics(env, CRANE_JOINTS, x_op=np.zeros(4), u_op=np.zeros(1))
+    return LinearizedDynamics(env, x_op=np.zeros(4), u_op=np.zeros(1))
 
 
 def _trolley_readout(env) -> tuple[np.ndarray, np.ndarray]:

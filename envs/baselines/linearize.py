@@ -1,67 +1,48 @@
 """An env's control step as a map x' = f(x, u), and its linearization about an operating point.
 
-The state is x = (q, qdot) of named 1-dof joints, (2k,), covering every dof of the model; the
-control u is the task's action (its Actuation). One control step is `frame_skip` engine steps
-with u held, exactly as the task applies it: an "acceleration" action through
-engine.control.AccelerationDrive, a "force" action as the generalized force on the actuated dofs.
-Everything runs on private engine.Simulator copies of the env's model, so planning never touches
-the env's own state.
+The state is the whole model's x = (qpos (nq), qvel (nv)); the control u is the task's action,
+applied through the task's own Actuation exactly as the env applies it (one control step is
+`frame_skip` engine steps with u held). Everything runs on private engine.Simulator copies of
+the env's model, so planning never touches the env's own state.
 
-Jacobians come from central differences (seed 000 §24, §39; in float64):
+Derivatives live in the tangent space of the state, dx = (dq (nv), dv (nv)): a perturbation
+moves x to x (+) dx = (integrate_pos(qpos, dq, 1), qvel + dv), and two states differ by
+x1 (-) x0 = (differentiate_pos(qpos0, qpos1, 1), qvel1 - qvel0). For slide and hinge joints
+that is plain addition and subtraction; for ball and free joints it rotates the quaternion by
+a rotation vector, so a floating base linearizes like any other joint. Jacobians come from
+central differences (seed 000 §24, §39; in float64):
 
-    A[:, j] = (f(x + eps e_j, u) - f(x - eps e_j, u)) / (2 eps),   B likewise in u,
+    A[:, j] = (f(x (+) eps e_j, u) (-) f(x (+) -eps e_j, u)) / (2 eps),   B likewise in u,
 
 with truncation error O(eps^2 f''') and cancellation error O(1e-16 |f| / eps).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
 import engine
-from engine import types as T
-from engine.control import AccelerationDrive
 
 
 class EngineDynamics:
     """x' = f(x, u): one control step of `env`'s task through the engine, for any number of rows.
 
-    x = (q_j for j in joints, qdot_j for j in joints): (N, 2k); u: (N, m) actions, NOT clipped to
-    the task's bounds (the env clips; a planner keeps its controls in the box itself), so f stays
-    smooth in u and centred differences at a bound see both sides. Every other quantity of the
-    model (applied forces, time, controls) starts at zero in each call.
+    x = (qpos, qvel): (N, nq + nv); u: (N, m) actions, NOT clipped to the task's bounds (the env
+    clips; a planner keeps its controls in the box itself), so f stays smooth in u and centred
+    differences at a bound see both sides. Every other input of the model (applied forces,
+    time, controls not driven by the action) starts at zero in each call.
     """
 
-    def __init__(self, env, joints: Sequence[str]):
+    def __init__(self, env):
         physics = env.physics
-        model = physics.model
-        self.model = model
-        self.joints = tuple(joints)
+        self.model = physics.model
+        self.actuation = env.task.actuation()
         self.frame_skip = int(env.task.frame_skip)
         self.dt = float(env.dt)
-        self.actuation = env.task.actuation()
-        kinds = ("acceleration", "force")
-        if self.actuation.kind not in kinds:
-            raise ValueError(f"actuation kind must be one of {kinds}, got {self.actuation.kind!r}")
-        self._qadr = np.array([physics.joint_qposadr(j) for j in self.joints])
-        self._vadr = np.array([physics.joint_dof(j) for j in self.joints])
-        for j, name in enumerate(self.joints):
-            jnt = model.dof_jntid[self._vadr[j]]
-            if model.jnt_type[jnt] not in (T.JNT_SLIDE, T.JNT_HINGE):
-                raise ValueError(f"joint {name!r} is not a slide or hinge: x = (q, qdot) needs 1-dof joints")
-        if model.nq != model.nv or sorted(self._vadr.tolist()) != list(range(model.nv)):
-            raise ValueError(
-                f"joints {self.joints} must cover every dof of the model (nv={model.nv}) exactly once"
-            )
-        self.nx = 2 * len(self.joints)
+        self.nq, self.nv = self.model.nq, self.model.nv
+        self.nx = self.nq + self.nv  # size of a state
+        self.ndx = 2 * self.nv  # size of a state difference (the tangent space)
         self.nu = len(self.actuation.dofs)
-        self._drive = None
-        if self.actuation.kind == "acceleration":
-            if self.nu != 1:
-                raise ValueError(f"an acceleration task must drive exactly one dof, got {self.nu}")
-            self._drive = AccelerationDrive(model, _motor_on_dof(model, int(self.actuation.dofs[0])))
         self._sims: dict[int, engine.Simulator] = {}
 
     def _sim(self, rows: int) -> engine.Simulator:
@@ -70,36 +51,48 @@ class EngineDynamics:
         return self._sims[rows]
 
     def step(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """(N, 2k) states and (N, m) actions -> (N, 2k) states one control step later."""
+        """(N, nq + nv) states and (N, m) actions -> (N, nq + nv) states one control step later."""
         x = np.asarray(x, dtype=np.float64)
         u = np.asarray(u, dtype=np.float64)
         sim = self._sim(x.shape[0])
         d = sim.data
         for name in ("qfrc_applied", "xfrc_applied", "ctrl", "act", "time"):
             getattr(d, name)[:] = 0.0
-        k = len(self.joints)
-        d.qpos[:, self._qadr] = x[:, :k]
-        d.qvel[:, self._vadr] = x[:, k:]
-        if self._drive is not None:
-            self._drive.step(sim, u[:, 0], self.frame_skip)
-        else:
-            d.qfrc_applied[:, self.actuation.dofs] = u
-            sim.step(self.frame_skip)
-        return np.concatenate([d.qpos[:, self._qadr], d.qvel[:, self._vadr]], axis=1)
+        d.qpos[:] = x[:, : self.nq]
+        d.qvel[:] = x[:, self.nq :]
+        self.actuation.apply(sim, u, self.frame_skip)
+        return np.concatenate([d.qpos, d.qvel], axis=1)
+
+    def retract(self, x: np.ndarray, dx: np.ndarray) -> np.ndarray:
+        """x (+) dx: (N, nq + nv) states moved by (N, 2 nv) tangent vectors."""
+        x = np.asarray(x, dtype=np.float64).reshape(-1, self.nx)
+        dx = np.asarray(dx, dtype=np.float64).reshape(-1, self.ndx)
+        qpos = self._sim(1).integrate_pos(x[:, : self.nq], dx[:, : self.nv], 1.0)
+        return np.concatenate([qpos, x[:, self.nq :] + dx[:, self.nv :]], axis=1)
+
+    def difference(self, x1: np.ndarray, x0: np.ndarray) -> np.ndarray:
+        """x1 (-) x0: the (N, 2 nv) tangent vectors with x0 (+) (x1 (-) x0) = x1."""
+        x1 = np.asarray(x1, dtype=np.float64).reshape(-1, self.nx)
+        x0 = np.asarray(x0, dtype=np.float64).reshape(-1, self.nx)
+        dq = self._sim(1).differentiate_pos(x0[:, : self.nq], x1[:, : self.nq], 1.0)
+        return np.concatenate([dq, x1[:, self.nq :] - x0[:, self.nq :]], axis=1)
 
     def jacobians(self, x: np.ndarray, u: np.ndarray, eps: float = 1e-5) -> tuple[np.ndarray, np.ndarray]:
-        """Central-difference A = df/dx (..., n, n) and B = df/du (..., n, m) at x (..., n), u (..., m),
-        all points in one engine call."""
+        """Central-difference A = df/dx (..., 2nv, 2nv) and B = df/du (..., 2nv, m) in the tangent
+        space at x (..., nq + nv), u (..., m), all points in one engine call."""
         x = np.asarray(x, dtype=np.float64)
         u = np.asarray(u, dtype=np.float64)
         lead = x.shape[:-1]
-        n, m = x.shape[-1], u.shape[-1]
-        xs, us = x.reshape(-1, n), u.reshape(-1, m)
+        n, m = self.ndx, u.shape[-1]
+        xs, us = x.reshape(-1, self.nx), u.reshape(-1, m)
         P = xs.shape[0]
         dz = np.concatenate([np.eye(n + m), -np.eye(n + m)]) * eps  # (2(n+m), n+m) perturbations
-        z = np.concatenate([xs, us], axis=1)[:, None, :] + dz[None]  # (P, 2(n+m), n+m)
-        f = self.step(z[..., :n].reshape(-1, n), z[..., n:].reshape(-1, m)).reshape(P, 2 * (n + m), n)
-        J = (f[:, : n + m] - f[:, n + m :]) / (2.0 * eps)  # (P, n+m, n): row j = df/dz_j
+        dxs = np.broadcast_to(dz[None, :, :n], (P, 2 * (n + m), n)).reshape(-1, n)
+        xz = self.retract(np.repeat(xs, 2 * (n + m), axis=0), dxs)
+        uz = (us[:, None, :] + dz[None, :, n:]).reshape(-1, m)
+        f = self.step(xz, uz).reshape(P, 2 * (n + m), self.nx)
+        plus, minus = f[:, : n + m].reshape(-1, self.nx), f[:, n + m :].reshape(-1, self.nx)
+        J = self.difference(plus, minus).reshape(P, n + m, n) / (2.0 * eps)  # row j = df/dz_j
         J = np.swapaxes(J, 1, 2)  # (P, n, n+m)
         return J[..., :n].reshape(*lead, n, n), J[..., n:].reshape(*lead, n, m)
 
@@ -108,46 +101,38 @@ class LinearizedDynamics:
     """x' = c + A (x - x_op) + B (u - u_op), c = f(x_op, u_op): the engine's control step
     linearized once about an operating point (for the crane: hanging at rest, u = 0).
 
-    env, joints: as EngineDynamics (kept as `.engine`); x_op (n,), u_op (m,) default to the
-    model's qpos0 at rest and zero control. A (n, n), B (n, m) by central differences with `eps`.
-    step and jacobians take any batch shape; the Jacobians are the same constants everywhere.
+    env: as EngineDynamics (kept as `.engine`); x_op (nq + nv,), u_op (m,) default to the
+    model's qpos0 at rest and zero control. A (2nv, 2nv), B (2nv, m) by central differences
+    with `eps`, in the tangent space. States here are tangent-space coordinates about x_op,
+    dx = x (-) x_op (`engine.difference`); for a model with only slide and hinge joints that is
+    x - x_op. step and jacobians take any batch shape; the Jacobians are constant.
     """
 
-    def __init__(self, env, joints: Sequence[str], x_op=None, u_op=None, eps: float = 1e-5):
-        self.engine = EngineDynamics(env, joints)
-        k = len(self.engine.joints)
+    def __init__(self, env, x_op=None, u_op=None, eps: float = 1e-5):
+        self.engine = EngineDynamics(env)
+        model = self.engine.model
         if x_op is None:
-            x_op = np.concatenate([self.engine.model.qpos0[self.engine._qadr], np.zeros(k)])
+            x_op = np.concatenate([model.qpos0, np.zeros(model.nv)])
         if u_op is None:
             u_op = np.zeros(self.engine.nu)
         self.x_op = np.asarray(x_op, dtype=np.float64).reshape(self.engine.nx)
         self.u_op = np.asarray(u_op, dtype=np.float64).reshape(self.engine.nu)
-        self.c = self.engine.step(self.x_op[None], self.u_op[None])[0]
+        # c in tangent coordinates about x_op: f(x_op, u_op) (-) x_op
+        f_op = self.engine.step(self.x_op[None], self.u_op[None])
+        self.c = self.engine.difference(f_op, self.x_op[None])[0]
         A, B = self.engine.jacobians(self.x_op, self.u_op, eps)
         self.A, self.B = A, B
         self._AT, self._BT = A.T.copy(), B.T.copy()
-        self._offset = self.c - self.x_op @ self._AT - self.u_op @ self._BT
+        self._offset = self.c - self.u_op @ self._BT
         self.dt = self.engine.dt
 
-    def step(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """(..., n), (..., m) -> (..., n)."""
-        return x @ self._AT + u @ self._BT + self._offset
+    def step(self, dx: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """(..., 2nv) tangent coordinates about x_op, (..., m) -> (..., 2nv)."""
+        return dx @ self._AT + u @ self._BT + self._offset
 
-    def jacobians(self, x: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """x (..., n), u (..., m) -> A (..., n, n), B (..., n, m) (read-only broadcast views)."""
-        lead = x.shape[:-1]
+    def jacobians(self, dx: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """dx (..., 2nv), u (..., m) -> A (..., 2nv, 2nv), B (..., 2nv, m) (read-only broadcast views)."""
+        lead = dx.shape[:-1]
         return np.broadcast_to(self.A, (*lead, *self.A.shape)), np.broadcast_to(
             self.B, (*lead, *self.B.shape)
         )
-
-
-def _motor_on_dof(model, dof: int) -> int:
-    """The one actuator with a joint transmission on `dof` (the motor an AccelerationDrive drives)."""
-    found = [
-        a
-        for a in range(model.nu)
-        if model.actuator_trntype[a] == T.TRN_JOINT and model.jnt_dofadr[model.actuator_trnid[a]] == dof
-    ]
-    if len(found) != 1:
-        raise ValueError(f"dof {dof}: expected exactly one joint-transmission actuator, found {len(found)}")
-    return found[0]

@@ -113,7 +113,7 @@ def test_linearization_matches_discretized_small_angle_model(env, crane):
 def test_engine_step_and_jacobians_match_nonlinear_model(env, crane):
     """Centred differences of the engine's control step at 3 states x 3 controls against the
     chain-rule Jacobian of the nonlinear model, tolerance relative to each entry (§39, §41)."""
-    dyn = EngineDynamics(env, ("trolley", "swing"))
+    dyn = EngineDynamics(env)
     states = np.array([[-10.0, 0.0, 0.0, 0.0], [-4.0, 0.3, 1.2, 0.5], [2.0, -0.6, -2.0, -1.0]])
     controls = np.array([-1.0, 0.3, 1.0])
     X = np.repeat(states, 3, axis=0)
@@ -134,7 +134,7 @@ def test_engine_step_and_jacobians_match_nonlinear_model(env, crane):
 
 def test_free_swing_frequency_and_period(env, crane):
     """Released at 0.01 rad with the trolley held (a = 0): omega = sqrt(g/L) = 1.808 rad/s."""
-    dyn = EngineDynamics(env, ("trolley", "swing"))
+    dyn = EngineDynamics(env)
     x = np.array([[-10.0, 0.01, 0.0, 0.0]])
     traj = [x[0]]
     for _ in range(400):  # 20 s
@@ -218,23 +218,14 @@ class ArmTask(Task):
 
     def bind(self, physics) -> None:
         super().bind(physics)
-        self.dofs = np.array([physics.joint_dof("shoulder"), physics.joint_dof("elbow")])
+        self._actuation = Actuation.force(physics, ["shoulder", "elbow"], self.limit)
 
     def actuation(self) -> Actuation:
-        return Actuation(
-            dofs=self.dofs, kind="force", low=np.full(2, -self.limit), high=np.full(2, self.limit)
-        )
+        return self._actuation
 
     def reset_rows(self, rows, rngs) -> None:
         self.physics.data.qpos[rows] = self.start
         self.physics.data.qvel[rows] = 0.0
-
-    def apply_action(self, action) -> None:
-        d = self.physics.data
-        d.qfrc_applied[:] = 0.0
-        d.qfrc_applied[:, self.dofs] = action
-        self.physics.sim.step(self.frame_skip)
-        self.physics.sim.forward()
 
     def reward(self, action):
         return np.zeros(len(action)), {}

@@ -1,0 +1,177 @@
+"""Actuation: how a task's action reaches the model (the actuation mask and its kind).
+
+One object decides what an action does, and everything that applies an action goes through
+its `apply`: the task's env step, the engine linearization MPC plans with, PoseHold and the
+tests. Component j of an action of k components means, by kind:
+
+| kind           | component j                                   | the engine runs                      |
+|----------------|-----------------------------------------------|--------------------------------------|
+| "ctrl"         | control of actuator j, [-1, 1] mapped onto    | ctrl written, then the steps         |
+|                | its ctrlrange (Gymnasium / dm_control tasks)  |                                      |
+| "force"        | generalized force on dof j (N or N m)         | qfrc_applied written, then the steps |
+| "acceleration" | commanded acceleration of dof j, through the  | engine.control.AccelerationDrive     |
+|                | motor on it (one dof; no constraint rows)     |                                      |
+| "pd_target"    | position target q*_j = default_j + scale_j a, | engine.control.PDDrive, every step:  |
+|                | [-1, 1] (legged robots: MuJoCo Playground,    | tau = clamp(kp (q* - q) - kd qdot    |
+|                | Isaac Lab)                                    | [+ g(q)], the motor's limits)        |
+
+`frame_skip` physics steps run per action, and the derived quantities (sensordata, ...)
+afterwards belong to the final state. Every driven dof belongs to a slide or hinge joint:
+a floating base (free joint) or a ball joint is never in the mask, and asking for one is an
+error naming it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from engine import types as T
+from engine.control import AccelerationDrive, ObservedStep, PDDrive, check_motor
+
+KINDS = ("ctrl", "force", "acceleration", "pd_target")
+
+
+class Actuation:
+    """An action's meaning for one model. Build it with a classmethod (`ctrl`, `force`,
+    `acceleration`, `pd_target`) from a Physics, which looks every name up once.
+
+    kind, dofs (k,), low and high (k,) action bounds, actuators (k,) (all but "force"),
+    and for "pd_target" default (k,), scale (k,), kp, kd (k,), gravity_compensation.
+    """
+
+    def __init__(
+        self,
+        model,
+        kind: str,
+        dofs,
+        low,
+        high,
+        actuators=None,
+        default=None,
+        scale=None,
+        kp=None,
+        kd=None,
+        gravity_compensation: bool = False,
+    ):
+        if kind not in KINDS:
+            raise ValueError(f"actuation kind must be one of {KINDS}, got {kind!r}")
+        self.kind = kind
+        self.dofs = np.asarray(dofs, dtype=np.int64).reshape(-1)
+        k = len(self.dofs)
+        self.low = np.broadcast_to(np.asarray(low, dtype=np.float64), (k,)).copy()
+        self.high = np.broadcast_to(np.asarray(high, dtype=np.float64), (k,)).copy()
+        self.actuators = None if actuators is None else np.asarray(actuators, dtype=np.int64).reshape(-1)
+        self.model = model
+        _check_mask(model, self.dofs)
+        if kind == "ctrl":
+            self._mid, self._half = _ctrl_mapping(model, self.actuators)
+            self._step = ObservedStep(model)
+        elif kind == "force":
+            self._step = ObservedStep(model)
+        elif kind == "acceleration":
+            if k != 1:
+                raise ValueError(f"an acceleration actuation drives one dof, got {k}")
+            self._drive = AccelerationDrive(model, int(self.actuators[0]))
+        else:
+            self.default = np.broadcast_to(np.asarray(default, dtype=np.float64), (k,)).copy()
+            self.scale = np.broadcast_to(np.asarray(scale, dtype=np.float64), (k,)).copy()
+            self._drive = PDDrive(model, self.actuators, kp, kd, gravity_compensation)
+            self.kp, self.kd = self._drive.kp, self._drive.kd
+            self.gravity_compensation = bool(gravity_compensation)
+        if kind in ("acceleration", "pd_target"):
+            driven = [check_motor(model, int(a), f"{kind} actuation")[1] for a in self.actuators]
+            if driven != self.dofs.tolist():
+                raise ValueError(f"actuators {self.actuators.tolist()} drive dofs {driven}, not {self.dofs}")
+
+    # --- builders (by name) ---------------------------------------------------------------------
+    @classmethod
+    def ctrl(cls, physics, actuators: Sequence[str]) -> Actuation:
+        """Actions in [-1, 1] mapped onto each named actuator's ctrlrange (actuators with a
+        joint transmission on a slide or hinge joint, of any gain and bias type)."""
+        model = physics.model
+        ids = [physics.actuator_id(a) for a in actuators]
+        for a, name in zip(ids, actuators, strict=True):
+            if model.actuator_trntype[a] != T.TRN_JOINT:
+                raise ValueError(f"actuator {name!r}: a 'ctrl' actuation needs a joint transmission")
+        dofs = [model.jnt_dofadr[model.actuator_trnid[a]] for a in ids]
+        return cls(model, "ctrl", dofs, -1.0, 1.0, actuators=ids)
+
+    @classmethod
+    def force(cls, physics, joints: Sequence[str], limit) -> Actuation:
+        """Generalized forces on the named joints, |action_j| <= limit_j."""
+        dofs = [physics.joint_dof(j) for j in joints]
+        limit = np.broadcast_to(np.asarray(limit, dtype=np.float64), (len(dofs),))
+        return cls(physics.model, "force", dofs, -limit, limit)
+
+    @classmethod
+    def acceleration(cls, physics, actuator: str, limit: float) -> Actuation:
+        """The commanded acceleration of the joint the named motor drives, |a| <= limit."""
+        a = physics.actuator_id(actuator)
+        dof = physics.model.jnt_dofadr[physics.model.actuator_trnid[a]]
+        return cls(physics.model, "acceleration", [dof], -limit, limit, actuators=[a])
+
+    @classmethod
+    def pd_target(
+        cls, physics, actuators: Sequence[str], kp, kd, scale, default=None, gravity_compensation=False
+    ) -> Actuation:
+        """Position targets q* = default + scale * action (action in [-1, 1]) for the joints
+        the named motors drive; default: the model's qpos0 at those joints."""
+        ids = [physics.actuator_id(a) for a in actuators]
+        model = physics.model
+        jnts = [int(model.actuator_trnid[a]) for a in ids]
+        dofs = [model.jnt_dofadr[j] for j in jnts]
+        if default is None:
+            default = [model.qpos0[model.jnt_qposadr[j]] for j in jnts]
+        return cls(model, "pd_target", dofs, -1.0, 1.0, ids, default, scale, kp, kd, gravity_compensation)
+
+    # --- applying an action ----------------------------------------------------------------------
+    def apply(self, sim, action: np.ndarray, nstep: int) -> None:
+        """Run nstep physics steps of every row of `sim` (a Simulator of this model) under
+        `action` (B, k), taken as it is (the env clips actions into the box beforehand)."""
+        a = np.asarray(action, dtype=np.float64).reshape(sim.batch, len(self.dofs))
+        d = sim.data
+        if self.kind == "ctrl":
+            d.ctrl[:, self.actuators] = self._mid + self._half * a
+            self._step.step(sim, nstep)
+        elif self.kind == "force":
+            d.qfrc_applied[:, self.dofs] = a
+            self._step.step(sim, nstep)
+        elif self.kind == "acceleration":
+            self._drive.step(sim, a, nstep)
+        else:
+            self._drive.step(sim, self.default + self.scale * a, nstep)
+
+    def __repr__(self) -> str:
+        return f"Actuation({self.kind!r}, dofs={self.dofs.tolist()}, low={self.low}, high={self.high})"
+
+
+def _check_mask(model, dofs: np.ndarray) -> None:
+    """Every dof exists and belongs to a slide or hinge joint (never a floating base)."""
+    for dof in dofs.tolist():
+        if not 0 <= dof < model.nv:
+            raise IndexError(f"dof {dof} out of range (model has {model.nv})")
+        jnt = int(model.dof_jntid[dof])
+        jtype = int(model.jnt_type[jnt])
+        if jtype == T.JNT_FREE:
+            raise ValueError(f"dof {dof} belongs to free joint {jnt}: a floating base is never actuated")
+        if jtype == T.JNT_BALL:
+            raise ValueError(f"dof {dof} belongs to ball joint {jnt}: the mask holds slide and hinge dofs")
+    if len(set(dofs.tolist())) != len(dofs):
+        raise ValueError(f"a dof appears twice in the actuation mask {dofs.tolist()}")
+
+
+def _ctrl_mapping(model, actuators) -> tuple[np.ndarray, np.ndarray]:
+    """(mid, half) so that ctrl = mid + half * action maps [-1, 1] onto each actuator's
+    ctrlrange; an actuator without a ctrlrange is refused (the box would be unbounded)."""
+    mids, halves = [], []
+    for a in np.asarray(actuators).tolist():
+        if not 0 <= a < model.nu:
+            raise IndexError(f"actuator {a} out of range (model has {model.nu})")
+        if not model.actuator_ctrllimited[a]:
+            raise ValueError(f"actuator {a} has no ctrlrange: a 'ctrl' action needs one to scale onto")
+        lo, hi = model.actuator_ctrlrange[a]
+        mids.append(0.5 * (lo + hi))
+        halves.append(0.5 * (hi - lo))
+    return np.array(mids), np.array(halves)
