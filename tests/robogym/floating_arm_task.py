@@ -1,0 +1,92 @@
+"""A test task with a floating base: assets/tests/floating_arm.xml (a free-floating box
+carrying a two-link arm) under "pd_target" actuation of its two hinges.
+
+Registered as `RoboDynTest/FloatingArm-v0` when this module is imported, so every check
+parametrized over the registered tasks runs on a model with a free joint too: named access
+to a free joint's pose and velocity in reset, a mask that holds the hinges but never the
+base, and the tangent-space linearization of a state with a quaternion.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+
+from robogym.actuation import Actuation
+from robogym.env import RoboDynEnv
+from robogym.task import Task
+from robogym.vector_env import RoboDynVectorEnv
+
+TASK_ID = "RoboDynTest/FloatingArm-v0"
+GOAL = np.array([0.55, 0.0, -0.1])  # tip position relative to the base, m
+
+
+class FloatingArmTask(Task):
+    """Reach GOAL (relative to the floating base) with the arm's tip; the base tumbles freely."""
+
+    model_file = "tests/floating_arm.xml"
+    frame_skip = 4  # 0.02 s
+    max_episode_steps = 200
+
+    def __init__(self, reach_weight: float = 1.0, control_weight: float = 0.01, reach_scale: float = 0.2):
+        self.reach_weight = float(reach_weight)
+        self.control_weight = float(control_weight)
+        self.reach_scale = float(reach_scale)
+
+    def bind(self, physics) -> None:
+        super().bind(physics)
+        self._actuation = Actuation.pd_target(
+            physics,
+            ["shoulder", "elbow"],
+            kp=[30.0, 12.0],
+            kd=[2.0, 0.8],
+            scale=1.5,
+            gravity_compensation=True,
+        )
+        self._base = physics.sensor("base_pos")
+        self._tip = physics.sensor("tip_pos")
+
+    def actuation(self) -> Actuation:
+        return self._actuation
+
+    def reset_rows(self, rows, rngs) -> None:
+        p = self.physics
+        for r, rng in zip(rows, rngs, strict=True):
+            q = rng.normal(size=4)
+            p.set_free_pose("base", [0.0, 0.0, 1.0], q, [r])
+            p.set_free_velocity("base", rng.uniform(-0.2, 0.2, 3), rng.uniform(-0.5, 0.5, 3), [r])
+            p.set_qpos("shoulder", rng.uniform(-0.5, 0.5), [r])
+            p.set_qpos("elbow", rng.uniform(-0.5, 0.5), [r])
+            p.set_qvel("shoulder", 0.0, [r])
+            p.set_qvel("elbow", 0.0, [r])
+
+    def tip_error(self) -> np.ndarray:
+        """(B,) distance of the tip from GOAL, relative to the base (m)."""
+        return np.linalg.norm(self._tip - self._base - GOAL, axis=1)
+
+    def reward(self, action):
+        terms = {
+            "reward_reach": self.reach_weight * np.exp(-self.tip_error() / self.reach_scale),
+            "reward_control": -self.control_weight * np.sum(action * action, axis=1),
+        }
+        return terms["reward_reach"] + terms["reward_control"], terms
+
+    def metrics(self) -> dict[str, np.ndarray]:
+        return {"tip_error": self.tip_error()}
+
+
+class FloatingArmEnv(RoboDynEnv):
+    task_class = FloatingArmTask
+
+
+class FloatingArmVectorEnv(RoboDynVectorEnv):
+    task_class = FloatingArmTask
+
+
+if TASK_ID not in gym.registry:
+    gym.register(
+        id=TASK_ID,
+        entry_point="tests.robogym.floating_arm_task:FloatingArmEnv",
+        vector_entry_point="tests.robogym.floating_arm_task:FloatingArmVectorEnv",
+        max_episode_steps=FloatingArmTask.max_episode_steps,
+    )
