@@ -71,9 +71,10 @@ class EngineDynamics:
         return np.concatenate([qpos, x[:, self.nq :] + dx[:, self.nv :]], axis=1)
 
     def difference(self, x1: np.ndarray, x0: np.ndarray) -> np.ndarray:
-        """x1 (-) x0: the (N, 2 nv) tangent vectors with x0 (+) (x1 (-) x0) = x1."""
+        """x1 (-) x0: the (N, 2 nv) tangent vectors with x0 (+) (x1 (-) x0) = x1 (a single x0
+        serves every row of x1)."""
         x1 = np.asarray(x1, dtype=np.float64).reshape(-1, self.nx)
-        x0 = np.asarray(x0, dtype=np.float64).reshape(-1, self.nx)
+        x0 = np.broadcast_to(np.asarray(x0, dtype=np.float64).reshape(-1, self.nx), x1.shape)
         dq = self._sim(1).differentiate_pos(x0[:, : self.nq], x1[:, : self.nq], 1.0)
         return np.concatenate([dq, x1[:, self.nq :] - x0[:, self.nq :]], axis=1)
 

@@ -152,3 +152,21 @@ class MPC:
         self.valid[rows] = True
         self.age[rows] = 0
         self.last, self.last_rows = plan, rows
+
+
+def task_mpc(env, Q, R, x_goal=None, u_goal=None, horizon: int = 40, **kwargs) -> MPC:
+    """iLQR MPC for any task: it plans on the engine's control step linearized about the
+    goal state x_goal = (qpos, qvel) (default: the model's qpos0 at rest) and control u_goal
+    (default 0), in the tangent space (LinearizedDynamics), and drives the whole state toward
+    the goal. Q (2nv, 2nv) weighs the tangent-space error x (-) x_goal (zero weights for
+    states the actuation cannot reach, such as a floating base's position), R (m, m) the
+    actions; the terminal cost is the infinite-horizon LQR value. kwargs go to MPC."""
+    from envs.baselines.linearize import LinearizedDynamics
+
+    dynamics = LinearizedDynamics(env, x_op=x_goal, u_op=u_goal)
+
+    def state(env) -> np.ndarray:
+        d = env.physics.data
+        return dynamics.engine.difference(np.concatenate([d.qpos, d.qvel], axis=1), dynamics.x_op)
+
+    return MPC(env, dynamics, state, Q=Q, R=R, horizon=horizon, **kwargs)

@@ -41,7 +41,6 @@ class FloatingArmTask(Task):
             kp=[30.0, 12.0],
             kd=[2.0, 0.8],
             scale=1.5,
-            gravity_compensation=True,
         )
         self._base = physics.sensor("base_pos")
         self._tip = physics.sensor("tip_pos")
