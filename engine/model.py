@@ -570,16 +570,7 @@ def _tree_dofnum(dof_parentid: np.ndarray) -> np.ndarray:
         if dof_parentid[i] >= 0:
             root[i] = root[dof_parentid[i]]
     counts = np.bincount(root, minlength=nv)
-    return _i(counts[root])
-
-
-def _f(a, shape=None) -> np.ndarray:
-    out = np.ascontiguousarray(np.array(a, dtype=FLOAT))
-    return out.reshape(shape) if shape is not None else out
-
-
-def _i(a) -> np.ndarray:
-    return np.ascontiguousarray(np.array(a, dtype=INT))
+    return counts[root]
 
 
 def _efc_capacity(mj: mujoco.MjModel, nconmax: int, cpair_dim: np.ndarray) -> int:
@@ -604,169 +595,72 @@ def _efc_capacity(mj: mujoco.MjModel, nconmax: int, cpair_dim: np.ndarray) -> in
 
 
 def model_from_mujoco(mj: mujoco.MjModel, nconmax: int | None = None) -> Model:
-    """Copy the static arrays of a compiled MjModel into an engine Model."""
-    rownnz, rowadr, colind = _m_sparsity(np.asarray(mj.dof_parentid))
+    """Copy the static arrays of a compiled MjModel into an engine Model.
+
+    Every field is converted to its declaration (dtype, and the fixed trailing dimensions:
+    MuJoCo keeps some arrays flat). A field with a counterpart of the same name in the MjModel
+    (`opt_*` in mj.opt, `stat_*` in mj.stat) is copied from it; the few the engine derives
+    or narrows are computed here (`_derived`)."""
+    if nconmax is not None and nconmax < 0:
+        raise ValueError(f"nconmax must be >= 0, got {nconmax}")
+    derived = _derived(mj, nconmax)
+    values = {}
+    for name, spec in MODEL_SPECS.items():
+        value = derived[name] if name in derived else _mujoco_field(mj, name)
+        values[name] = _as_declared(value, spec)
+    return Model(**values)
+
+
+def _mujoco_field(mj: mujoco.MjModel, name: str):
+    """The MjModel value a field of the same name copies (`opt_x` is mj.opt.x, `stat_x` is
+    mj.stat.x)."""
+    if name.startswith("opt_"):
+        return getattr(mj.opt, name[4:])
+    if name.startswith("stat_"):
+        return getattr(mj.stat, name[5:])
+    return getattr(mj, name)
+
+
+def _as_declared(value, spec):
+    """`value` as its declaration says: a Python int or float, or a C-contiguous array of the
+    declared dtype reshaped to the declared number of dimensions (fixed trailing sizes)."""
+    if spec is int:
+        return int(value)
+    if spec is float:
+        return float(value)
+    a = np.ascontiguousarray(np.asarray(value, dtype=spec.dtype))
+    trailing = spec.dims[1:]
+    if spec.ndim > 1 and all(isinstance(dim, int) for dim in trailing):
+        a = a.reshape(-1, *trailing)
+    elif spec.ndim == 1:
+        a = a.reshape(-1)
+    return a
+
+
+def _derived(mj: mujoco.MjModel, nconmax: int | None) -> dict:
+    """The fields the engine derives (M's sparsity, candidate contact pairs, capacities) or
+    narrows from MuJoCo's wider arrays (the first gear, transmission id and three gain and
+    bias parameters, which are all the engine's actuators use)."""
+    parent = np.asarray(mj.dof_parentid)
+    rownnz, rowadr, colind = _m_sparsity(parent)
     cpair = candidate_pairs(mj)
     if nconmax is None:
         nconmax = int(cpair["cpair_maxcon"].sum())
-    elif nconmax < 0:
-        raise ValueError(f"nconmax must be >= 0, got {nconmax}")
-    neq = int(mj.neq)
-    return Model(
-        nq=int(mj.nq),
-        nv=int(mj.nv),
-        nu=int(mj.nu),
-        na=0,
-        nbody=int(mj.nbody),
-        njnt=int(mj.njnt),
-        ngeom=int(mj.ngeom),
-        nsite=int(mj.nsite),
-        ntendon=int(mj.ntendon),
-        nwrap=int(mj.nwrap),
-        nsensor=int(mj.nsensor),
-        nsensordata=int(mj.nsensordata),
-        nM=int(rownnz.sum()),
-        opt_timestep=float(mj.opt.timestep),
-        opt_gravity=_f(mj.opt.gravity),
-        opt_wind=_f(mj.opt.wind),
-        opt_density=float(mj.opt.density),
-        opt_viscosity=float(mj.opt.viscosity),
-        opt_integrator=int(mj.opt.integrator),
-        opt_disableflags=int(mj.opt.disableflags),
-        opt_enableflags=int(mj.opt.enableflags),
-        opt_impratio=float(mj.opt.impratio),
-        opt_solver=int(mj.opt.solver),
-        opt_iterations=int(mj.opt.iterations),
-        opt_tolerance=float(mj.opt.tolerance),
-        opt_ls_iterations=int(mj.opt.ls_iterations),
-        opt_ls_tolerance=float(mj.opt.ls_tolerance),
-        stat_meaninertia=float(mj.stat.meaninertia),
-        body_parentid=_i(mj.body_parentid),
-        body_rootid=_i(mj.body_rootid),
-        body_weldid=_i(mj.body_weldid),
-        body_jntnum=_i(mj.body_jntnum),
-        body_jntadr=_i(mj.body_jntadr),
-        body_dofnum=_i(mj.body_dofnum),
-        body_dofadr=_i(mj.body_dofadr),
-        body_geomnum=_i(mj.body_geomnum),
-        body_geomadr=_i(mj.body_geomadr),
-        body_pos=_f(mj.body_pos, (-1, 3)),
-        body_quat=_f(mj.body_quat, (-1, 4)),
-        body_ipos=_f(mj.body_ipos, (-1, 3)),
-        body_iquat=_f(mj.body_iquat, (-1, 4)),
-        body_mass=_f(mj.body_mass),
-        body_subtreemass=_f(mj.body_subtreemass),
-        body_inertia=_f(mj.body_inertia, (-1, 3)),
-        body_invweight0=_f(mj.body_invweight0, (-1, 2)),
-        jnt_type=_i(mj.jnt_type),
-        jnt_qposadr=_i(mj.jnt_qposadr),
-        jnt_dofadr=_i(mj.jnt_dofadr),
-        jnt_bodyid=_i(mj.jnt_bodyid),
-        jnt_pos=_f(mj.jnt_pos, (-1, 3)),
-        jnt_axis=_f(mj.jnt_axis, (-1, 3)),
-        jnt_stiffness=_f(mj.jnt_stiffness),
-        jnt_limited=_i(mj.jnt_limited),
-        jnt_range=_f(mj.jnt_range, (-1, 2)),
-        jnt_margin=_f(mj.jnt_margin),
-        jnt_solref=_f(mj.jnt_solref, (-1, 2)),
-        jnt_solimp=_f(mj.jnt_solimp, (-1, 5)),
-        qpos0=_f(mj.qpos0),
-        qpos_spring=_f(mj.qpos_spring),
-        dof_bodyid=_i(mj.dof_bodyid),
-        dof_jntid=_i(mj.dof_jntid),
-        dof_parentid=_i(mj.dof_parentid),
-        dof_armature=_f(mj.dof_armature),
-        dof_damping=_f(mj.dof_damping),
-        dof_invweight0=_f(mj.dof_invweight0),
-        M_rownnz=rownnz,
-        M_rowadr=rowadr,
-        M_colind=colind,
-        D_mask=_d_mask(np.asarray(mj.dof_parentid)),
-        dof_treedofnum=_tree_dofnum(np.asarray(mj.dof_parentid)),
-        dof_treeid=_i(mj.dof_treeid),
-        geom_bodyid=_i(mj.geom_bodyid),
-        geom_pos=_f(mj.geom_pos, (-1, 3)),
-        geom_quat=_f(mj.geom_quat, (-1, 4)),
-        geom_type=_i(mj.geom_type),
-        geom_size=_f(mj.geom_size, (-1, 3)),
-        geom_contype=_i(mj.geom_contype),
-        geom_conaffinity=_i(mj.geom_conaffinity),
-        geom_condim=_i(mj.geom_condim),
-        geom_priority=_i(mj.geom_priority),
-        geom_solmix=_f(mj.geom_solmix),
-        geom_friction=_f(mj.geom_friction, (-1, 3)),
-        geom_solref=_f(mj.geom_solref, (-1, 2)),
-        geom_solimp=_f(mj.geom_solimp, (-1, 5)),
-        geom_margin=_f(mj.geom_margin),
-        geom_gap=_f(mj.geom_gap),
-        geom_rbound=_f(mj.geom_rbound),
-        site_bodyid=_i(mj.site_bodyid),
-        site_pos=_f(mj.site_pos, (-1, 3)),
-        site_quat=_f(mj.site_quat, (-1, 4)),
-        tendon_adr=_i(mj.tendon_adr),
-        tendon_num=_i(mj.tendon_num),
-        tendon_stiffness=_f(mj.tendon_stiffness),
-        tendon_damping=_f(mj.tendon_damping),
-        tendon_lengthspring=_f(mj.tendon_lengthspring, (-1, 2)),
-        tendon_limited=_i(mj.tendon_limited),
-        tendon_range=_f(mj.tendon_range, (-1, 2)),
-        tendon_margin=_f(mj.tendon_margin),
-        tendon_solref_lim=_f(mj.tendon_solref_lim, (-1, 2)),
-        tendon_solimp_lim=_f(mj.tendon_solimp_lim, (-1, 5)),
-        tendon_invweight0=_f(mj.tendon_invweight0),
-        wrap_objid=_i(mj.wrap_objid),
-        wrap_prm=_f(mj.wrap_prm),
-        actuator_trntype=_i(mj.actuator_trntype),
-        actuator_trnid=_i(np.asarray(mj.actuator_trnid).reshape(-1, 2)[:, 0]),
-        actuator_gear=_f(np.asarray(mj.actuator_gear).reshape(-1, 6)[:, 0]),
-        actuator_gaintype=_i(mj.actuator_gaintype),
-        actuator_gainprm=_f(np.asarray(mj.actuator_gainprm).reshape(-1, 10)[:, :3], (-1, 3)),
-        actuator_biastype=_i(mj.actuator_biastype),
-        actuator_biasprm=_f(np.asarray(mj.actuator_biasprm).reshape(-1, 10)[:, :3], (-1, 3)),
-        actuator_ctrllimited=_i(mj.actuator_ctrllimited),
-        actuator_ctrlrange=_f(mj.actuator_ctrlrange, (-1, 2)),
-        actuator_forcelimited=_i(mj.actuator_forcelimited),
-        actuator_forcerange=_f(mj.actuator_forcerange, (-1, 2)),
-        sensor_type=_i(mj.sensor_type),
-        sensor_objtype=_i(mj.sensor_objtype),
-        sensor_objid=_i(mj.sensor_objid),
-        sensor_reftype=_i(mj.sensor_reftype),
-        sensor_refid=_i(mj.sensor_refid),
-        sensor_adr=_i(mj.sensor_adr),
-        sensor_dim=_i(mj.sensor_dim),
-        sensor_cutoff=_f(mj.sensor_cutoff),
-        sensor_datatype=_i(mj.sensor_datatype),
-        npair=int(mj.npair),
-        pair_geom1=_i(mj.pair_geom1),
-        pair_geom2=_i(mj.pair_geom2),
-        pair_dim=_i(mj.pair_dim),
-        pair_friction=_f(mj.pair_friction, (-1, 5)),
-        pair_solref=_f(mj.pair_solref, (-1, 2)),
-        pair_solreffriction=_f(mj.pair_solreffriction, (-1, 2)),
-        pair_solimp=_f(mj.pair_solimp, (-1, 5)),
-        pair_margin=_f(mj.pair_margin),
-        pair_gap=_f(mj.pair_gap),
-        exclude_signature=_i(mj.exclude_signature),
-        neq=neq,
-        eq_type=_i(mj.eq_type),
-        eq_obj1id=_i(mj.eq_obj1id),
-        eq_obj2id=_i(mj.eq_obj2id),
-        eq_objtype=_i(mj.eq_objtype),
-        eq_active0=_i(mj.eq_active0),
-        eq_solref=_f(mj.eq_solref, (-1, 2)),
-        eq_solimp=_f(mj.eq_solimp, (-1, 5)),
-        eq_data=_f(mj.eq_data),
-        nconmax=int(nconmax),
-        cpair_geom=_i(cpair["cpair_geom"]).reshape(-1, 2),
-        cpair_ipair=_i(cpair["cpair_ipair"]),
-        cpair_maxcon=_i(cpair["cpair_maxcon"]),
-        cpair_margin=_f(cpair["cpair_margin"]),
-        cpair_gap=_f(cpair["cpair_gap"]),
-        cpair_dim=_i(cpair["cpair_dim"]),
-        cpair_friction=_f(cpair["cpair_friction"], (-1, 5)),
-        cpair_solref=_f(cpair["cpair_solref"], (-1, 2)),
-        cpair_solreffriction=_f(cpair["cpair_solreffriction"], (-1, 2)),
-        cpair_solimp=_f(cpair["cpair_solimp"], (-1, 5)),
-        cpair_refused=_i(cpair["refused"]).reshape(-1, 2),
-        nefcmax=_efc_capacity(mj, int(nconmax), cpair["cpair_dim"]),
-    )
+    out = {
+        "na": 0,
+        "nM": int(rownnz.sum()),
+        "M_rownnz": rownnz,
+        "M_rowadr": rowadr,
+        "M_colind": colind,
+        "D_mask": _d_mask(parent),
+        "dof_treedofnum": _tree_dofnum(parent),
+        "actuator_trnid": np.asarray(mj.actuator_trnid).reshape(-1, 2)[:, 0],
+        "actuator_gear": np.asarray(mj.actuator_gear).reshape(-1, 6)[:, 0],
+        "actuator_gainprm": np.asarray(mj.actuator_gainprm).reshape(-1, 10)[:, :3],
+        "actuator_biasprm": np.asarray(mj.actuator_biasprm).reshape(-1, 10)[:, :3],
+        "nconmax": int(nconmax),
+        "nefcmax": _efc_capacity(mj, int(nconmax), cpair["cpair_dim"]),
+        "cpair_refused": cpair["refused"],
+    }
+    out.update((k, v) for k, v in cpair.items() if k.startswith("cpair_"))
+    return out
