@@ -471,9 +471,6 @@ def print_compile(label: str, res: dict) -> None:
             "    call is compiled, and timed, with the first that needs it, so a later one that shares\n"
             "    it shows less)"
         )
-        labels = {e["label"] for r in res["models"].values() for e in r.get("entries", [])}
-        if "step.rollout_rows" not in labels:
-            print("    (a Simulator does not compile step.rollout_rows: the first rollout() does)")
 
 
 def print_compile_detail(name: str, r: dict) -> None:

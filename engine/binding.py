@@ -163,11 +163,20 @@ def units_for(model: Model) -> dict[str, Unit]:
 
 
 def _driver_entries() -> list:
-    """(entry, argtypes) every Simulator calls: forward and step."""
-    from engine.step import forward_rows, step_rows
+    """(entry, argtypes) every Simulator calls: engine.step.run_rows, for every job."""
+    from engine.step import run_rows
 
     i64 = types.int64
-    return [(forward_rows, (i64, i64, i64)), (step_rows, (i64, i64, i64, i64))]
+    f64 = types.float64
+    argtypes = (
+        *(i64,) * 6,  # model, data, job, nstep, drive, flags
+        types.Array(types.int32, 2, "C"),  # index (k, 2)
+        types.Array(f64, 2, "C"),  # gain (k, 2)
+        types.Array(f64, 2, "C"),  # target (B, k)
+        *(types.Array(f64, 3, "C"),) * 4,  # ctrl, qpos, qvel, sensordata (B, T, ...)
+        i64,  # nthread
+    )
+    return [(run_rows, argtypes)]
 
 
 def ensure_compiled(units, entries=()) -> None:

@@ -19,25 +19,9 @@ the last step.
 from __future__ import annotations
 
 import numpy as np
-from numba import types
 
 from engine import types as T
-from engine.binding import ensure_compiled
 from engine.model import Model
-from engine.step import drive_rows
-
-_I64 = types.int64
-_DRIVE_ARGTYPES = (
-    _I64,  # model address
-    _I64,  # data address
-    _I64,  # nstep
-    _I64,  # drive
-    _I64,  # flags
-    types.Array(types.int32, 2, "C"),  # index (k, 2)
-    types.Array(types.float64, 2, "C"),  # gain (k, 2)
-    types.Array(types.float64, 2, "C"),  # target (B, k)
-    _I64,  # nthread
-)
 
 
 def check_motor(model: Model, actuator, what: str) -> tuple[int, int]:
@@ -79,7 +63,6 @@ class _Drive:
         self._gain = np.ascontiguousarray(gain, dtype=np.float64).reshape(len(pairs), 2)
         self._flags = int(flags | T.STEP_OBSERVE_END)
         self._model = model
-        ensure_compiled((), [(drive_rows, _DRIVE_ARGTYPES)])
 
     def step(self, sim, command, nstep: int = 1) -> None:
         """Advance every row of `sim` by nstep physics steps under `command` ((B,) or
@@ -101,7 +84,7 @@ class _Drive:
         if isinstance(nstep, bool) or not isinstance(nstep, int | np.integer) or nstep < 1:
             raise ValueError(f"nstep must be an int >= 1, got {nstep!r}")
         target = np.ascontiguousarray(target)
-        sim.run("step", drive_rows, int(nstep), self.kind, self._flags, self._index, self._gain, target)
+        sim.drive(self.kind, self._flags, self._index, self._gain, target, int(nstep))
 
 
 class AccelerationDrive(_Drive):

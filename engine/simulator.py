@@ -13,10 +13,11 @@ from typing import NamedTuple
 import numpy as np
 
 from engine import api
+from engine import types as T
 from engine.binding import bind, check_model
 from engine.data import STATE_FIELDS, Data, make_data
 from engine.model import Model
-from engine.step import forward_rows, rollout_rows, step_rows
+from engine.step import JOB_FORWARD, JOB_ROLLOUT, JOB_STEP, run_rows
 
 
 class NonFiniteError(FloatingPointError):
@@ -74,6 +75,9 @@ class Simulator:
         self._bound = bind(model, make_data(model, int(batch)), sizes)
         self.nthread = api.default_threads(self.batch) if nthread is None else nthread
         self.nstep = 0  # steps taken by the whole batch since creation
+        # run_rows' arguments a job does not use: zero-sized, made once
+        self._no_drive = (np.zeros((0, 2), dtype=np.int32), np.zeros((0, 2)), np.zeros((self.batch, 0)))
+        self._no_rollout = np.zeros((self.batch, 0, 0))
 
     @property
     def model(self) -> Model:
@@ -112,7 +116,9 @@ class Simulator:
     # --- dynamics ------------------------------------------------------------------------
     def forward(self) -> None:
         """Every derived quantity at the current state, for every row (like mj_forward)."""
-        if api.call(forward_rows, self._bound, self._nthread):
+        none = self._no_rollout
+        job = (JOB_FORWARD, 0, T.DRIVE_NONE, 0, *self._no_drive, none, none, none, none)
+        if api.call(run_rows, self._bound, self._nthread, *job):
             self._raise("forward", self.nstep)
 
     def step(self, nstep: int = 1) -> None:
@@ -125,10 +131,7 @@ class Simulator:
         """
         if isinstance(nstep, bool) or not isinstance(nstep, int | np.integer) or nstep < 1:
             raise ValueError(f"nstep must be an int >= 1, got {nstep!r}")
-        start = self.nstep
-        self.nstep += int(nstep)
-        if api.call(step_rows, self._bound, self._nthread, int(nstep)):
-            self._raise("step", start)
+        self.drive(T.DRIVE_NONE, 0, *self._no_drive, int(nstep))
 
     def rollout(self, ctrl) -> Rollout:
         """Step every row through a control sequence in one call (like mujoco.rollout).
@@ -149,26 +152,30 @@ class Simulator:
         if not np.all(np.isfinite(c)):
             raise ValueError("ctrl contains NaN or inf; nothing was stepped")
         c = np.ascontiguousarray(c)
-        T = c.shape[1]
+        steps = c.shape[1]
         out = Rollout(
-            np.zeros((self.batch, T, m.nq)),
-            np.zeros((self.batch, T, m.nv)),
-            np.zeros((self.batch, T, m.nsensordata)),
+            np.zeros((self.batch, steps, m.nq)),
+            np.zeros((self.batch, steps, m.nv)),
+            np.zeros((self.batch, steps, m.nsensordata)),
         )
         start = self.nstep
-        self.nstep += T
-        if api.call(rollout_rows, self._bound, self._nthread, c, out.qpos, out.qvel, out.sensordata):
+        self.nstep += steps
+        job = (JOB_ROLLOUT, steps, T.DRIVE_NONE, 0, *self._no_drive, c, out.qpos, out.qvel, out.sensordata)
+        if api.call(run_rows, self._bound, self._nthread, *job):
             self._raise("step", start)
         return out
 
-    def run(self, what: str, entry, nstep: int, *args) -> None:
-        """Run a compiled driver entry `entry(model, data, nstep, *args, nthread)` over the
-        batch (engine.control's drives use it), count its nstep steps, and raise for rows it
-        flagged in data.status, as step() does."""
+    def drive(self, kind: int, flags: int, index, gain, target, nstep: int) -> None:
+        """nstep steps of every row with a drive between the velocity and the acceleration
+        stage of each (engine.step.step_row; engine.control's drives check the arguments and
+        call this): kind, flags, index (k, 2) int32, gain (k, 2), target (B, k), all
+        C-contiguous. Counts the steps and raises for failed rows as step() does."""
         start = self.nstep
         self.nstep += nstep
-        if api.call(entry, self._bound, self._nthread, nstep, *args):
-            self._raise(what, start)
+        none = self._no_rollout
+        job = (JOB_STEP, nstep, kind, flags, index, gain, target, none, none, none, none)
+        if api.call(run_rows, self._bound, self._nthread, *job):
+            self._raise("step", start)
 
     def collision(self) -> None:
         """Contacts of every row at the geom poses of the last forward() (like mj_collision):

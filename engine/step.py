@@ -21,6 +21,11 @@ from engine.drive import acceleration_drive, pd_drive
 from engine.jit import kernel, parallel_entry
 from engine.ptr import call_unit, data_at, model_at
 
+# what run_rows does to each row
+JOB_FORWARD = 0
+JOB_STEP = 1
+JOB_ROLLOUT = 2
+
 
 @kernel
 def acc_ok(m, d, b):
@@ -97,63 +102,6 @@ def block(B, nblock, k):
     return k * B // nblock, (k + 1) * B // nblock
 
 
-@parallel_entry
-def forward_rows(mp, dp, nthread):
-    """forward_row for every row; status 1 where qacc is not finite or contacts overflowed."""
-    m = model_at(mp)
-    d = data_at(dp)
-    B = d.status.shape[0]
-    if nthread > 1:
-        for k in prange(nthread):
-            lo, hi = block(B, nthread, k)
-            for b in range(lo, hi):
-                forward_row(m, d, b)
-                d.status[b] = 0 if acc_ok(m, d, b) else 1
-    else:
-        for b in range(B):
-            forward_row(m, d, b)
-            d.status[b] = 0 if acc_ok(m, d, b) else 1
-    return count_failed(d)
-
-
-@parallel_entry
-def step_rows(mp, dp, nstep, nthread):
-    """nstep steps of every row, no drive; a row stops before its first failed step (status:
-    its 1-based index within this call)."""
-    m = model_at(mp)
-    d = data_at(dp)
-    B = d.status.shape[0]
-    if nthread > 1:
-        for k in prange(nthread):
-            lo, hi = block(B, nthread, k)
-            for b in range(lo, hi):
-                index, gain, target = no_drive(d, b)
-                d.status[b] = step_row(m, d, b, nstep, T.DRIVE_NONE, 0, index, gain, target)
-    else:
-        for b in range(B):
-            index, gain, target = no_drive(d, b)
-            d.status[b] = step_row(m, d, b, nstep, T.DRIVE_NONE, 0, index, gain, target)
-    return count_failed(d)
-
-
-@parallel_entry
-def drive_rows(mp, dp, nstep, drive, flags, index, gain, target, nthread):
-    """nstep steps of every row with a drive (step_row); target (B, k) holds each row's
-    commands."""
-    m = model_at(mp)
-    d = data_at(dp)
-    B = d.status.shape[0]
-    if nthread > 1:
-        for k in prange(nthread):
-            lo, hi = block(B, nthread, k)
-            for b in range(lo, hi):
-                d.status[b] = step_row(m, d, b, nstep, drive, flags, index, gain, target[b])
-    else:
-        for b in range(B):
-            d.status[b] = step_row(m, d, b, nstep, drive, flags, index, gain, target[b])
-    return count_failed(d)
-
-
 @kernel
 def rollout_row(m, d, b, ctrl, qpos, qvel, sensordata):
     """len(ctrl) steps of row b with ctrl[t] applied at step t, recording the state after
@@ -174,19 +122,42 @@ def rollout_row(m, d, b, ctrl, qpos, qvel, sensordata):
     return 0
 
 
+@kernel
+def row_job(m, d, b, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, sensordata):
+    """One row's part of a call: JOB_FORWARD (forward_row; 1 if qacc is not finite or the
+    contacts overflowed), JOB_STEP (step_row with the drive) or JOB_ROLLOUT (rollout_row).
+    Returns the row's status."""
+    if job == JOB_FORWARD:
+        forward_row(m, d, b)
+        return 0 if acc_ok(m, d, b) else 1
+    if job == JOB_STEP:
+        return step_row(m, d, b, nstep, drive, flags, index, gain, target)
+    return rollout_row(m, d, b, ctrl, qpos, qvel, sensordata)
+
+
+@kernel
+def run_block(m, d, lo, hi, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, sensordata):
+    """row_job for rows lo..hi-1, each row's status into d.status."""
+    for b in range(lo, hi):
+        records = (ctrl[b], qpos[b], qvel[b], sensordata[b])
+        d.status[b] = row_job(m, d, b, job, nstep, drive, flags, index, gain, target[b], *records)
+
+
 @parallel_entry
-def rollout_rows(mp, dp, ctrl, qpos, qvel, sensordata, nthread):
-    """rollout_row for every row: ctrl (B, T, nu) -> qpos (B, T, nq), qvel (B, T, nv),
-    sensordata (B, T, nsensordata)."""
+def run_rows(mp, dp, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, sensordata, nthread):
+    """row_job for every row: the one entry Python calls to run the batch. target (B, k)
+    holds each row's drive commands; ctrl (B, T, nu), qpos, qvel, sensordata (B, T, ...) a
+    rollout's controls and records (zero-sized for the other jobs). With nthread > 1 the
+    rows are split into nthread contiguous blocks run on numba's threads. Returns the number
+    of rows whose status is not 0."""
     m = model_at(mp)
     d = data_at(dp)
     B = d.status.shape[0]
+    args = (job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, sensordata)
     if nthread > 1:
         for k in prange(nthread):
             lo, hi = block(B, nthread, k)
-            for b in range(lo, hi):
-                d.status[b] = rollout_row(m, d, b, ctrl[b], qpos[b], qvel[b], sensordata[b])
+            run_block(m, d, lo, hi, *args)
     else:
-        for b in range(B):
-            d.status[b] = rollout_row(m, d, b, ctrl[b], qpos[b], qvel[b], sensordata[b])
+        run_block(m, d, 0, B, *args)
     return count_failed(d)
