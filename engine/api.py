@@ -26,7 +26,7 @@ from engine.forward import fwd_position, fwd_velocity
 from engine.jacobian import apply_ft, jac
 from engine.jit import entry
 from engine.model import UnsupportedModelError
-from engine.ptr import call_unit, data_at, model_at
+from engine.ptr import UNIT_SIGNATURE, call_unit, data_at, model_at
 from engine.rne import rne
 from engine.solver import constraint_update
 from engine.spatial import sub_quat
@@ -113,7 +113,7 @@ def collision(bound: Bound) -> None:
             for (g1, g2), (t1, t2) in zip(m.cpair_refused, names, strict=False)
         )
         raise UnsupportedModelError(f"collision: {pairs} can collide, but that type pair is not implemented")
-    _collision_rows(bound.model_address, bound.data_address, collision_unit.address())
+    _collision_rows(bound.model_address, bound.data_address, collision_unit.address(UNIT_SIGNATURE))
     lost = np.flatnonzero(d.contact_lost)
     if len(lost):
         raise overflow_error(m, d, lost)

@@ -25,7 +25,7 @@ from engine.fields import ArraySpec
 from engine.jit import Unit, entry_is_cached
 from engine.model import MODEL_SPECS, Model
 from engine.notice import compiling
-from engine.ptr import DATA_PTR, MODEL_PTR, UNITS
+from engine.ptr import DATA_PTR, MODEL_PTR, UNIT_SIGNATURE, UNITS
 
 
 class BindingError(ValueError):
@@ -182,14 +182,14 @@ def _driver_entries() -> list:
 def ensure_compiled(units, entries=()) -> None:
     """Compile (or load from the cache) `units` and `entries` ((dispatcher, argtypes)),
     telling the user first if anything has to be compiled."""
-    todo_units = [u for u in units if not u.is_cached()]
+    todo_units = [u for u in units if not u.is_cached(UNIT_SIGNATURE)]
     todo_entries = [(e, a) for e, a in entries if not entry_is_cached(e, a)]
     labels = [u.label for u in todo_units] + [
         f"{e.__module__.removeprefix('engine.')}.{e.__name__}" for e, _ in todo_entries
     ]
     with compiling(labels):
         for u in units:
-            u.address()
+            u.address(UNIT_SIGNATURE)
         for e, argtypes in entries:
             e.compile(argtypes)
 
@@ -208,7 +208,7 @@ class Bound:
         units = units_for(model)
         ensure_compiled(units.values(), _driver_entries())
         addresses = {f"unit_{slot}": 0 for slot in UNITS}
-        addresses.update({f"unit_{slot}": u.address() for slot, u in units.items()})
+        addresses.update({f"unit_{slot}": u.address(UNIT_SIGNATURE) for slot, u in units.items()})
         self.model = model
         self.data = data
         self.model_record = _record(model, MODEL_PTR, addresses)

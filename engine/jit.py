@@ -53,8 +53,9 @@ def parallel_entry(fn):
 class Unit:
     """A pipeline stage compiled on its own as `void f(ModelPtr m, DataPtr d, int64 row)`.
 
-    Compiled (or loaded from the on-disk cache) the first time `address()` is asked for,
-    that is when a Simulator is built for a model that needs it.
+    Compiled (or loaded from the on-disk cache) the first time `address(signature)` is asked
+    for, that is when a Simulator is built for a model that needs it; the caller passes the
+    C signature (engine.ptr.UNIT_SIGNATURE), so this module needs nothing above it.
     """
 
     def __init__(self, fn):
@@ -72,13 +73,11 @@ class Unit:
     def label(self) -> str:
         return f"{self.__module__.removeprefix('engine.')}.{self.__name__}"
 
-    def _compiler(self):
+    def _compiler(self, signature):
         if self._cfunc is None:
             from numba.core.ccallback import CFunc
 
-            from engine.ptr import UNIT_SIGNATURE
-
-            sig = (UNIT_SIGNATURE.args, UNIT_SIGNATURE.return_type)
+            sig = (signature.args, signature.return_type)
             cfunc = CFunc(self.py_func, sig, locals={}, options=dict(JIT_OPTIONS))
             cfunc.enable_caching()
             self._cfunc = cfunc
@@ -87,16 +86,16 @@ class Unit:
     def is_compiled(self) -> bool:
         return self._cfunc is not None and self._cfunc.address is not None
 
-    def is_cached(self) -> bool:
+    def is_cached(self, signature) -> bool:
         """True if compiled in this process or loadable from the on-disk cache."""
         if self.is_compiled():
             return True
-        cfunc = self._compiler()
+        cfunc = self._compiler(signature)
         return cfunc._cache.load_overload(cfunc._sig, cfunc._targetdescr.target_context) is not None
 
-    def address(self) -> int:
+    def address(self, signature) -> int:
         """The C function's address (compiling or loading it on first use)."""
-        cfunc = self._compiler()
+        cfunc = self._compiler(signature)
         if cfunc.address is None:
             cfunc.compile()
         return int(cfunc.address)
