@@ -14,12 +14,15 @@ import mujoco
 import numpy as np
 
 import engine
+import robodyn_assets
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
+# the MJCF models: assets/ in the repository, installed as the package robodyn_assets
+ASSETS = Path(robodyn_assets.__file__).resolve().parent
 
 
 def asset_path(name: str) -> Path:
-    """Absolute path of a model file in the project's assets/ directory."""
+    """Absolute path of a model file among the project's MJCF assets (the robodyn_assets
+    package: assets/ in the repository, package data in an installed wheel)."""
     path = ASSETS / name
     if not path.is_file():
         raise FileNotFoundError(f"no asset {name!r} in {ASSETS}")

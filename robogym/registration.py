@@ -10,6 +10,10 @@ import gymnasium as gym
 
 @dataclass(frozen=True)
 class TaskEntry:
+    """One registered task. `max_episode_steps` is the episode length Gymnasium applies: the
+    TimeLimit of gym.make and the truncation gym.make_vec hands the native vector env; it is
+    read here, before any task module is imported."""
+
     id: str
     entry_point: str  # single gymnasium.Env
     vector_entry_point: str  # native RoboDynVectorEnv

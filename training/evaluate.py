@@ -8,7 +8,7 @@ row runs it, so the per-episode results do not depend on num_envs (for a policy 
 rows independently). Rows left over once every episode has started keep stepping, and their
 results are dropped.
 
-Policies follow the baselines' protocol:
+Policies follow the baselines' protocol (`envs.baselines.Policy`):
 
     class Policy:
         def reset(self, env, rows: np.ndarray) -> None: ...  # rows whose episodes (re)started
@@ -25,26 +25,20 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import gymnasium as gym
+import mujoco
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-import robogym
-from robogym.task import Task
+from envs.baselines import BASELINES, Policy, make_baseline
 
 SB3_ALGOS = ("PPO", "SAC", "TD3", "A2C", "DDPG")
 
 
 class PolicyError(ValueError):
     """A policy name or file that cannot be turned into a policy."""
-
-
-class Policy(Protocol):
-    def reset(self, env, rows: np.ndarray) -> None: ...
-
-    def act(self, env, obs: np.ndarray) -> np.ndarray: ...
 
 
 # --- policies ----------------------------------------------------------------------------------
@@ -137,85 +131,39 @@ def make_policy(spec, env, seed: int | None = None) -> tuple[str, Policy]:
         if want != got:
             raise PolicyError(f"{spec!r} was trained on observations of shape {got}; this env's are {want}")
         return Path(spec).stem, policy
-    try:
-        from envs import baselines
-    except ImportError as e:
-        raise PolicyError(
-            f"unknown policy {spec!r}: not 'random' or a .zip file, and the baselines (envs.baselines) "
-            f"cannot be imported ({e})"
-        ) from None
-    names = getattr(baselines, "BASELINES", None)
-    if names is None or not hasattr(baselines, "make_baseline"):
-        raise PolicyError(f"unknown policy {spec!r}: envs.baselines defines no BASELINES/make_baseline yet")
-    if spec not in names:
-        known = ", ".join(["random", *names, "FILE.zip"])
+    if spec not in BASELINES:
+        known = ", ".join(["random", *BASELINES, "FILE.zip"])
         raise PolicyError(f"unknown policy {spec!r}; choose one of {known}")
     try:
-        return spec, baselines.make_baseline(spec, env)
+        return spec, make_baseline(spec, env)
     except ValueError as e:  # e.g. a task without that baseline
         raise PolicyError(str(e)) from None
 
 
 # --- names of observation and action components ------------------------------------------------
-def component_names(vec_env, kind: str) -> tuple[list[str], list[str]]:
-    """(names, units) of the components of the observation (kind="obs") or the action
-    (kind="action"), read from the env class docstring's "Observation Space"/"Action Space"
-    table (Gymnasium's layout: | Num | name | ... | Unit |); for observations without one,
-    the model's sensor names when the task observes its sensor vector; else obs[i]/action[i]."""
-    space = vec_env.single_observation_space if kind == "obs" else vec_env.single_action_space
-    n = int(np.prod(space.shape))
-    heading = "Observation Space" if kind == "obs" else "Action Space"
-    table = _doc_table(type(vec_env.unwrapped).__doc__ or "", heading, n)
-    if table is not None:
-        return table
-    label = "obs" if kind == "obs" else "action"
-    if kind == "obs":
-        sensors = _sensor_names(vec_env.unwrapped, n)
-        if sensors is not None:
-            return sensors, [""] * n
-    return [f"{label}[{i}]" for i in range(n)], [""] * n
-
-
-def _doc_table(doc: str, heading: str, n: int) -> tuple[list[str], list[str]] | None:
-    m = re.search(rf"^##\s*{heading}\s*$(.*?)(?=^##\s|\Z)", doc, flags=re.M | re.S)
-    if not m:
-        return None
-    rows = [
-        [c.strip() for c in line.strip().strip("|").split("|")]
-        for line in m.group(1).splitlines()
-        if line.strip().startswith("|")
-    ]
-    if len(rows) < 3:
-        return None
-    header = [h.lower() for h in rows[0]]
-    unit_col = header.index("unit") if "unit" in header else None
-    names, units = [""] * n, [""] * n
-    for cells in rows[2:]:
-        span = re.fullmatch(r"(\d+)(?:\s*[-–]\s*(\d+))?", cells[0])
-        if not span or len(cells) < 2:
-            return None
-        lo, hi = int(span.group(1)), int(span.group(2) or span.group(1))
-        for i in range(lo, hi + 1):
-            if i >= n:
-                return None
-            names[i] = cells[1] if lo == hi else f"{cells[1]} [{i - lo}]"
-            units[i] = cells[unit_col] if unit_col is not None and unit_col < len(cells) else ""
-    return (names, units) if all(names) else None
-
-
-def _sensor_names(env, n: int) -> list[str] | None:
-    task = getattr(env, "task", None)
-    if task is None or type(task).observe is not Task.observe:
-        return None
-    mj = task.physics.mj_model
-    if mj.nsensordata != n:
-        return None
-    names = []
-    for i in range(mj.nsensor):
-        name = mj.sensor(i).name or f"sensor{i}"
-        dim = int(mj.sensor_dim[i])
-        names += [name] if dim == 1 else [f"{name}[{j}]" for j in range(dim)]
+def observation_names(vec_env) -> list[str]:
+    """A name for every observation component, from the task's observation_names() (by
+    default the model's sensor names); a ValueError if their number is not the observation's."""
+    task = vec_env.unwrapped.task
+    names = list(task.observation_names())
+    n = int(np.prod(vec_env.single_observation_space.shape))
+    if len(names) != n:
+        raise ValueError(
+            f"{type(task).__name__}.observation_names() gives {len(names)} names for {n} observation "
+            "components: a task whose observe() is not the sensor vector names its own components"
+        )
     return names
+
+
+def action_names(vec_env) -> list[str]:
+    """A name for every action component: the joint of the dof it drives (the task's
+    actuation mask), named in the model."""
+    task = vec_env.unwrapped.task
+    mj = vec_env.unwrapped.physics.mj_model
+    return [
+        mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_JOINT, int(mj.dof_jntid[dof])) or f"dof {dof}"
+        for dof in task.actuation().dofs
+    ]
 
 
 # --- results -----------------------------------------------------------------------------------
@@ -243,9 +191,7 @@ class EvalResults:
     episodes: list[dict]  # {"episode", "seed", "return", "length", "terminated", "truncated", "final": {...}}
     trajectories: list[Trajectory]
     obs_names: list[str]
-    obs_units: list[str]
     action_names: list[str]
-    action_units: list[str]
     metric_names: list[str]
     seconds: float
 
@@ -313,9 +259,11 @@ def evaluate(
 
 
 def _run(env, env_id, label, pol, episodes, seed, env_kwargs, record, progress) -> EvalResults:
+    """The evaluation loop of `evaluate` on an open vector env with autoreset disabled."""
     t0 = time.perf_counter()
     n = env.num_envs
     task = env.unwrapped.task
+    obs_names, act_names = observation_names(env), action_names(env)
     metric_names = list(task.metrics().keys())
     ep_seed = (lambda k: None) if seed is None else (lambda k: int(seed) + k)
 
@@ -376,8 +324,6 @@ def _run(env, env_id, label, pol, episodes, seed, env_kwargs, record, progress) 
         pol.reset(env, done)
         _start_records(traj, row_ep, done, obs, info, metric_names, record)
 
-    obs_names, obs_units = component_names(env, "obs")
-    act_names, act_units = component_names(env, "action")
     dt = env.unwrapped.dt
     trajectories = []
     for k in sorted(traj):
@@ -402,15 +348,15 @@ def _run(env, env_id, label, pol, episodes, seed, env_kwargs, record, progress) 
         episodes=[results[k] for k in range(episodes)],
         trajectories=trajectories,
         obs_names=obs_names,
-        obs_units=obs_units,
         action_names=act_names,
-        action_units=act_units,
         metric_names=metric_names,
         seconds=time.perf_counter() - t0,
     )
 
 
 def _start_records(traj, row_ep, rows, obs, info, metric_names, record) -> None:
+    """Open a trajectory record, from its reset observation, for each of `rows` whose new
+    episode is one of the first `record`."""
     for r in rows:
         k = int(row_ep[r])
         if 0 <= k < record:
@@ -420,7 +366,3 @@ def _start_records(traj, row_ep, rows, obs, info, metric_names, record) -> None:
                 "rewards": [],
                 "metrics": {m: [float(info[m][r])] for m in metric_names},
             }
-
-
-def known_env_ids() -> list[str]:
-    return [t.id for t in robogym.TASKS]

@@ -2,8 +2,8 @@
 
 - `plot_trajectories`: every observation component, task metric and action component
   against time, one line per policy (its first recorded episode), panels titled with the
-  task's observation/action table names and units. Components constant in every policy's
-  run (e.g. the payload's y) are left out.
+  task's observation names and the joints the action drives. Components constant in every
+  policy's run (e.g. the payload's y) are left out.
 - `plot_final_metrics`: per task metric, a bar per policy with the mean value at the end of
   the episodes (whiskers: min and max), on a log axis when the bars span decades; for the
   crane, swing_amplitude is the residual swing and position_error the final position error.
@@ -29,25 +29,23 @@ def plot_trajectories(results: list[EvalResults], path: str | Path, episode: int
     if not runs:
         raise ValueError(f"no policy recorded episode {episode}; evaluate with record > {episode}")
     first = runs[0][0]
-    panels = []  # (title, unit, [(policy, t, y)])
-    for i, (name, unit) in enumerate(zip(first.obs_names, first.obs_units, strict=True)):
-        panels.append((name, unit, [(r.policy, t.time, t.obs[:, i]) for r, t in runs]))
+    panels = []  # (title, [(policy, t, y)])
+    for i, name in enumerate(first.obs_names):
+        panels.append((name, [(r.policy, t.time, t.obs[:, i]) for r, t in runs]))
     for m in first.metric_names:
-        panels.append((m, "", [(r.policy, t.time, t.metrics[m]) for r, t in runs]))
-    for i, (name, unit) in enumerate(zip(first.action_names, first.action_units, strict=True)):
-        panels.append((f"action: {name}", unit, [(r.policy, t.time[:-1], t.actions[:, i]) for r, t in runs]))
-    panels = [p for p in panels if any(np.ptp(y) > 1e-9 for _, _, y in p[2])]
+        panels.append((m, [(r.policy, t.time, t.metrics[m]) for r, t in runs]))
+    for i, name in enumerate(first.action_names):
+        panels.append((f"action: {name}", [(r.policy, t.time[:-1], t.actions[:, i]) for r, t in runs]))
+    panels = [p for p in panels if any(np.ptp(y) > 1e-9 for _, _, y in p[1])]
 
     rows = math.ceil(len(panels) / COLUMNS)
     fig = Figure(figsize=(5.0 * COLUMNS, 2.8 * rows), layout="constrained")
     axes = fig.subplots(rows, COLUMNS, squeeze=False).ravel()
-    for ax, (title, unit, lines) in zip(axes, panels, strict=False):
+    for ax, (title, lines) in zip(axes, panels, strict=False):
         for policy, x, y in lines:
             ax.plot(x, y, label=policy, lw=1.2)
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("time (s)", fontsize=8)
-        if unit:
-            ax.set_ylabel(unit, fontsize=8)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
     for ax in axes[len(panels) :]:

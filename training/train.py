@@ -199,13 +199,6 @@ def train(
 
 
 def _gamma(algo: str, algo_kwargs: dict | None) -> float:
+    """The discount VecNormalize uses for returns: the algorithm's, as algo_kwargs set it."""
     defaults = PPO_DEFAULTS if algo == "ppo" else SAC_DEFAULTS
     return float((algo_kwargs or {}).get("gamma", defaults["gamma"]))
-
-
-if __name__ == "__main__":
-    import sys
-
-    from robogym.cli import main
-
-    sys.exit(main(["train", *sys.argv[1:]]))

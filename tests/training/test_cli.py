@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robogym.cli import main
 from tests.helpers import REPO
+from training.cli import main
 from training.evaluate import evaluate
 from training.plots import plot_final_metrics
 
@@ -134,8 +134,9 @@ def test_evaluate_resets_the_policy_on_restarted_rows():
     assert [e["length"] for e in res.episodes] == [30] * 5
     # all 3 rows start; after 30 steps all 3 restart (2 new episodes + 1 idle row); after 60 the run ends
     assert [r.tolist() for r in pol.restarts] == [[0, 1, 2], [0, 1, 2]]
-    assert res.obs_names[0] == "trolley position relative to the target" and res.obs_units[1] == "rad"
-    assert res.action_names == ["commanded trolley acceleration"]
+    assert res.obs_names[:4] == ["trolley_pos", "swing_angle", "trolley_vel", "swing_rate"]
+    assert res.obs_names[4:] == ["payload_pos[0]", "payload_pos[1]", "payload_pos[2]"]
+    assert res.action_names == ["trolley"]  # the joint the acceleration drives
     assert res.summary()["success_rate"] == 0.0  # 30 steps (1.5 s) cannot carry the load 10 m
 
 
@@ -150,16 +151,13 @@ def test_unknown_env_and_policy_exit_2(capsys):
 
 
 def test_command_line_exit_code_and_message():
-    cmd = [sys.executable, "-m", "robogym.cli", "eval", "Nope-v0", "--policy", "random"]
+    cmd = [sys.executable, "-m", "training.cli", "eval", "Nope-v0", "--policy", "random"]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "robodyn: error: unknown environment id" in proc.stderr and "RoboDyn/Crane-v0" in proc.stderr
 
 
 def test_baselines_through_evaluate():
-    baselines = pytest.importorskip("envs.baselines")
-    if not hasattr(baselines, "BASELINES"):
-        pytest.skip("envs.baselines defines no BASELINES yet")
     fixed = {"reset_noise_scale": 0.0}
     pd, mpc = (
         evaluate(ENV_ID, name, episodes=1, num_envs=1, seed=0, env_kwargs=fixed) for name in ("pd", "mpc")
@@ -199,7 +197,7 @@ def test_final_metrics_plot_of_identical_episodes(tmp_path):
 
 
 def test_eval_without_policy_compares_baselines_and_saved_policies():
-    from robogym.cli import SAVED_POLICIES, default_policies
+    from training.cli import SAVED_POLICIES, default_policies
 
     specs = default_policies(ENV_ID)
     assert specs[:2] == ["pd", "mpc"]

@@ -1,4 +1,4 @@
-"""The `robodyn` command.
+"""The `robodyn` command (the `robodyn` console script, or `python -m training.cli`).
 
     robodyn list
     robodyn eval RoboDyn/Crane-v0 --policy pd --policy runs/crane/ppo.zip --episodes 20 --fixed
@@ -9,6 +9,9 @@ success) and writes results.json, trajectories.npz, trajectories.png and final_m
 into --out (default runs/eval-<env>). An unknown env id or policy is reported on stderr
 with exit code 2. stable-baselines3 and torch (the `train` extra) are imported only by
 `train` and by `eval` of a .zip policy.
+
+It lives in training/, the top layer, because it drives training.evaluate, training.plots,
+training.train and the baselines of envs/.
 """
 
 from __future__ import annotations
@@ -26,10 +29,13 @@ class CLIError(Exception):
     """A usage error reported as `robodyn: error: ...` with exit code 2."""
 
 
-SAVED_POLICIES = Path(__file__).resolve().parent.parent / "training" / "policies"
+# the trained models shipped inside the training package (package data of the wheel)
+SAVED_POLICIES = Path(__file__).resolve().parent / "policies"
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line `argv` (default sys.argv[1:]); returns the exit code, 2 after a
+    usage error reported on stderr."""
     parser = _parser()
     args = parser.parse_args(argv)
     try:
@@ -89,6 +95,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _env_id(name: str) -> str:
+    """The registered id `name` names (with or without the RoboDyn/ namespace)."""
     from robogym import TASKS
 
     ids = [t.id for t in TASKS]
@@ -100,11 +107,13 @@ def _env_id(name: str) -> str:
 
 
 def _slug(env_id: str) -> str:
+    """The id without its namespace, for default output directory names."""
     return env_id.split("/")[-1]
 
 
 # --- list --------------------------------------------------------------------------------------
 def cmd_list(args) -> int:
+    """Print every registered environment id with its one-line summary."""
     from robogym import TASKS
 
     width = max(len(t.id) for t in TASKS)
@@ -115,6 +124,7 @@ def cmd_list(args) -> int:
 
 # --- eval --------------------------------------------------------------------------------------
 def cmd_eval(args) -> int:
+    """Evaluate each policy, print the comparison table and write the JSON, NPZ and PNG files."""
     from training.evaluate import PolicyError, evaluate
     from training.plots import plot_final_metrics, plot_trajectories
 
@@ -153,7 +163,7 @@ def cmd_eval(args) -> int:
     _unique_labels(results, args.policy)
 
     print()
-    print(format_table(results))
+    print(results_table(results))
     out.mkdir(parents=True, exist_ok=True)
     doc = {
         "env_id": env_id,
@@ -189,6 +199,7 @@ def default_policies(env_id: str) -> list[str]:
 
 
 def _progress(done: int, total: int) -> None:
+    """Show how many episodes have finished, on one rewritten line."""
     print(f"\r  {done}/{total} episodes", end="", flush=True)
 
 
@@ -207,9 +218,18 @@ def _unique_labels(results, specs) -> None:
             r.policy = f"{r.policy}#{n + 1}"
 
 
-def format_table(results) -> str:
-    """Policy, episodes, mean return, then the mean (max) final value of every task metric,
-    and the success rate when the task defines success."""
+def format_table(header: list[str], rows: list[list[str]]) -> str:
+    """A plain-text table: every column padded to its widest cell, the header underlined with
+    dashes."""
+    widths = [max(len(x) for x in col) for col in zip(header, *rows, strict=True)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in [header, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def results_table(results) -> str:
+    """The table `eval` prints: policy, episodes, mean return, then the mean (max) final value
+    of every task metric, and the success rate when the task defines success."""
     metrics = [m for m in results[0].metric_names if m != "success"]  # shown as the success rate
     header = ["policy", "episodes", "mean return", *(f"final {m}" for m in metrics)]
     has_success = any(r.summary()["success_rate"] is not None for r in results)
@@ -223,14 +243,11 @@ def format_table(results) -> str:
         if has_success:
             row.append("-" if s["success_rate"] is None else f"{100 * s['success_rate']:.0f}%")
         rows.append(row)
-    widths = [max(len(x) for x in col) for col in zip(header, *rows, strict=True)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in [header, *rows]]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    lines.append("(final metrics: mean over episodes, max in brackets)")
-    return "\n".join(lines)
+    return format_table(header, rows) + "\n(final metrics: mean over episodes, max in brackets)"
 
 
 def _save_trajectories(results, path: Path) -> None:
+    """Write every recorded episode's arrays to one .npz, keyed <policy>/episode<k>/<array>."""
     arrays = {}
     for r in results:
         for t in r.trajectories:
@@ -246,6 +263,7 @@ def _save_trajectories(results, path: Path) -> None:
 
 # --- train -------------------------------------------------------------------------------------
 def cmd_train(args) -> int:
+    """Train a model with training.train after checking the arguments and the `train` extra."""
     env_id = _env_id(args.env)
     if args.timesteps < 1 or args.num_envs < 1:
         raise CLIError("--timesteps and --num-envs must be >= 1")

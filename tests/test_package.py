@@ -1,0 +1,146 @@
+"""A wheel built from the repository carries everything RoboDyn needs and works from any
+directory, without the repository.
+
+What this test does, and so proves:
+
+1. copies what the build reads (pyproject.toml, README.md and the directories engine/,
+   robogym/, envs/, training/ and assets/, without compiled caches) from the working tree
+   to a temporary directory, so no earlier build/ directory can leak into the wheel, and
+   builds a wheel from that copy with `pip wheel --no-deps --no-build-isolation` (this
+   environment's setuptools, so no network), as `pip install .` or `pip install git+URL`
+   would build it;
+2. reads the wheel: every module of engine/, robogym/, envs/ and training/ is in it, every
+   MJCF file of assets/ and assets/tests/ is in it as package data of `robodyn_assets`,
+   every file of training/policies/ as package data of `training`, and the `robodyn`
+   console script points at training.cli:main;
+3. installs the wheel with `pip install --no-deps --target INSTALL` and runs ONE Python
+   subprocess with `python -S` (no site: the editable install's finder, registered by a .pth
+   file, is never loaded) and PYTHONPATH=INSTALL:<this environment's site-packages> (for
+   numpy, numba, mujoco, gymnasium, stable-baselines3, torch, matplotlib), from a temporary
+   working directory outside the repository. In it, every project package and
+   `robogym.physics.asset_path` resolve under INSTALL and the repository is not on sys.path;
+   every task of robogym.TASKS is made and stepped; and the generated console script
+   INSTALL/bin/robodyn runs `robodyn eval RoboDyn/Crane-v0 --fixed --episodes 2`, which
+   finds the crane's saved PPO policy inside the installed training package and writes its
+   results to the working directory.
+
+What it does not prove: that pip resolves the dependencies declared in pyproject.toml (they
+come from this environment, not from an install of the wheel's metadata). The subprocess
+compiles the engine's kernels afresh for the installed copy (about 20 s on two cores).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+from tests.helpers import REPO
+
+LAYERS = ("engine", "robogym", "envs", "training")
+
+RUN_INSTALLED = r"""
+import sys
+from pathlib import Path
+
+install, repo = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
+assert all(Path(p or ".").resolve() != repo for p in sys.path), sys.path
+import engine, envs, envs.baselines, robodyn_assets, robogym, training, training.cli
+from robogym.physics import asset_path
+
+for module in (engine, envs, envs.baselines, robodyn_assets, robogym, training, training.cli):
+    assert Path(module.__file__).resolve().is_relative_to(install), module.__file__
+assert asset_path("crane.xml").resolve().is_relative_to(install)
+assert not any("editable" in name for name in sys.modules), "the editable finder was loaded"
+
+import gymnasium as gym
+
+for task in robogym.TASKS:
+    env = gym.make(task.id)
+    env.reset(seed=0)
+    for _ in range(3):
+        env.step(env.action_space.sample())
+    print(f"stepped {task.id}", flush=True)
+
+import runpy
+
+sys.argv = ["robodyn", "eval", "RoboDyn/Crane-v0", "--fixed", "--episodes", "2"]
+runpy.run_path(str(install / "bin" / "robodyn"), run_name="__main__")
+"""
+
+
+def _build_wheel(tmp_path: Path) -> Path:
+    """Build the wheel from a copy of what the build reads; returns its path."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, src / name)
+    caches = shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc")
+    for directory in (*LAYERS, "assets"):
+        shutil.copytree(REPO / directory, src / directory, ignore=caches)
+    dist = tmp_path / "dist"
+    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist)]
+    subprocess.run([*cmd, str(src)], check=True, capture_output=True, timeout=300)
+    (wheel,) = dist.glob("robodyn-*.whl")
+    return wheel
+
+
+def test_wheel_installs_apart_from_the_repository_and_runs_from_any_directory(tmp_path):
+    wheel = _build_wheel(tmp_path)
+
+    names = set(zipfile.ZipFile(wheel).namelist())
+    expected = {
+        (REPO / layer / p).relative_to(REPO).as_posix()
+        for layer in LAYERS
+        for p in (REPO / layer).rglob("*.py")
+        if "__pycache__" not in p.parts
+    }
+    expected |= {f"robodyn_assets/{p.relative_to(REPO / 'assets').as_posix()}" for p in _assets()}
+    expected |= {f"training/policies/{p.name}" for p in (REPO / "training" / "policies").iterdir()}
+    assert expected - names == set(), "missing from the wheel"
+    assert any(n.startswith("robodyn_assets/tests/") for n in names)
+    (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+    assert "robodyn = training.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+
+    install = tmp_path / "install"
+    pip = [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(install)]
+    subprocess.run([*pip, str(wheel)], check=True, capture_output=True, timeout=300)
+
+    cwd = tmp_path / "elsewhere"
+    cwd.mkdir()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "MPLBACKEND": "Agg"}
+    env["PYTHONPATH"] = f"{install}:{sysconfig.get_paths()['purelib']}"
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", RUN_INSTALLED, str(install), str(REPO)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    for task in _task_ids():
+        assert f"stepped {task}" in proc.stdout
+    assert "mean return" in proc.stdout and "crane_ppo" in proc.stdout
+
+    doc = json.loads((cwd / "runs" / "eval-Crane-v0" / "results.json").read_text())
+    assert doc["episodes"] == 2 and "crane_ppo" in doc["policies"]
+    spec = Path(doc["policies"]["crane_ppo"]["spec"])
+    assert spec.is_relative_to(install / "training" / "policies"), spec
+    assert doc["policies"]["crane_ppo"]["summary"]["success_rate"] == 1.0  # the README's result
+
+
+def _assets() -> list[Path]:
+    """Every MJCF file of assets/ and assets/tests/."""
+    return sorted((REPO / "assets").glob("*.xml")) + sorted((REPO / "assets" / "tests").glob("*.xml"))
+
+
+def _task_ids() -> list[str]:
+    """The ids of robogym.TASKS, as this (editable) install registers them."""
+    import robogym
+
+    return [t.id for t in robogym.TASKS]
