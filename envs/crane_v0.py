@@ -1,4 +1,4 @@
-"""RoboDyn/Crane-v0: carry a hanging payload 10 m and arrive with it still (seed 000 §41)."""
+"""RoboDyn/Crane-v0: carry a hanging payload 10 m and arrive with it still."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from robogym.env import RoboDynEnv
 from robogym.task import Task
 from robogym.vector_env import RoboDynVectorEnv
 
-# success at the end of an episode (seed 000 §41's acceptance test): the trolley within 5 cm of
-# the target and the residual swing under 0.02 rad
+# success at the end of an episode (the task's acceptance test): the trolley within 5 cm of the
+# target and the residual swing under 0.02 rad
 ARRIVE_ERROR = 0.05
 ARRIVE_SWING = 0.02
 
@@ -187,7 +187,7 @@ _DOC = """
 ## Description
 
 A gantry crane: a trolley runs on a straight rail and carries a payload hanging from a
-3 m cable (seed 000 §41). The payload starts about `move_distance` = 10 m from the target
+3 m cable. The payload starts about `move_distance` = 10 m from the target
 (the world origin) and must be brought there and arrive **still**. The trolley's drive
 takes an acceleration command, as a real crane's does: `engine.control.AccelerationDrive`
 computes the motor force that gives the commanded trolley acceleration from the engine's
@@ -238,7 +238,7 @@ The reward is exactly their sum; each term is in `info`.
 
 Trolley at -move_distance + U(-2, 2) * reset_noise_scale m, cable angle and both
 velocities U(-0.05, 0.05) * reset_noise_scale. `reset_noise_scale=0` gives the fixed 10 m
-move of the seed's table.
+move on which the baselines are compared (`robodyn eval --fixed`, `envs.baselines.crane`).
 
 ## Episode End
 
@@ -247,7 +247,7 @@ move of the seed's table.
 
 `info` also reports the task metrics `position_error` (|trolley x|, m), `payload_error`
 (|payload x|, m), `swing_amplitude` (A, rad) and `success` (1.0 when position_error < 0.05 m
-and swing_amplitude < 0.02 rad, the seed's acceptance test); their values at the last step
+and swing_amplitude < 0.02 rad, the task's acceptance test); their values at the last step
 of an episode are the final position error, the residual swing and the episode's success.
 
 ## Arguments

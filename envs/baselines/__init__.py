@@ -1,4 +1,4 @@
-"""Baseline controllers for RoboDyn tasks: a PD (PoseHold) and an iLQR MPC (seed 000 §26, §31-41).
+"""Baseline controllers for RoboDyn tasks: a PD (PoseHold) and an iLQR MPC.
 
 Every baseline follows the Policy protocol used by the evaluation CLI:
 

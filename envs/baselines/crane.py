@@ -1,4 +1,4 @@
-"""Crane baselines (seed 000 §41): a position PD on the trolley and an MPC that plans on the
+"""Crane baselines: a position PD on the trolley and an MPC that plans on the
 small-angle linearization, measured on the fixed 10 m move of RoboDyn/Crane-v0.
 
 State x = (trolley position relative to the target, swing angle, trolley velocity, swing rate),
@@ -7,7 +7,8 @@ origin). The action is the trolley acceleration, |a| <= max_accel.
 
 The PD (PoseHold) only sees the trolley: a = clip(omega^2 (0 - x) - 2 zeta omega v). Its gains are
 swept on a geometric grid of omega, for zeta 1 and 0.7, until the trend reverses on both sides
-(seed 000 §43), and the best PD is the one with the least residual swing among those that arrive
+(a sweep stopped while the PD is still improving would understate it and flatter the MPC), and
+the best PD is the one with the least residual swing among those that arrive
 (final position error < ARRIVE m). The MPC runs iLQR on x' = A x + B u, the engine's control step
 linearized about hanging at rest, and acts on the nonlinear engine.
 """
@@ -168,7 +169,8 @@ def crane_table(
     refine: int = 17,
     **mpc_kwargs,
 ) -> dict:
-    """Seed §41's table, with the PD given its best shot (§43: sweep until the trend reverses).
+    """PD against MPC on the fixed 10 m move, with the PD given its best shot (the gain is swept
+    until the trend reverses, so the best PD is not an artefact of where the sweep stopped).
 
     1. Sweep the geometric omega grid for every zeta; while the best PD sits at an end of the grid,
        extend the grid by a factor 2 past that end (at most max_extensions times).
@@ -204,8 +206,8 @@ def crane_table(
 
 
 def format_table(rows: list[dict]) -> str:
-    """Tab-separated rows in the seed's layout (controller, final x, |angle|, |rate|, peak |vel|,
-    residual swing) plus the final position error and the settle time (s; inf: never settled)."""
+    """Tab-separated rows: controller, final x, |angle|, |rate|, peak |vel|, residual swing,
+    the final position error and the settle time (s; inf: never settled)."""
     head = "controller\tfinal x\t|angle|\t|rate|\tpeak |vel|\tresidual swing\tposition error\tsettled at"
     fmt = {"position_error": "{:.2e}", "settle_time": "{:.2f}", "angle": "{:.3g}", "rate": "{:.3g}"}
     fmt["residual_swing"] = "{:.3g}"

@@ -1,11 +1,17 @@
-"""Batched iLQR with a control box: B independent trajectory problems solved together (seed 000 §31-40).
+"""Batched iLQR with a control box: B independent trajectory problems solved together.
+
+iLQR as in Li & Todorov, "Iterative linear quadratic regulator design for nonlinear biological
+movement systems" (2004), with the regularization and line search of Tassa, Erez & Todorov,
+"Synthesis and stabilization of complex behaviors through online trajectory optimization"
+(IROS 2012).
 
 Each batch row b minimises the quadratic tracking cost
 
     J = sum_{t<T} 1/2 (x_t - r_t)^T Q (x_t - r_t) + 1/2 u_t^T R u_t  +  1/2 (x_T - r_T)^T Qf (x_T - r_T)
 
-subject to x_{t+1} = f(x_t, u_t) and lo <= u_t <= hi. One iteration (§35): linearize f about the
-current rollout (A_t, B_t), run the Riccati recursion backwards in Q-notation (§34),
+subject to x_{t+1} = f(x_t, u_t) and lo <= u_t <= hi. One iteration: linearize f about the
+current rollout (A_t, B_t), run the Riccati recursion backwards in Q-notation (Q names the
+coefficients of the second-order expansion of cost-to-go about the rollout),
 
     Q_x  = l_x  + A^T V_x          Q_u  = l_u  + B^T V_x
     Q_xx = l_xx + A^T V_xx A       Q_uu = l_uu + B^T V_xx B       Q_ux = B^T V_xx A
@@ -13,10 +19,12 @@ current rollout (A_t, B_t), run the Riccati recursion backwards in Q-notation (�
     V_x  = Q_x  + K^T Q_uu k + K^T Q_u + Q_ux^T k
     V_xx = Q_xx + K^T Q_uu K + K^T Q_ux + Q_ux^T K,
 
-then roll u_t + alpha k_t + K_t (x_t' - x_t) out through the dynamics (§37) and accept the first
-alpha in ALPHAS that lowers the true cost. Q_uu is factored by Cholesky after a Levenberg-Marquardt
-shift mu I; a failed factorization or a failed line search raises mu, an accepted step lowers it
-(§38). The iteration stops when the predicted improvement
+then roll u_t + alpha k_t + K_t (x_t' - x_t) out through the dynamics f itself, not the quadratic
+model, and accept the first alpha in ALPHAS that lowers the true cost: the model is only trusted
+near the rollout it was fitted to, and a full step can land where the cost is higher. Q_uu is
+factored by Cholesky after a Levenberg-Marquardt shift mu I (an indefinite Q_uu would give a step
+that points uphill, and Cholesky fails exactly then); a failed factorization or a failed line
+search raises mu, an accepted step lowers it. The iteration stops when the predicted improvement
 dJ(alpha) = alpha k^T Q_u + 1/2 alpha^2 k^T Q_uu k (summed over knots) at alpha = 1 is below
 tol * max(|J|, 1). The gains a Plan carries always come from an accepted (or converged) pass: a
 rejected exploratory pass never reaches the caller, because K_0 is applied to the real system.

@@ -10,7 +10,8 @@ moves x to x (+) dx = (integrate_pos(qpos, dq, 1), qvel + dv), and two states di
 x1 (-) x0 = (differentiate_pos(qpos0, qpos1, 1), qvel1 - qvel0). For slide and hinge joints
 that is plain addition and subtraction; for ball and free joints it rotates the quaternion by
 a rotation vector, so a floating base linearizes like any other joint. Jacobians come from
-central differences (seed 000 §24, §39; in float64):
+central differences, in float64 (in float32 a small control nudge can move the state by less
+than its last bit, and then no eps gives a usable quotient):
 
     A[:, j] = (f(x (+) eps e_j, u) (-) f(x (+) -eps e_j, u)) / (2 eps),   B likewise in u,
 

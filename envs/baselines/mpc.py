@@ -1,4 +1,4 @@
-"""MPC: iLQR re-solved from the measured state at every control tick, warm-started (seed 000 §40).
+"""MPC: iLQR re-solved from the measured state at every control tick, warm-started from the last plan.
 
 Each act():
   1. read the state x (B, n) from the task's readouts;
@@ -28,8 +28,9 @@ def lqr_terminal_cost(
     A: np.ndarray, B: np.ndarray, Q: np.ndarray, R: np.ndarray, tol: float = 1e-12
 ) -> np.ndarray:
     """(n, n) P of the discrete algebraic Riccati equation (the infinite-horizon LQR value,
-    V(x) = 1/2 x^T P x): P = Q + A^T P A - A^T P B (R + B^T P B)^-1 B^T P A, by iterating §33's
-    recursion from P = Q until it stops changing. Raises if it does not converge."""
+    V(x) = 1/2 x^T P x): P = Q + A^T P A - A^T P B (R + B^T P B)^-1 B^T P A, by iterating the
+    finite-horizon Riccati recursion from P = Q until it stops changing. Raises if it does not
+    converge."""
     P = np.array(Q, dtype=np.float64)
     for _ in range(100000):
         S = R + B.T @ P @ B

@@ -1,4 +1,4 @@
-"""PoseHold: a PD controller on a task's actuated dofs, with gains in physical units (seed 000 §26).
+"""PoseHold: a PD controller on a task's actuated dofs, with gains in physical units.
 
 For an "acceleration" task (the drive realizes the acceleration through M and the bias force, so
 no gravity term is needed):
@@ -10,8 +10,10 @@ For a "force" task, with gravity compensation g(q) = qfrc_bias(q, qdot = 0) at t
     tau = clip(s (kp (q* - q) - kv qdot) + g(q), low, high),   s = M_ii if scale_by_inertia else 1
 
 Gravity is INSIDE the clip: clamping the tracking term and adding g outside it lets the real
-ceiling become tau_max + g (seed 000 §43: 1589 N m on an arm rated 400). With scale_by_inertia,
-kp = omega^2 and kv = 2 zeta omega are properties of the response (rad/s), not of the link.
+ceiling become tau_max + g, so the torque exceeds the motor's rating (on a 1.9 m arm rated
+400 N m it reached 1589 N m). With scale_by_inertia, kp = omega^2 and kv = 2 zeta omega are
+properties of the response (rad/s), not of the link: a kp in N m/rad that is gentle on a heavy
+shoulder can be unstable on a light wrist.
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ class PoseHold:
         track = self.kp * (self.target - q) - self.kv * qdot
         if self.kind == "force":
             g, m_diag = self.gravity_and_inertia(env)
-            track = (m_diag if self.scale_by_inertia else 1.0) * track + g  # g inside the clip (§43)
+            track = (m_diag if self.scale_by_inertia else 1.0) * track + g  # g inside the clip (rating holds)
         return np.clip(track, self.actuation.low, self.actuation.high)
 
     def gravity_and_inertia(self, env) -> tuple[np.ndarray, np.ndarray]:

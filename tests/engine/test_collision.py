@@ -358,7 +358,7 @@ def test_filter_rules_explicitly():
     assert ipair == explicit and len(explicit) == 1  # the explicit pair replaces the filters' own
 
 
-# ---- parallel capsules and deep penetration (seed 000 §29) ------------------------------------
+# ---- parallel capsules and deep penetration: where iterative colliders (GJK/EPA) fail ---------
 
 
 GAPS = (0.01, -1e-4, -0.01, -0.05, -0.049, -0.098)  # surface gaps; -0.098: coincident axes
@@ -424,7 +424,8 @@ def test_parallel_capsules():
 
 
 def test_deep_penetration():
-    """A horizontal capsule lowered into a thick floor box (seed 000 §29): at every depth
+    """A horizontal capsule lowered into a thick floor box (an iterative EPA can report the escape
+    out through the box's side instead, metres deep, with a sideways normal): at every depth
     to 45 cm the contact depth equals the depth of its lowest point, and the normal points
     straight down from the capsule into the box, never out through a side."""
     mj = mj_model(PARALLEL)

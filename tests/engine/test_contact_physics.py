@@ -8,10 +8,10 @@
    The solvers repeat MuJoCo's iterations (PGS: its shuffled order and Nesterov steps; Newton:
    its line search), so trajectories agree far below the solver tolerance; contact makes
    the dynamics non-smooth and small differences grow, so the horizon is short.
-2. Physical checks (seed 000 sections 20-23): a box, a capsule and a sphere come to rest on
-   a plane at the right height; a stack of four boxes stands; contact forces stay in the
-   friction cone; a joint driven against its limit stays within it; a four-bar loop closed
-   by `connect` keeps its closure.
+2. Physical checks (properties any correct contact model has, no oracle needed): a box, a
+   capsule and a sphere come to rest on a plane at the right height; a stack of four boxes
+   stands; contact forces stay in the friction cone; a joint driven against its limit stays
+   within it; a four-bar loop closed by `connect` keeps its closure.
 """
 
 from __future__ import annotations

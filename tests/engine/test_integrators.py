@@ -13,9 +13,9 @@
    (implicitfast's local 6x6 solve with the gyroscopic derivative) and free bodies with
    children (jointed, and welded).
 
-2. Energy. The double pendulum of seed 001 released from horizontal, 10 s, each integrator at
-   dt = 1, 2, 5 ms: our energy error (percent of the releasable energy) equals MuJoCo's and
-   the seed's table.
+2. Energy. The double pendulum of assets/double_pendulum.xml released from horizontal, 10 s,
+   each integrator at dt = 1, 2, 5 ms: our energy error (percent of the releasable energy)
+   equals MuJoCo's, and both equal the recorded table SEED_TABLE (MuJoCo's numbers).
 
 """
 
@@ -172,13 +172,14 @@ def test_fluid_model_refuses_implicit(name, integrator):
         engine.load_mjcf(text)
 
 
-# --- 2. the double pendulum's energy (seed 001, Result 2) ---------------------------------------
+# --- 2. the double pendulum's energy ------------------------------------------------------------
 PENDULUM = ASSETS / "double_pendulum.xml"
 ENERGY_DT = (0.001, 0.002, 0.005)
 ENERGY_SECONDS = 10.0
 
-# Seed 001's table, max |E(t) - E0| in percent of the releasable energy (implicitfast is
-# "identical to Euler in every cell": no damping, so nothing is left for it to linearise).
+# MuJoCo's energy error for this pendulum, which ours must equal (both are measured below):
+# max |E(t) - E0| in percent of the releasable energy. implicitfast equals Euler in every cell:
+# with no damping the only velocity-dependent force is Coriolis, which implicitfast drops.
 SEED_TABLE = {
     ("Euler", 0.001): 6.984,
     ("Euler", 0.002): 14.357,
@@ -195,7 +196,7 @@ SEED_TABLE = {
 }
 
 
-# ... and its "final E - E0" column: the last sample, E(10 s - dt) - E0.
+# ... and the signed change at the last sample, E(10 s - dt) - E0, in the same units.
 SEED_FINAL = {
     ("Euler", 0.001): 6.984,
     ("Euler", 0.002): 14.355,
@@ -221,7 +222,7 @@ def _pendulum_text(integrator: str, dt: float) -> str:
 @functools.cache
 def releasable_energy() -> float:
     """Potential energy released from horizontal (qpos = 0) to hanging straight down:
-    m1 g 0.2 + m2 g 0.55 = 4.65975 J (the seed prints it as 4.660 J)."""
+    m1 g 0.2 + m2 g 0.55 = 4.65975 J (4.660 J to three decimals)."""
     mj = mujoco.MjModel.from_xml_string(_pendulum_text("Euler", 0.002))
     d = mujoco.MjData(mj)
     pot = []
@@ -270,9 +271,9 @@ def energy_curves(integrator: str, dt: float) -> tuple[np.ndarray, np.ndarray]:
 def energy_error(E: np.ndarray, include_final: bool = False) -> float:
     """max_k |E_k - E_0| in percent of the releasable energy.
 
-    The seed samples E as MuJoCo's d.energy after each mj_step, i.e. (Euler, implicit) the
+    SEED_TABLE samples E as MuJoCo's d.energy after each mj_step, i.e. (Euler, implicit) the
     states at t = 0 .. 10 s - dt, and divides by the exact releasable energy 4.65975 J: that
-    reproduces all twelve cells of its table. Dividing by the rounded 4.660 J instead gives 14.356 for
+    reproduces all twelve of its cells. Dividing by the rounded 4.660 J instead gives 14.356 for
     Euler at 2 ms; adding the state at t = 10 s changes only cells where the maximum is last.
     """
     samples = E if include_final else E[:-1]
@@ -280,7 +281,7 @@ def energy_error(E: np.ndarray, include_final: bool = False) -> float:
 
 
 def final_change(E: np.ndarray) -> float:
-    """E(10 s - dt) - E0 in percent of the releasable energy (the seed's last sample)."""
+    """E(10 s - dt) - E0 in percent of the releasable energy (the last sample SEED_TABLE uses)."""
     return 100.0 * float(E[-2] - E[0]) / releasable_energy()
 
 
@@ -302,14 +303,14 @@ def test_pendulum_energy_matches_mujoco(integrator, dt):
         e_ref = energy_error(ref, include_final)
         assert abs(e_ours - e_ref) < 1e-9, (integrator, dt, e_ours, e_ref)
         assert f"{e_ours:.3f}" == f"{e_ref:.3f}"
-    # the seed's number (max over t = 0 .. 10 s - dt), cell by cell
+    # the recorded number (max over t = 0 .. 10 s - dt), cell by cell
     assert f"{energy_error(ref):.3f}" == f"{SEED_TABLE[integrator, dt]:.3f}"
     assert f"{energy_error(ours):.3f}" == f"{SEED_TABLE[integrator, dt]:.3f}"
     assert f"{final_change(ours):+.3f}" == f"{final_change(ref):+.3f}" == f"{SEED_FINAL[integrator, dt]:+.3f}"
 
 
 def test_pendulum_energy_table():
-    """Print the whole table (ours / MuJoCo) and check the seed's headline numbers."""
+    """Print the whole table (ours / MuJoCo) and check its headline numbers."""
     lines = [
         "energy error over 10 s, % of the releasable 4.660 J: max |E(t) - E0| ours / MuJoCo "
         "[final E - E0, MuJoCo]",

@@ -8,7 +8,7 @@ constraint_equality.xml) with the same warm start:
 - Newton against MuJoCo's Newton, both with a tight tolerance (1e-15, 200 iterations):
   qacc within 1e-6 relative to max(1, max |qacc|) (worst seen ~1e-11);
 - PGS with many iterations (3000, tolerance 1e-15) against MuJoCo's tight Newton: within
-  1e-4 relative (PGS converges linearly; seed 000 section 21);
+  1e-4 relative (PGS converges only linearly, so its iterates creep towards the answer);
 - the forces lie in the pyramidal friction cone (every edge force >= 0, so
   |f_tangent_k| <= mu_k f_normal); forward and inverse dynamics agree with MuJoCo's
   mj_inverse and with each other; the per-row solver report is consistent.

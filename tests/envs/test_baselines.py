@@ -1,9 +1,9 @@
 """envs/baselines: the crane's linearization against closed forms the engine does not contain,
 PoseHold against MuJoCo and the exact discrete double integrator, the MPC's bookkeeping, and
-seed 000 §41's acceptance bar on the fixed 10 m move (MPC residual swing under a tenth of the
-best PD's, swept until the trend reverses; MPC arrives; |a| <= 1).
+the bar this project set for the MPC on the fixed 10 m move (MPC residual swing under a tenth
+of the best PD's, swept until the trend reverses; MPC arrives; |a| <= 1).
 
-Oracles for the crane (seed 000 §41), with L, g, masses read from MuJoCo's compiled model:
+Oracles for the crane, with L, g, masses read from MuJoCo's compiled model:
 - theta'' = -(g/L) sin(theta) - (a/L) cos(theta), x'' = a, stepped by the engine's semi-implicit
   Euler (v += h acc; q += h v) 5 times per control step: the nonlinear step and its Jacobian by
   the chain rule; linearized, the small-angle model.
@@ -112,7 +112,8 @@ def test_linearization_matches_discretized_small_angle_model(env, crane):
 
 def test_engine_step_and_jacobians_match_nonlinear_model(env, crane):
     """Centred differences of the engine's control step at 3 states x 3 controls against the
-    chain-rule Jacobian of the nonlinear model, tolerance relative to each entry (§39, §41)."""
+    chain-rule Jacobian of the nonlinear model, tolerance relative to each entry (the entries
+    span orders of magnitude: an absolute tolerance would let the small ones be wrong)."""
     dyn = EngineDynamics(env)
     states = np.array([[-10.0, 0.0, 0.0, 0.0], [-4.0, 0.3, 1.2, 0.5], [2.0, -0.6, -2.0, -1.0]])
     controls = np.array([-1.0, 0.3, 1.0])
@@ -274,8 +275,8 @@ def test_pose_hold_holds_a_pose_against_gravity():
 def test_pose_hold_ceiling_holds_with_gravity_inside_the_clip():
     """Lifting from 1.2 rad below horizontal to horizontal under a 6 N m ceiling: every torque
     within the ceiling, though the tracking term saturates upwards while gravity compensation
-    (up to 4.7 N m) pushes the same way; clamping the tracking term and adding g outside the
-    clip (§43's bug) would exceed it."""
+    (up to 4.7 N m) pushes the same way. Clamping the tracking term and adding g outside the
+    clip would let the torque exceed this rating."""
     limit, target = 6.0, np.array([0.0, 0.0])
     e = ArmEnv(num_envs=1, limit=limit, start=(1.2, 0.0))
     obs, _ = e.reset(seed=0)
@@ -322,7 +323,7 @@ def test_mpc_reset_cold_starts_only_those_rows(env):
 
 
 def test_mpc_warm_start_needs_one_or_two_iterations():
-    """§40: seeded with its previous plan shifted one knot, the re-solve converges in 1-2
+    """Warm start: seeded with its previous plan shifted one knot, the re-solve converges in 1-2
     iterations; from zeros (cold) or from the unshifted plan it takes more."""
     e = make_move_env(1)
     obs, _ = e.reset(seed=0)
@@ -349,7 +350,7 @@ def test_mpc_warm_start_needs_one_or_two_iterations():
 
 
 def test_mpc_beats_the_best_pd_on_the_fixed_move():
-    """Seed §41's acceptance bar: residual swing under a tenth of the best PD's (PD gains swept
+    """The bar this project set: MPC's residual swing under a tenth of the best PD's (PD gains swept
     until the trend reverses, then refined), final position error < 0.05 m, |a| <= 1."""
     t0 = time.perf_counter()
     table = crane_table()

@@ -1,13 +1,15 @@
-"""envs/baselines/ilqr.py against oracles it does not contain (seed 000 §32-40).
+"""envs/baselines/ilqr.py against oracles it does not contain.
 
 - Linear dynamics, quadratic cost, no box: one big stacked least-squares solve over every
-  control at once (§33's "obvious approach") gives the optimum; the textbook Riccati recursion in
-  P-notation (§32-33) gives the feedback gains. iLQR's converged answer must equal both.
+  control at once (the direct approach, exact but growing with the horizon) gives the optimum;
+  the textbook finite-horizon Riccati recursion in P-notation gives the feedback gains. iLQR's
+  converged answer must equal both.
 - With a box the problem is a convex QP: an accelerated projected-gradient solve of the stacked
   QP, finished by an exact solve on its active set and checked by KKT, is the oracle.
 - Nonlinear pendulum swing-up: first-order optimality of the converged plan, with the gradient of
   the true rolled-out cost taken by central differences (KKT of the box).
-- The predicted improvement dJ(alpha) = alpha d1 + alpha^2 d2 is exact on an LQ problem (§38).
+- The predicted improvement dJ(alpha) = alpha d1 + alpha^2 d2 is exact on an LQ problem (the
+  quadratic model of a quadratic cost is the cost itself).
 - Bookkeeping: rows independent; gains only from accepted passes; Cholesky failure raises mu.
 The converged answers are compared, never the iterates.
 """
@@ -86,7 +88,8 @@ def stacked(A, B, Q, R, Qf, T):
 
 
 def riccati_gains(A, B, Q, R, Qf, T):
-    """(T, m, n) K_t of u_t = -K_t x_t, by §32-33's recursion in P-notation."""
+    """(T, m, n) K_t of u_t = -K_t x_t, by the Riccati recursion in P-notation:
+    K_t = (R + B^T P B)^-1 B^T P A, then P <- Q + A^T P A - K_t^T (R + B^T P B) K_t, from P = Qf."""
     P = Qf
     Ks = []
     for _ in range(T):
@@ -285,7 +288,8 @@ class LyingAfter:
 
 
 def test_gains_come_only_from_accepted_passes():
-    """A pass whose step the line search rejects must not leave its gains in the plan (§38)."""
+    """A pass whose step the line search rejects must not leave its gains in the plan: in MPC K_0
+    acts on the real system, so a gain from a rejected exploratory pass would be a real bug."""
     T = 50
     x0 = np.array([[0.0, 0.0]])
     x_ref = np.zeros((1, T + 1, 2))
