@@ -20,7 +20,6 @@ class CraneTask(Task):
 
     model_file = "crane.xml"
     frame_skip = 5  # 0.01 s physics steps, 20 Hz control
-    max_episode_steps = 400  # 20 s
     render_camera = "side"
 
     def __init__(

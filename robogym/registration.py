@@ -1,11 +1,50 @@
 """Every RoboDyn task, registered under the `RoboDyn/` namespace with string entry points
-(nothing is imported until an env is made)."""
+(nothing is imported until an env is made).
+
+A task's entry also declares what the tools above it need to know about it, so that they
+work on any task without a list of tasks of their own:
+- `baselines`: name -> "module:factory", factory(env, **kwargs) -> a Policy for a vector
+  env of the task (`envs.baselines.make_baseline` looks them up here);
+- `scenarios`: name -> env keywords of a fixed evaluation scenario (e.g. the crane's
+  "fixed": no reset noise, the 10 m move every time);
+- `tuning`: baseline name -> Tuning, how `robodyn tune` sweeps that baseline's gain to
+  bracket its best setting; the result is stored with the command that made it
+  (envs/baselines/tuned/), and the baseline's factory reads its default gains from there.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import importlib
+from dataclasses import dataclass, field
 
 import gymnasium as gym
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """A gain sweep of one baseline on one fixed scenario (training.experiments.tune).
+
+    `parameter` runs over a geometric grid from `start` to `stop` in `points` points,
+    crossed with every combination of `cross` (other parameters' values). A setting counts
+    if its final `require` metric is below `require_below`; among those the best has the
+    least final `minimize` metric. The grid is extended past an end while the best sits
+    there (so a worse or failing setting lies on both sides of it: the trend reversed), then
+    refined with `refine` points between the best's neighbours. The best values are stored
+    to `digits` significant figures, about what the refined grid resolves.
+    """
+
+    parameter: str
+    start: float
+    stop: float
+    points: int
+    scenario: str
+    minimize: str
+    require: str
+    require_below: float
+    cross: tuple = ()  # ((name, (value, ...)), ...)
+    refine: int = 17
+    max_extensions: int = 4
+    digits: int = 3
 
 
 @dataclass(frozen=True)
@@ -19,6 +58,9 @@ class TaskEntry:
     vector_entry_point: str  # native RoboDynVectorEnv
     max_episode_steps: int
     summary: str
+    baselines: dict = field(default_factory=dict)  # name -> "module:factory"
+    scenarios: dict = field(default_factory=dict)  # name -> env keywords
+    tuning: dict = field(default_factory=dict)  # baseline name -> Tuning
 
 
 TASKS = (
@@ -28,6 +70,21 @@ TASKS = (
         vector_entry_point="envs.crane_v0:CraneVectorEnv",
         max_episode_steps=400,
         summary="trolley + payload on a 3 m cable: move 10 m, arrive still (acceleration drive)",
+        baselines={"pd": "envs.baselines.crane:crane_pd", "mpc": "envs.baselines.crane:crane_mpc"},
+        scenarios={"fixed": {"reset_noise_scale": 0.0}},
+        tuning={
+            "pd": Tuning(
+                parameter="omega",
+                start=0.25,
+                stop=4.0,
+                points=25,
+                cross=(("zeta", (1.0, 0.7)),),
+                scenario="fixed",
+                minimize="swing_amplitude",
+                require="position_error",
+                require_below=0.05,
+            )
+        },
     ),
 )
 
@@ -43,3 +100,43 @@ def register_all() -> None:
             vector_entry_point=t.vector_entry_point,
             max_episode_steps=t.max_episode_steps,
         )
+
+
+def entry(task_id: str) -> TaskEntry:
+    """The TaskEntry of a registered RoboDyn task id; KeyError naming the known ids."""
+    for t in TASKS:
+        if t.id == task_id:
+            return t
+    raise KeyError(f"no RoboDyn task {task_id!r}; registered: {', '.join(t.id for t in TASKS)}")
+
+
+def entry_of(env) -> TaskEntry | None:
+    """The TaskEntry of an env (single or vector), by its spec's id, or else by its class
+    being one of an entry's entry points; None for a task that is not in TASKS."""
+    spec = getattr(env, "spec", None)
+    if spec is not None:
+        for t in TASKS:
+            if t.id == spec.id:
+                return t
+    cls = type(getattr(env, "unwrapped", env))
+    path = f"{cls.__module__}:{cls.__qualname__}"
+    for t in TASKS:
+        if path in (t.entry_point, t.vector_entry_point):
+            return t
+    return None
+
+
+def load(reference: str):
+    """The object a "module:name" string names (an entry point), imported now."""
+    module, _, name = reference.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def registered_max_episode_steps(env_class: type) -> int | None:
+    """The episode length Gymnasium's registry holds for the spec whose entry point or vector
+    entry point is `env_class` (a task registered outside TASKS too), or None."""
+    path = f"{env_class.__module__}:{env_class.__qualname__}"
+    for spec in gym.registry.values():
+        if path in (spec.entry_point, spec.vector_entry_point):
+            return spec.max_episode_steps
+    return None

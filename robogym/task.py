@@ -29,7 +29,6 @@ class Task:
 
     model_file: str = ""  # MJCF file in assets/
     frame_skip: int = 1  # physics steps per env step
-    max_episode_steps: int = 1000
     render_camera: str | None = None  # camera name in the MJCF
 
     def bind(self, physics: Physics) -> None:

@@ -14,7 +14,8 @@ semantics:
   environment whose episode ended without resetting it raises.
 - reset(seed=s) seeds environment i with s + i (a list gives one seed each); seed=None
   draws fresh entropy.
-- Truncation after max_episode_steps env steps (from the registration).
+- Truncation after max_episode_steps env steps: the argument, else the registration's
+  (robogym.registration; none for a task registered nowhere).
 - info holds every reward term and task metric as (num_envs,) arrays, each with its
   "_name" mask, as Gymnasium's vector envs do.
 """
@@ -29,6 +30,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from robogym.core import EnvCore, EnvSnapshot
+from robogym.registration import registered_max_episode_steps
 from robogym.render import EnvFrames
 from robogym.task import Task
 
@@ -67,7 +69,9 @@ class RoboDynVectorEnv(VectorEnv):
         self._task_kwargs = dict(task_kwargs)
         self.core = EnvCore(self.task, num_envs=num_envs, nthread=nthread)
         self.num_envs = self.core.num_envs
-        self.max_episode_steps = int(max_episode_steps or self.task.max_episode_steps)
+        if max_episode_steps is None:
+            max_episode_steps = registered_max_episode_steps(type(self))
+        self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
         self.single_action_space = self.core.action_space
         self.single_observation_space = self.core.observation_space
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -148,7 +152,10 @@ class RoboDynVectorEnv(VectorEnv):
             if self.autoreset_mode == AutoresetMode.NEXT_STEP:
                 restart = np.flatnonzero(self._done)
         obs, reward, terminated, info = self.core.step(a)
-        truncated = self.core.elapsed >= self.max_episode_steps
+        if self.max_episode_steps is None:
+            truncated = np.zeros(self.num_envs, dtype=bool)
+        else:
+            truncated = self.core.elapsed >= self.max_episode_steps
         truncated &= ~terminated
         if restart is not None:
             self._restart(restart, obs, reward, terminated, truncated, info)

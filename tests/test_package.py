@@ -101,6 +101,8 @@ def test_wheel_installs_apart_from_the_repository_and_runs_from_any_directory(tm
     }
     expected |= {f"robodyn_assets/{p.relative_to(REPO / 'assets').as_posix()}" for p in _assets()}
     expected |= {f"training/policies/{p.name}" for p in (REPO / "training" / "policies").iterdir()}
+    tuned = (REPO / "envs" / "baselines" / "tuned").glob("*.json")
+    expected |= {f"envs/baselines/tuned/{p.name}" for p in tuned}
     assert expected - names == set(), "missing from the wheel"
     assert any(n.startswith("robodyn_assets/tests/") for n in names)
     (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]

@@ -3,10 +3,14 @@
     robodyn list
     robodyn eval RoboDyn/Crane-v0 --policy pd --policy runs/crane/ppo.zip --episodes 20 --fixed
     robodyn train RoboDyn/Crane-v0 --algo ppo --timesteps 1000000 --num-envs 64 --out runs/crane
+    robodyn tune RoboDyn/Crane-v0 pd
 
 `eval` prints a table (mean return, final metrics, success rate where the task defines
 success) and writes results.json, trajectories.npz, trajectories.png and final_metrics.png
-into --out (default runs/eval-<env>). An unknown env id or policy is reported on stderr
+into --out (default runs/eval-<env>); `--scenario NAME` runs one of the task's fixed
+scenarios (`--fixed` is `--scenario fixed`). `tune` sweeps a baseline's gain on the fixed
+scenario its task declares (training.experiments) and stores the best where the baseline
+reads its defaults. An unknown env id or policy is reported on stderr
 with exit code 2. stable-baselines3 and torch (the `train` extra) are imported only by
 `train` and by `eval` of a .zip policy.
 
@@ -46,7 +50,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="robodyn", description="RoboDyn environments: list, evaluate, train.")
+    p = argparse.ArgumentParser(
+        prog="robodyn", description="RoboDyn environments: list, evaluate, train, tune baselines."
+    )
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("list", help="list the registered environment ids")
@@ -63,9 +69,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--episodes", type=int, default=10)
     s.add_argument("--num-envs", type=int, default=8)
     s.add_argument("--seed", type=int, default=0)
-    s.add_argument(
-        "--fixed", action="store_true", help="no reset noise (reset_noise_scale=0): the fixed task"
-    )
+    s.add_argument("--scenario", help="one of the task's fixed scenarios (its env keywords)")
+    s.add_argument("--fixed", action="store_true", help="the task's 'fixed' scenario (--scenario fixed)")
     s.add_argument(
         "--env-kwargs", type=json.loads, default={}, help="task keywords as JSON, e.g. '{\"max_accel\": 2}'"
     )
@@ -91,6 +96,14 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
     s.add_argument("--init", type=Path, default=None, help="continue training this model .zip")
     s.set_defaults(func=cmd_train)
+
+    s = sub.add_parser("tune", help="sweep a baseline's gain and store the best as its default")
+    s.add_argument("env", help="environment id, e.g. RoboDyn/Crane-v0")
+    s.add_argument("baseline", help="a baseline the task declares a tuning for, e.g. pd")
+    s.add_argument(
+        "--out", type=Path, default=None, help="where to write (default: where the baseline reads it)"
+    )
+    s.set_defaults(func=cmd_tune)
     return p
 
 
@@ -137,8 +150,9 @@ def cmd_eval(args) -> int:
         if spec.endswith(".zip") and not Path(spec).is_file():
             raise CLIError(f"policy file {spec!r} does not exist")
     env_kwargs = dict(args.env_kwargs)
-    if args.fixed:
-        env_kwargs["reset_noise_scale"] = 0.0
+    scenario = "fixed" if args.fixed else args.scenario
+    if scenario is not None:
+        env_kwargs.update(_scenario(env_id, scenario))
     out = args.out or Path("runs") / f"eval-{_slug(env_id)}"
 
     results = []
@@ -185,12 +199,22 @@ def cmd_eval(args) -> int:
     return 0
 
 
+def _scenario(env_id: str, name: str) -> dict:
+    """The env keywords of one of the task's fixed scenarios."""
+    from robogym import registration
+
+    scenarios = registration.entry(env_id).scenarios
+    if name not in scenarios:
+        raise CLIError(f"{env_id} has no scenario {name!r}; its scenarios: {', '.join(scenarios) or 'none'}")
+    return dict(scenarios[name])
+
+
 def default_policies(env_id: str) -> list[str]:
     """The task's baselines, then every SB3 model in training/policies/ trained on env_id
     (its sidecar JSON names the env)."""
-    from envs.baselines import BASELINES
+    from robogym import registration
 
-    specs = list(BASELINES)
+    specs = list(registration.entry(env_id).baselines)
     for sidecar in sorted(SAVED_POLICIES.glob("*.json")):
         model = sidecar.with_suffix(".zip")
         if model.is_file() and json.loads(sidecar.read_text()).get("env_id") == env_id:
@@ -289,6 +313,42 @@ def cmd_train(args) -> int:
         init_model=args.init,
     )
     return 0
+
+
+# --- tune --------------------------------------------------------------------------------------
+def cmd_tune(args) -> int:
+    """Run the task's tuning of a baseline, print the best settings and the sweep's extent,
+    and store the record (with the command) where the baseline reads its default gains.
+    Exit code 1 if the best sits at an end of the (extended) grid: the optimum was not
+    bracketed, and the record says so."""
+    from robogym import registration
+    from training.experiments import tune, write_tuning
+
+    env_id = _env_id(args.env)
+    tuned = registration.entry(env_id).tuning
+    if args.baseline not in tuned:
+        known = ", ".join(tuned) or "none"
+        raise CLIError(f"{env_id} declares no tuning for {args.baseline!r}; tuned baselines: {known}")
+    t = tuned[args.baseline]
+    print(
+        f"tuning {args.baseline} on {env_id}: {t.parameter} on a geometric grid, {t.scenario!r} scenario ..."
+    )
+    record = tune(env_id, args.baseline)
+    best, grid = record["best"], record["grid"]
+    where = (
+        "inside the grid (the trend reversed on both sides)"
+        if record["bracketed"]
+        else "AT AN END of the grid"
+    )
+    print(
+        f"  {len(record['rows'])} settings in {record['seconds']:.1f} s; "
+        f"grid {grid[0]:.3g} .. {grid[-1]:.3g} ({len(grid)} points); best {where}"
+    )
+    params = ", ".join(f"{k} = {v:g}" for k, v in record["parameters"].items())
+    print(f"  best: {params}  (final {t.minimize} {best[t.minimize]:.4g}, {t.require} {best[t.require]:.3g})")
+    path = write_tuning(record, args.out)
+    print(f"wrote {path}")
+    return 0 if record["bracketed"] else 1
 
 
 if __name__ == "__main__":

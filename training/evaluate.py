@@ -117,9 +117,13 @@ def read_model_meta(path: Path) -> dict:
 
 
 def make_policy(spec, env, seed: int | None = None) -> tuple[str, Policy]:
-    """(label, policy) for a policy object, "random", a baseline name or an SB3 .zip path."""
+    """(label, policy) for a policy object, a callable env -> policy (made for this env),
+    "random", a baseline name or an SB3 .zip path."""
     if hasattr(spec, "act") and hasattr(spec, "reset"):
         return getattr(spec, "name", type(spec).__name__), spec
+    if callable(spec):
+        policy = spec(env)
+        return getattr(policy, "name", type(policy).__name__), policy
     if not isinstance(spec, (str, Path)):
         raise PolicyError(f"a policy is a name, a .zip path or an object with reset/act, got {spec!r}")
     spec = str(spec)

@@ -26,7 +26,6 @@ class FloatingArmTask(Task):
 
     model_file = "tests/floating_arm.xml"
     frame_skip = 4  # 0.02 s
-    max_episode_steps = 200
 
     def __init__(self, reach_weight: float = 1.0, control_weight: float = 0.01, reach_scale: float = 0.2):
         self.reach_weight = float(reach_weight)
@@ -87,5 +86,5 @@ if TASK_ID not in gym.registry:
         id=TASK_ID,
         entry_point="tests.robogym.floating_arm_task:FloatingArmEnv",
         vector_entry_point="tests.robogym.floating_arm_task:FloatingArmVectorEnv",
-        max_episode_steps=FloatingArmTask.max_episode_steps,
+        max_episode_steps=200,
     )
