@@ -194,6 +194,10 @@ mass matrix and bias force, and the payload swings by the full nonlinear dynamic
 `theta'' = -(g/L) sin(theta) - (a/L) cos(theta)`. Accelerating forward swings the load
 backward; a controller that only looks at the trolley arrives with the load swinging.
 
+![RoboDyn/Crane-v0 at reset, from the "side" camera](../docs/crane.png) (`docs/crane.png`;
+`training.video.write_still("RoboDyn/Crane-v0", "docs/crane.png")` redraws it, and `robodyn
+eval RoboDyn/Crane-v0 --fixed --video` shows the episodes.)
+
 ## Action Space
 
 `Box(-max_accel, max_accel, (1,), float64)`, default max_accel = 1 m/s^2.

@@ -39,7 +39,11 @@ def check_frame_size(mj_model: mujoco.MjModel, width: int, height: int) -> None:
 
 
 class Renderer:
-    """renderer = Renderer(mj_model, 640, 480, camera="side"); rgb = renderer.render(qpos, qvel)."""
+    """renderer = Renderer(mj_model, 640, 480, camera="side"); rgb = renderer.render(qpos, qvel).
+
+    `render(qpos, label="pd")` also writes `label` in the frame's top-left corner with MuJoCo's
+    own text overlay (mjr_overlay), as the videos of training/video.py name each policy's tile.
+    """
 
     def __init__(self, mj_model: mujoco.MjModel, width: int, height: int, camera: str | None = None):
         check_frame_size(mj_model, width, height)
@@ -64,8 +68,11 @@ class Renderer:
         self._viewport = mujoco.MjrRect(0, 0, self.width, self.height)
         self._rgb = np.zeros((self.height, self.width, 3), dtype=np.uint8)
 
-    def render(self, qpos: np.ndarray, qvel: np.ndarray | None = None) -> np.ndarray:
-        """(height, width, 3) uint8 frame of the model at qpos."""
+    def render(
+        self, qpos: np.ndarray, qvel: np.ndarray | None = None, label: str | None = None
+    ) -> np.ndarray:
+        """(height, width, 3) uint8 frame of the model at qpos, with `label` (if any) written
+        in its top-left corner."""
         self.data.qpos[:] = qpos
         if qvel is not None:
             self.data.qvel[:] = qvel
@@ -77,6 +84,15 @@ class Renderer:
             self.model, self.data, self._option, None, self._camera, mujoco.mjtCatBit.mjCAT_ALL, self._scene
         )
         mujoco.mjr_render(self._viewport, self._scene, self._context)
+        if label:
+            mujoco.mjr_overlay(
+                mujoco.mjtFont.mjFONT_NORMAL,
+                mujoco.mjtGridPos.mjGRID_TOPLEFT,
+                self._viewport,
+                label,
+                "",
+                self._context,
+            )
         mujoco.mjr_readPixels(self._rgb, None, self._viewport, self._context)
         return np.flipud(self._rgb).copy()
 

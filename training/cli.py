@@ -2,6 +2,7 @@
 
     robodyn list
     robodyn eval RoboDyn/Crane-v0 --policy pd --policy runs/crane/ppo.zip --episodes 20 --fixed
+    robodyn eval RoboDyn/Crane-v0 --fixed --video
     robodyn train RoboDyn/Crane-v0 --algo ppo --timesteps 1000000 --num-envs 64 --out runs/crane
     robodyn tune RoboDyn/Crane-v0 pd
 
@@ -75,6 +76,12 @@ def _parser() -> argparse.ArgumentParser:
         "--env-kwargs", type=json.loads, default={}, help="task keywords as JSON, e.g. '{\"max_accel\": 2}'"
     )
     s.add_argument("--record", type=int, default=3, help="episodes whose trajectories are saved and plotted")
+    s.add_argument(
+        "--video",
+        action="store_true",
+        help="also write episodes.mp4 (a GIF where no MP4 encoder is installed): the recorded episodes of "
+        "every policy side by side, from the task's camera",
+    )
     s.add_argument("--out", type=Path, default=None, help="output directory (default runs/eval-<env>)")
     s.set_defaults(func=cmd_eval)
 
@@ -144,6 +151,8 @@ def cmd_eval(args) -> int:
     env_id = _env_id(args.env)
     if args.episodes < 1 or args.num_envs < 1:
         raise CLIError("--episodes and --num-envs must be >= 1")
+    if args.video and args.record < 1:
+        raise CLIError("--video shows the recorded episodes: --record must be >= 1")
     if not args.policy:
         args.policy = default_policies(env_id)
     for spec in args.policy:
@@ -195,6 +204,14 @@ def cmd_eval(args) -> int:
     if args.record > 0:
         written.append(plot_trajectories(results, out / "trajectories.png"))
     written.append(plot_final_metrics(results, out / "final_metrics.png"))
+    if args.video:
+        from training.video import write_eval_video
+
+        print("rendering the recorded episodes ...", flush=True)
+        try:
+            written.append(write_eval_video(out / "episodes", results))
+        except (ValueError, RuntimeError) as e:
+            raise CLIError(f"--video: {e}") from None
     print("\nwrote " + ", ".join(str(p) for p in written))
     return 0
 

@@ -26,6 +26,7 @@ class FloatingArmTask(Task):
 
     model_file = "tests/floating_arm.xml"
     frame_skip = 4  # 0.02 s
+    render_camera = "track"  # follows the falling arm
 
     def __init__(self, reach_weight: float = 1.0, control_weight: float = 0.01, reach_scale: float = 0.2):
         self.reach_weight = float(reach_weight)

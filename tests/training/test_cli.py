@@ -206,3 +206,10 @@ def test_eval_without_policy_compares_baselines_and_saved_policies():
     for spec in saved:
         sidecar = json.loads(Path(spec).with_suffix(".json").read_text())
         assert sidecar["env_id"] == ENV_ID and Path(spec).is_file()
+
+
+def test_video_needs_recorded_episodes(capsys):
+    """--video shows the recorded episodes: with --record 0 it is refused before any work."""
+    assert main(["eval", "RoboDyn/Crane-v0", "--policy", "random", "--record", "0", "--video"]) == 2
+    err = capsys.readouterr().err
+    assert "--video shows the recorded episodes" in err and "Traceback" not in err
