@@ -143,13 +143,13 @@ def units_for(model: Model) -> dict[str, Unit]:
     """
     from engine.collision_driver import collision
     from engine.constraint import make_constraint, reference_constraint
-    from engine.forward import forward_acc, forward_posvel
+    from engine.forward import forward
     from engine.integrate import euler, implicit, rk4
     from engine.sensors import sensors
     from engine.solver import fwd_constraint
 
     flags = model.opt_disableflags
-    chosen = {"forward_posvel": forward_posvel, "forward_acc": forward_acc}
+    chosen = {"forward": forward}
     chosen["integrate"] = {T.INT_EULER: euler, T.INT_RK4: rk4}.get(model.opt_integrator, implicit)
     if model.nsensor > 0 and not flags & T.DSBL_SENSOR:
         chosen["sensors"] = sensors
@@ -215,6 +215,19 @@ class Bound:
         self.data_record = _record(data, DATA_PTR, {})
         self.model_address = int(self.model_record.ctypes.data)
         self.data_address = int(self.data_record.ctypes.data)
+
+    def add_split_forward(self) -> None:
+        """Compile (once) and set the units a PD drive steps through: forward_posvel and
+        forward_acc, the two halves of forward with the drive between them. Writes two aligned
+        words of the Model record, which only a call with a PD drive reads, after this."""
+        offset = MODEL_PTR.offsets["unit_forward_posvel"][0]
+        if self.model_record[offset] != 0:
+            return
+        from engine.forward import forward_acc, forward_posvel
+
+        ensure_compiled((forward_posvel, forward_acc))
+        self.model_record[MODEL_PTR.offsets["unit_forward_acc"][0]] = forward_acc.address(UNIT_SIGNATURE)
+        self.model_record[offset] = forward_posvel.address(UNIT_SIGNATURE)
 
     def __setattr__(self, name, value):
         if hasattr(self, "data_address"):

@@ -226,8 +226,7 @@ def rk4(m, d, b):
             d.qvel[b, k] = V[i, k]
         _rkmk_stage(m, V[i], dx, h)  # after the copy: forward sees the plain v_i
         d.time[b] = t0 + a * h
-        call_unit(m.unit_forward_posvel, m, d, b)
-        call_unit(m.unit_forward_acc, m, d, b)
+        call_unit(m.unit_forward, m, d, b)
         for k in range(nv):
             F[i, k] = d.qacc[b, k]
     w0, w1 = 1.0 / 6.0, 1.0 / 3.0

@@ -39,8 +39,9 @@ from engine.model import MODEL_SPECS
 
 # the separately compiled units a Model record points to (0: the model never calls it)
 UNITS = (
-    "forward_posvel",  # position and velocity stages (engine.forward.forward_posvel)
-    "forward_acc",  # actuation and acceleration up to qacc (engine.forward.forward_acc)
+    "forward",  # smooth and constraint dynamics up to qacc (engine.forward.forward)
+    "forward_posvel",  # position and velocity stages, for a PD drive (engine.forward.forward_posvel)
+    "forward_acc",  # actuation and acceleration after it (engine.forward.forward_acc)
     "sensors",  # sensordata (engine.sensors.sensors)
     "collision",  # contacts (engine.collision_driver.collision)
     "make_constraint",  # constraint rows (engine.constraint.make_constraint)

@@ -170,6 +170,8 @@ class Simulator:
         stage of each (engine.step.step_row; engine.control's drives check the arguments and
         call this): kind, flags, index (k, 2) int32, gain (k, 2), target (B, k), all
         C-contiguous. Counts the steps and raises for failed rows as step() does."""
+        if kind == T.DRIVE_PD:
+            self._bound.add_split_forward()
         start = self.nstep
         self.nstep += nstep
         none = self._no_rollout

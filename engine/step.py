@@ -42,8 +42,7 @@ def acc_ok(m, d, b):
 @kernel
 def forward_row(m, d, b):
     """mj_forward for row b: dynamics up to qacc, then the sensors."""
-    call_unit(m.unit_forward_posvel, m, d, b)
-    call_unit(m.unit_forward_acc, m, d, b)
+    call_unit(m.unit_forward, m, d, b)
     if m.unit_sensors != 0:
         call_unit(m.unit_sensors, m, d, b)
 
@@ -63,10 +62,12 @@ def step_row(m, d, b, nstep, drive, flags, index, gain, target):
     step is not integrated)."""
     observe_end = flags & T.STEP_OBSERVE_END
     for k in range(nstep):
-        call_unit(m.unit_forward_posvel, m, d, b)
-        if drive == T.DRIVE_PD:
+        if drive == T.DRIVE_PD:  # Simulator.drive compiled and set the split forward units
+            call_unit(m.unit_forward_posvel, m, d, b)
             pd_drive(m, d, b, index, gain, target, flags & T.STEP_GRAVITY_COMPENSATION)
-        call_unit(m.unit_forward_acc, m, d, b)
+            call_unit(m.unit_forward_acc, m, d, b)
+        else:
+            call_unit(m.unit_forward, m, d, b)
         if drive == T.DRIVE_ACCELERATION:
             acceleration_drive(m, d, b, index, target)
         if not observe_end and m.unit_sensors != 0:
