@@ -14,6 +14,7 @@ cache.guard()  # before any compiled code is loaded: drop what an edit made stal
 from engine.api import ContactOverflowError
 from engine.binding import BindingError
 from engine.data import Data, make_data
+from engine.errors import PhysicsWarning, RoboDynError
 from engine.model import Model, UnsupportedModelError, load_mjcf, without_contacts
 from engine.simulator import NonFiniteError, Rollout, Simulator, Snapshot
 
@@ -23,6 +24,8 @@ __all__ = [
     "Data",
     "Model",
     "NonFiniteError",
+    "PhysicsWarning",
+    "RoboDynError",
     "Rollout",
     "Simulator",
     "Snapshot",

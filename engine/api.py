@@ -21,6 +21,7 @@ from engine.collision_driver import GEOM_TYPE_NAMES
 from engine.collision_driver import collision as collision_unit
 from engine.constraint import contact_force as contact_force_row
 from engine.constraint import dot
+from engine.errors import RoboDynError
 from engine.factor import mul_m
 from engine.forward import fwd_position, fwd_velocity
 from engine.jacobian import apply_ft, jac
@@ -85,7 +86,7 @@ def call(entry_fn, bound: Bound, nthread: int, *args) -> int:
     return entry_fn(bound.model_address, bound.data_address, *args, 1)
 
 
-class ContactOverflowError(RuntimeError):
+class ContactOverflowError(RoboDynError, RuntimeError):
     """More contacts than a row's contact buffer holds (Model.nconmax)."""
 
 

@@ -21,6 +21,7 @@ from numba import types
 from engine import fields
 from engine import types as T
 from engine.data import DATA_SPECS, Data
+from engine.errors import RoboDynError
 from engine.fields import ArraySpec
 from engine.jit import Unit, entry_is_cached
 from engine.model import MODEL_SPECS, Model
@@ -28,7 +29,7 @@ from engine.notice import compiling
 from engine.ptr import DATA_PTR, MODEL_PTR, UNIT_SIGNATURE, UNITS
 
 
-class BindingError(ValueError):
+class BindingError(RoboDynError, ValueError):
     """A Model or Data whose arrays do not match their declarations (or each other)."""
 
 

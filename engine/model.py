@@ -19,6 +19,7 @@ import numpy as np
 from engine import fields
 from engine import types as T
 from engine.collision_driver import GEOM_TYPE_NAMES, candidate_pairs
+from engine.errors import RoboDynError
 from engine.fields import (  # noqa: F401 (the names the declarations use)
     f64,
     i32,
@@ -61,7 +62,7 @@ _SUPPORTED_SENSORS = {
 _INTEGRATOR_NAMES = {0: "Euler", 1: "RK4", 2: "implicit", 3: "implicitfast"}
 
 
-class UnsupportedModelError(ValueError):
+class UnsupportedModelError(RoboDynError, ValueError):
     """Raised at load when an MJCF model uses a feature the engine does not simulate."""
 
 

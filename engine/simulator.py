@@ -16,11 +16,12 @@ from engine import api
 from engine import types as T
 from engine.binding import bind, check_model
 from engine.data import STATE_FIELDS, Data, make_data
+from engine.errors import RoboDynError
 from engine.model import Model
 from engine.step import JOB_FORWARD, JOB_ROLLOUT, JOB_STEP, run_rows
 
 
-class NonFiniteError(FloatingPointError):
+class NonFiniteError(RoboDynError, FloatingPointError):
     """A NaN or inf appeared in the physics; the message names row, step and quantity."""
 
 

@@ -7,6 +7,7 @@ env = gym.make("RoboDyn/Crane-v0")  # or gym.make("robogym:RoboDyn/Crane-v0")
 envs = gym.make_vec("RoboDyn/Crane-v0", num_envs=64)  # the native batched RoboDynVectorEnv
 """
 
+from engine.errors import PhysicsWarning, RoboDynError
 from robogym.core import EnvSnapshot, InvalidActionError
 from robogym.env import RoboDynEnv
 from robogym.registration import TASKS, register_all
@@ -20,6 +21,8 @@ __all__ = [
     "Actuation",
     "EnvSnapshot",
     "InvalidActionError",
+    "PhysicsWarning",
+    "RoboDynError",
     "RoboDynEnv",
     "RoboDynVectorEnv",
     "Task",

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.errors import RoboDynError
 from robogym.physics import Physics, asset_path
 from robogym.task import Task
 
 
-class InvalidActionError(ValueError):
+class InvalidActionError(RoboDynError, ValueError):
     """An action of the wrong shape, type or with NaN/inf; nothing was changed."""
 
 

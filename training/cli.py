@@ -29,8 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.errors import RoboDynError
 
-class CLIError(Exception):
+
+class CLIError(RoboDynError):
     """A usage error reported as `robodyn: error: ...` with exit code 2."""
 
 

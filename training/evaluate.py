@@ -32,12 +32,13 @@ import mujoco
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
+from engine.errors import RoboDynError
 from envs.baselines import BASELINES, Policy, make_baseline
 
 SB3_ALGOS = ("PPO", "SAC", "TD3", "A2C", "DDPG")
 
 
-class PolicyError(ValueError):
+class PolicyError(RoboDynError, ValueError):
     """A policy name or file that cannot be turned into a policy."""
 
 
