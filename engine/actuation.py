@@ -16,8 +16,6 @@ and qfrc_actuator = moment^T force. `motor`, `position` and `velocity` are the s
 cases MuJoCo's compiler writes into these parameters.
 """
 
-import math
-
 from engine import types as T
 from engine.jit import kernel
 
@@ -51,6 +49,28 @@ def actuator_velocity(m, d, b):
 
 
 @kernel
+def clamped_ctrl(m, d, b, a, clamp):
+    """ctrl of actuator a clamped to its ctrlrange if limited and clamping is on (a NaN
+    stays NaN)."""
+    u = d.ctrl[b, a]
+    if clamp and m.actuator_ctrllimited[a]:
+        if u < m.actuator_ctrlrange[a, 0]:
+            u = m.actuator_ctrlrange[a, 0]
+        elif u > m.actuator_ctrlrange[a, 1]:
+            u = m.actuator_ctrlrange[a, 1]
+    return u
+
+
+@kernel
+def first_bad_ctrl(m, d, b, clamp):
+    """The first actuator whose clamped control is NaN, inf or beyond MAXVAL, or -1."""
+    for a in range(m.nu):
+        if not abs(clamped_ctrl(m, d, b, a, clamp)) <= T.MAXVAL:
+            return a
+    return -1
+
+
+@kernel
 def actuation(m, d, b):
     """actuator_force and qfrc_actuator of row b (MuJoCo's mj_fwdActuation)."""
     qfrc = d.qfrc_actuator[b]
@@ -62,20 +82,13 @@ def actuation(m, d, b):
     if m.nu == 0 or m.opt_disableflags & T.DSBL_ACTUATION:
         return
     clamp = not (m.opt_disableflags & T.DSBL_CLAMPCTRL)
-    # MuJoCo zeroes every control if any is NaN or huge (mjWARN_BADCTRL)
-    bad = False
+    bad = first_bad_ctrl(m, d, b, clamp)
+    if bad >= 0:  # MuJoCo takes every control as 0 (mjWARN_BADCTRL)
+        d.warning[b, T.WARN_BADCTRL] += 1
+        d.warning_info[b, T.WARN_BADCTRL] = bad
+        d.warned[b] += 1
     for a in range(m.nu):
-        u = d.ctrl[b, a]
-        if clamp and m.actuator_ctrllimited[a]:
-            u = min(max(u, m.actuator_ctrlrange[a, 0]), m.actuator_ctrlrange[a, 1])
-        if math.isnan(u) or abs(u) > 1e10:
-            bad = True
-    for a in range(m.nu):
-        u = 0.0
-        if not bad:
-            u = d.ctrl[b, a]
-            if clamp and m.actuator_ctrllimited[a]:
-                u = min(max(u, m.actuator_ctrlrange[a, 0]), m.actuator_ctrlrange[a, 1])
+        u = 0.0 if bad >= 0 else clamped_ctrl(m, d, b, a, clamp)
         length = d.actuator_length[b, a]
         vel = d.actuator_velocity[b, a]
         gp = m.actuator_gainprm[a]

@@ -204,25 +204,53 @@ def _jac_rows(mp, dp, body, points, jacp, jacr):
         jac(m, d, b, points[b], body, jacp[b], jacr[b])
 
 
+def real_array(name: str, value) -> np.ndarray:
+    """value as a float64 array: TypeError naming `name` unless it holds real numbers (bools,
+    strings, complex numbers and objects are refused), ValueError if any is NaN or inf."""
+    try:
+        a = np.asarray(value)
+    except ValueError as e:  # ragged nesting
+        raise ValueError(f"{name} must be an array of numbers: {e}") from None
+    if a.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {a.dtype}")
+    a = a.astype(np.float64)
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contains NaN or inf")
+    return a
+
+
+def _rows3(bound: Bound, name: str, value) -> np.ndarray:
+    """A (B, 3) C-contiguous float64 array from one 3-vector for every row or one per row."""
+    B = bound.batch
+    a = real_array(name, value)
+    if a.shape == (3,):
+        a = np.broadcast_to(a, (B, 3))
+    if a.shape != (B, 3):
+        raise ValueError(f"{name} must have shape (3,) or ({B}, 3), got {np.shape(value)}")
+    return np.ascontiguousarray(a)
+
+
 def _points(bound: Bound, body, point, default: np.ndarray) -> np.ndarray:
     m = bound.model
-    if isinstance(body, bool) or not isinstance(body, int | np.integer) or not 0 <= body < m.nbody:
+    if isinstance(body, bool) or not isinstance(body, int | np.integer):
+        raise TypeError(f"body must be an int body id, got {type(body).__name__}")
+    if not 0 <= body < m.nbody:
         raise IndexError(f"body {body!r} out of range (model has {m.nbody} bodies)")
-    B = bound.batch
     if point is None:
         return np.ascontiguousarray(default[:, body])
-    p = np.asarray(point, dtype=np.float64)
-    if p.shape == (3,):
-        return np.ascontiguousarray(np.broadcast_to(p, (B, 3)))
-    if p.shape != (B, 3):
-        raise ValueError(f"point must have shape (3,) or ({B}, 3), got {p.shape}")
-    return np.ascontiguousarray(p)
+    return _rows3(bound, "point", point)
 
 
 def jacobian(bound: Bound, body: int, point=None, row=None):
     """(jacp, jacr), each (B, 3, nv) (or (3, nv) for one `row`): point and rotation Jacobians
     of `point` (world; default the body frame origin xpos) on `body` (mj_jac)."""
     points = _points(bound, body, point, bound.data.xpos)
+    if row is not None and (
+        isinstance(row, bool)
+        or not isinstance(row, int | np.integer)
+        or not -bound.batch <= row < bound.batch
+    ):
+        raise IndexError(f"row {row!r} out of range for batch {bound.batch}")
     nv = bound.model.nv
     jacp = np.zeros((bound.batch, 3, nv))
     jacr = np.zeros((bound.batch, 3, nv))
@@ -244,9 +272,8 @@ def apply_force(bound: Bound, body: int, force, torque=None, point=None) -> np.n
     """(B, nv) = J^T (force, torque) for a world force/torque at `point` on `body` (mj_applyFT)."""
     B = bound.batch
     points = _points(bound, body, point, bound.data.xipos)
-    f = np.ascontiguousarray(np.broadcast_to(np.asarray(force, dtype=np.float64), (B, 3)))
-    t = np.zeros((B, 3)) if torque is None else np.asarray(torque, dtype=np.float64)
-    t = np.ascontiguousarray(np.broadcast_to(t, (B, 3)))
+    f = _rows3(bound, "force", force)
+    t = np.zeros((B, 3)) if torque is None else _rows3(bound, "torque", torque)
     out = np.zeros((B, bound.model.nv))
     _apply_ft_rows(bound.model_address, bound.data_address, int(body), f, t, points, out)
     return out
@@ -271,32 +298,39 @@ def _positions(bound: Bound, name: str, value, rows: int | None = None) -> np.nd
     starting with qpos, else nv), finite; ValueError naming the argument otherwise."""
     m = bound.model
     n = m.nq if name.startswith("qpos") else m.nv
-    a = np.array(value, dtype=np.float64, ndmin=2, order="C")
+    a = np.array(real_array(name, value), ndmin=2, order="C")
     if a.ndim != 2 or a.shape[1] != n or (rows is not None and a.shape[0] != rows):
         want = f"({rows if rows is not None else 'N'}, {n})"
         raise ValueError(f"{name} must have shape {want} (or ({n},)), got {np.shape(value)}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} contains NaN or inf")
     return a
+
+
+def _timestep(dt, positive: bool) -> float:
+    """dt as a float: a finite real number (and > 0 if `positive`), else an error naming it."""
+    if isinstance(dt, bool) or not isinstance(dt, int | float | np.integer | np.floating):
+        raise TypeError(f"dt must be a real number, got {type(dt).__name__}")
+    if not np.isfinite(dt) or (positive and not dt > 0):
+        raise ValueError(f"dt must be finite{' and > 0' if positive else ''}, got {dt}")
+    return float(dt)
 
 
 def integrate_pos(bound: Bound, qpos, qvel, dt: float) -> np.ndarray:
     """(N, nq) qpos (+) dt qvel on the joint manifold (mj_integratePos), for N rows of
     positions (N, nq) and velocities (N, nv); quaternions come out normalized."""
+    h = _timestep(dt, positive=False)
     q = _positions(bound, "qpos", qpos)
     v = _positions(bound, "qvel", qvel, rows=q.shape[0])
-    _integrate_pos_rows(bound.model_address, q, v, float(dt))
+    _integrate_pos_rows(bound.model_address, q, v, h)
     return q
 
 
 def differentiate_pos(bound: Bound, qpos1, qpos2, dt: float) -> np.ndarray:
     """(N, nv) velocities that take qpos1 to qpos2 in dt (mj_differentiatePos)."""
-    if not dt > 0:
-        raise ValueError(f"dt must be > 0, got {dt}")
+    h = _timestep(dt, positive=True)
     q1 = _positions(bound, "qpos1", qpos1)
     q2 = _positions(bound, "qpos2", qpos2, rows=q1.shape[0])
     out = np.zeros((q1.shape[0], bound.model.nv))
-    _differentiate_pos_rows(bound.model_address, out, float(dt), q1, q2)
+    _differentiate_pos_rows(bound.model_address, out, h, q1, q2)
     return out
 
 

@@ -170,7 +170,10 @@ def _driver_entries() -> list:
     i64 = types.int64
     f64 = types.float64
     argtypes = (
-        *(i64,) * 6,  # model, data, job, nstep, drive, flags
+        i64,  # model
+        i64,  # data
+        types.Array(types.uint8, 1, "C"),  # rows (B,): 1 for the rows the call runs
+        *(i64,) * 4,  # job, nstep, drive, flags
         types.Array(types.int32, 2, "C"),  # index (k, 2)
         types.Array(f64, 2, "C"),  # gain (k, 2)
         types.Array(f64, 2, "C"),  # target (B, k)

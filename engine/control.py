@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine import types as T
-from engine.model import Model
+from engine.model import Model, model_digest
 
 
 def check_motor(model: Model, actuator, what: str) -> tuple[int, int]:
@@ -62,16 +62,14 @@ class _Drive:
         self._index = np.ascontiguousarray(np.stack([self.dofs, self.actuators], axis=1), dtype=np.int32)
         self._gain = np.ascontiguousarray(gain, dtype=np.float64).reshape(len(pairs), 2)
         self._flags = int(flags | T.STEP_OBSERVE_END)
-        self._model = model
+        self._digest = model_digest(model)
 
     def step(self, sim, command, nstep: int = 1) -> None:
         """Advance every row of `sim` by nstep physics steps under `command` ((B,) or
         (B, k): one value per row and driven dof). Raises NonFiniteError like
         Simulator.step; a bad command raises ValueError and steps nothing."""
-        if sim.model is not self._model:
-            pairs = [check_motor(sim.model, int(a), self.what) for a in self.actuators]
-            if [dof for _, dof in pairs] != self.dofs.tolist():
-                raise ValueError(f"{self.what} was made for another model: make one for this simulator's")
+        if sim.model_digest() != self._digest:
+            raise ValueError(f"{self.what} was made for another model: make one for this simulator's")
         k = len(self.dofs)
         target = np.asarray(command, dtype=np.float64)
         if target.shape == (sim.batch,) and k == 1:

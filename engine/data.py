@@ -36,6 +36,7 @@ from engine.fields import (  # noqa: F401 (the names the declarations use)
     nv,
 )
 from engine.model import Model
+from engine.types import NWARN  # noqa: F401 (in declarations)
 
 
 class Data(NamedTuple):
@@ -173,7 +174,10 @@ class Data(NamedTuple):
     scratch_efc_nv: f64[B, npgs, nv]  # PGS: rows of M^-1 J^T (0 rows for Newton)
     scratch_nv: f64[B, 6, nv]  # solver work space: Ma, Mv, grad, Mgrad, search, ...
     scratch_H: f64[B, nv, nv]  # Newton: Hessian M + J^T D J, Cholesky factor in place
-    status: i32[B]  # 0 ok, k > 0: step k of the last call failed (non-finite qacc, overflow)
+    status: i32[B]  # 0 ok, k > 0: step k of the last call failed (bad state or qacc, overflow)
+    warning: i32[B, NWARN]  # how often each WARN_* happened to the row (engine.types)
+    warning_info: i32[B, NWARN]  # the dof or actuator of the last time each happened
+    warned: i32[B]  # warnings the last call counted for the row
 
 
 DATA_SPECS = fields.field_specs(Data)

@@ -9,6 +9,7 @@ model ever runs with a feature silently ignored.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import xml.etree.ElementTree as ET
 from typing import NamedTuple
@@ -665,3 +666,19 @@ def _derived(mj: mujoco.MjModel, nconmax: int | None) -> dict:
     }
     out.update((k, v) for k, v in cpair.items() if k.startswith("cpair_"))
     return out
+
+
+def model_digest(m: Model) -> str:
+    """Hex digest of every field of m but the buffer capacities (nconmax, nefcmax and the
+    sizes they set do not change the physics)."""
+    h = hashlib.blake2b(digest_size=16)
+    for name, value in m._asdict().items():
+        if name in ("nconmax", "nefcmax"):
+            continue
+        h.update(name.encode())
+        if isinstance(value, np.ndarray):
+            h.update(f"{value.dtype}{value.shape}".encode())
+            h.update(np.ascontiguousarray(value).tobytes())
+        else:
+            h.update(repr(value).encode())
+    return h.hexdigest()

@@ -8,6 +8,9 @@ sim.step()                      # like mj_step, for every row
 
 from __future__ import annotations
 
+import sys
+import warnings
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -15,29 +18,40 @@ import numpy as np
 from engine import api
 from engine import types as T
 from engine.binding import bind, check_model
-from engine.data import STATE_FIELDS, Data, make_data
-from engine.errors import RoboDynError
-from engine.model import Model
+from engine.data import DATA_SPECS, STATE_FIELDS, Data, make_data
+from engine.errors import PhysicsWarning, RoboDynError
+from engine.model import Model, model_digest
 from engine.step import JOB_FORWARD, JOB_ROLLOUT, JOB_STEP, run_rows
 
 
 class NonFiniteError(RoboDynError, FloatingPointError):
-    """A NaN or inf appeared in the physics; the message names row, step and quantity."""
+    """The physics met a NaN, an inf or a value beyond MuJoCo's 1e10 (mjMAXVAL) in qpos,
+    qvel or qacc; the message names row, step and quantity."""
 
 
 class Snapshot(NamedTuple):
     """A bit-exact copy of the state of some rows (see Simulator.snapshot)."""
 
-    model_signature: tuple
+    model_digest: str  # model_digest() of the model it was taken from
     rows: np.ndarray  # (k,) row indices the snapshot was taken from
     fields: dict  # STATE_FIELDS name -> (k, ...) array
     nstep: int
 
 
+ON_BAD = ("raise", "reset")
+
+# what each counted warning is about, and MuJoCo's name for it
+_WARNINGS = {
+    T.WARN_BADQPOS: ("qpos", "mjWARN_BADQPOS"),
+    T.WARN_BADQVEL: ("qvel", "mjWARN_BADQVEL"),
+    T.WARN_BADQACC: ("qacc", "mjWARN_BADQACC"),
+    T.WARN_BADCTRL: ("ctrl", "mjWARN_BADCTRL"),
+}
+
+# where a bad qacc can come from, inputs first (bad controls are zeroed, never the cause)
 _DIAGNOSE = (
     "qpos",
     "qvel",
-    "ctrl",
     "qfrc_applied",
     "xfrc_applied",
     "qM",
@@ -64,9 +78,16 @@ class Simulator:
     Model and the Data are bound together when the Simulator is made (engine.binding checks
     that they match and lays them out for the compiled kernels) and stay fixed: a Simulator
     for another model is a new Simulator.
+
+    on_bad: what a step does with a row whose qpos or qvel (before the step) or qacc (after
+    its forward pass) is NaN, inf or beyond 1e10 (MuJoCo's mjMAXVAL). "raise" (default):
+    the row is not advanced and NonFiniteError names row, step and quantity. "reset": the
+    row goes back to the model's initial state and steps on, with a PhysicsWarning, as
+    MuJoCo's mj_step does. Either way data.warning counts it per row; a bad control is
+    counted and warned about, and every control of its row is taken as 0 (as in MuJoCo).
     """
 
-    def __init__(self, model: Model, batch: int = 1, nthread: int | None = None):
+    def __init__(self, model: Model, batch: int = 1, nthread: int | None = None, on_bad: str = "raise"):
         if not isinstance(model, Model):
             got = type(model).__name__
             raise TypeError(f"Simulator needs an engine.Model (from engine.load_mjcf), got {got}")
@@ -75,7 +96,11 @@ class Simulator:
         sizes = check_model(model)  # before make_data sizes arrays from its counts
         self._bound = bind(model, make_data(model, int(batch)), sizes)
         self.nthread = api.default_threads(self.batch) if nthread is None else nthread
+        self.on_bad = on_bad
         self.nstep = 0  # steps taken by the whole batch since creation
+        self._all_rows = np.ones(self.batch, dtype=np.uint8)  # run_rows' row selection
+        self._warnings_reported = np.zeros_like(self.data.warning)
+        self._digest = model_digest(model)  # what snapshots and drives are checked against
         # run_rows' arguments a job does not use: zero-sized, made once
         self._no_drive = (np.zeros((0, 2), dtype=np.int32), np.zeros((0, 2)), np.zeros((self.batch, 0)))
         self._no_rollout = np.zeros((self.batch, 0, 0))
@@ -114,13 +139,29 @@ class Simulator:
             raise ValueError(f"nthread must be an int >= 1, got {value!r}")
         self._nthread = int(min(value, self._bound.batch))
 
+    @property
+    def on_bad(self) -> str:
+        """ "raise" or "reset": what a step does with a row whose state or acceleration is bad."""
+        return self._on_bad
+
+    @on_bad.setter
+    def on_bad(self, value) -> None:
+        if value not in ON_BAD:
+            raise ValueError(f"on_bad must be one of {ON_BAD}, got {value!r}")
+        self._on_bad = value
+        self._reset_flag = T.STEP_RESET_BAD if value == "reset" else 0
+
     # --- dynamics ------------------------------------------------------------------------
-    def forward(self) -> None:
-        """Every derived quantity at the current state, for every row (like mj_forward)."""
+    def forward(self, rows=None) -> None:
+        """Every derived quantity at the current state, for every row or the rows given
+        (like mj_forward). Raises NonFiniteError if a qacc is bad, whatever on_bad says."""
+        mask = self._all_rows
+        if rows is not None:
+            mask = np.zeros(self.batch, dtype=np.uint8)
+            mask[self._rows(rows)] = 1
         none = self._no_rollout
         job = (JOB_FORWARD, 0, T.DRIVE_NONE, 0, *self._no_drive, none, none, none, none)
-        if api.call(run_rows, self._bound, self._nthread, *job):
-            self._raise("forward", self.nstep)
+        self._run(job, "forward", self.nstep, mask)
 
     def step(self, nstep: int = 1) -> None:
         """Advance every row by nstep timesteps (each like mj_step) in one compiled call.
@@ -143,15 +184,13 @@ class Simulator:
         step() if a row fails (that row stops at the state before its failed step).
         """
         m = self.model
-        c = np.asarray(ctrl, dtype=np.float64)
+        c = api.real_array("ctrl", ctrl)
         if c.ndim == 2:
             c = np.broadcast_to(c, (self.batch, *c.shape))
         if c.ndim != 3 or c.shape[0] != self.batch or c.shape[2] != m.nu or c.shape[1] < 1:
             raise ValueError(
                 f"ctrl must have shape ({self.batch}, T, {m.nu}) or (T, {m.nu}), got {np.shape(ctrl)}"
             )
-        if not np.all(np.isfinite(c)):
-            raise ValueError("ctrl contains NaN or inf; nothing was stepped")
         c = np.ascontiguousarray(c)
         steps = c.shape[1]
         out = Rollout(
@@ -161,9 +200,9 @@ class Simulator:
         )
         start = self.nstep
         self.nstep += steps
-        job = (JOB_ROLLOUT, steps, T.DRIVE_NONE, 0, *self._no_drive, c, out.qpos, out.qvel, out.sensordata)
-        if api.call(run_rows, self._bound, self._nthread, *job):
-            self._raise("step", start)
+        records = (c, out.qpos, out.qvel, out.sensordata)
+        job = (JOB_ROLLOUT, steps, T.DRIVE_NONE, self._reset_flag, *self._no_drive, *records)
+        self._run(job, "step", start)
         return out
 
     def drive(self, kind: int, flags: int, index, gain, target, nstep: int) -> None:
@@ -176,9 +215,8 @@ class Simulator:
         start = self.nstep
         self.nstep += nstep
         none = self._no_rollout
-        job = (JOB_STEP, nstep, kind, flags, index, gain, target, none, none, none, none)
-        if api.call(run_rows, self._bound, self._nthread, *job):
-            self._raise("step", start)
+        job = (JOB_STEP, nstep, kind, flags | self._reset_flag, index, gain, target, none, none, none, none)
+        self._run(job, "step", start)
 
     def collision(self) -> None:
         """Contacts of every row at the geom poses of the last forward() (like mj_collision):
@@ -229,26 +267,44 @@ class Simulator:
         return api.energy(self._bound)
 
     # --- snapshot / restore ----------------------------------------------------------------
+    def model_digest(self) -> str:
+        """A hash of every physical quantity of the model (buffer capacities excepted): two
+        models with the same digest simulate alike."""
+        return self._digest
+
     def snapshot(self, rows=None) -> Snapshot:
-        """Copy the state (time, qpos, qvel, act, ctrl, applied forces) of `rows` (all by
-        default). Restoring it reproduces the following steps bit for bit."""
+        """Copy the state (time, qpos, qvel, act, ctrl, applied forces, equality switches,
+        solver warm start) of `rows` (all by default). Restoring it reproduces the following
+        steps bit for bit."""
         idx = self._rows(rows)
         fields = {name: getattr(self.data, name)[idx].copy() for name in STATE_FIELDS}
-        return Snapshot(_signature(self.model), idx, fields, self.nstep)
+        return Snapshot(self.model_digest(), idx, fields, self.nstep)
 
     def restore(self, snap: Snapshot, rows=None) -> None:
-        """Write a snapshot's state back into `rows` (default: the rows it was taken from)."""
+        """Write a snapshot's state back into `rows` (default: the rows it was taken from) and
+        recompute their derived quantities (xpos, sensordata, ...: like mj_forward). The
+        snapshot is checked whole before anything is written: a snapshot of another model,
+        of another number of rows or holding a bad value is refused and nothing changes."""
         if not isinstance(snap, Snapshot):
             raise TypeError(f"restore needs a Snapshot from Simulator.snapshot, got {type(snap).__name__}")
-        if snap.model_signature != _signature(self.model):
-            raise ValueError("snapshot was taken from a different model; refusing to restore it")
-        idx = snap.rows if rows is None else self._rows(rows)
+        if snap.model_digest != self.model_digest():
+            raise ValueError(
+                "snapshot was taken from a different model (its digest differs: another geometry, "
+                "mass, option or size); refusing to restore it"
+            )
+        idx = np.asarray(snap.rows) if rows is None else self._rows(rows)
+        if rows is None:
+            idx = self._rows(idx)
         if len(idx) != len(snap.rows):
             raise ValueError(f"snapshot holds {len(snap.rows)} rows, cannot restore into {len(idx)}")
+        if len(np.unique(idx)) != len(idx):
+            raise ValueError(f"rows {idx.tolist()} name a row twice; each snapshot row needs its own row")
+        _check_snapshot_fields(snap, self.data, len(idx))
         for name in STATE_FIELDS:
             getattr(self.data, name)[idx] = snap.fields[name]
         if len(idx) == self.batch:
             self.nstep = snap.nstep
+        self.forward(idx)
 
     # --- helpers -----------------------------------------------------------------------------
     def _rows(self, rows) -> np.ndarray:
@@ -259,14 +315,52 @@ class Simulator:
             if idx.shape != (self.batch,):
                 raise ValueError(f"a boolean row mask must have shape ({self.batch},), got {idx.shape}")
             return np.flatnonzero(idx)
+        if idx.dtype.kind not in "iu" or idx.ndim != 1:
+            raise TypeError(f"rows must be row indices (ints) or a boolean mask, got {np.asarray(rows)!r}")
         idx = idx.astype(np.int64)
         if np.any(idx < 0) or np.any(idx >= self.batch):
             raise IndexError(f"rows {idx.tolist()} out of range for batch {self.batch}")
         return idx
 
-    def _raise(self, what: str, start: int) -> None:
+    def _run(self, job: tuple, what: str, start: int, rows=None) -> None:
+        """run_rows over the batch; then warn about new warnings and raise for failed rows."""
+        rows = self._all_rows if rows is None else rows
+        result = api.call(run_rows, self._bound, self._nthread, rows, *job)
+        if result:
+            failed = np.flatnonzero(self.data.status)
+            if result >> 32:
+                self._warn(failed)
+            if len(failed):
+                self._raise(what, start, failed)
+
+    def _warn(self, failed: np.ndarray) -> None:
+        """A PhysicsWarning for each kind of warning counted since the last report, naming
+        the rows (those that failed are reported by the error instead)."""
+        w = self.data.warning
+        new = w - self._warnings_reported
+        self._warnings_reported[:] = w
+        new[failed] = 0
+        for kind, (name, mujoco_name) in _WARNINGS.items():
+            rows = np.flatnonzero(new[:, kind] > 0)
+            if len(rows) == 0:
+                continue
+            info = self.data.warning_info[:, kind]
+            where = ", ".join(f"{r} ({name}[{info[r]}])" for r in rows[:8]) + (
+                " ..." if len(rows) > 8 else ""
+            )
+            if kind == T.WARN_BADCTRL:
+                done = "every control of the row was taken as 0"
+            else:
+                done = "the row was reset to the model's initial state and stepped on (on_bad='reset')"
+            warnings.warn(
+                f"{name} was NaN, inf or beyond 1e10 in row {where}: {done}, as MuJoCo does "
+                f"({mujoco_name}); Simulator.data.warning counts these per row",
+                PhysicsWarning,
+                stacklevel=_caller_level(),
+            )
+
+    def _raise(self, what: str, start: int, bad: np.ndarray) -> None:
         """Raise the error for the rows the last call flagged in data.status."""
-        bad = np.flatnonzero(self.data.status)
         lost = bad[self.data.contact_lost[bad] > 0]
         if len(lost):
             raise api.overflow_error(self.model, self.data, lost)
@@ -274,18 +368,53 @@ class Simulator:
         step = start + int(self.data.status[row]) if what == "step" else start
         quantity = "qacc"
         for name in _DIAGNOSE:
-            if not np.all(np.isfinite(getattr(self.data, name)[row])):
+            if _first_bad(getattr(self.data, name)[row]) >= 0:
                 quantity = name
                 break
-        arr = getattr(self.data, quantity)[row].reshape(-1)
-        where = int(np.flatnonzero(~np.isfinite(arr))[0])
+        arr = getattr(self.data, quantity)[row]
+        flat = max(_first_bad(arr), 0)
+        where = ", ".join(str(int(i)) for i in np.unravel_index(flat, arr.shape))
+        value = arr.reshape(-1)[flat]
         rows = ", ".join(str(int(r)) for r in bad[:8])
         raise NonFiniteError(
-            f"non-finite {quantity}[{where}] in row {row} at step {step} ({what}); "
-            f"rows with non-finite qacc: {rows}{' ...' if len(bad) > 8 else ''}. "
-            "Those rows were not advanced."
+            f"{quantity}[{where}] = {value:.6g} in row {row} at step {step} ({what}) is NaN, inf or "
+            f"beyond 1e10 (MuJoCo's mjMAXVAL); rows that failed: {rows}{' ...' if len(bad) > 8 else ''}. "
+            "Those rows were not advanced (with Simulator(..., on_bad='reset') they are reset instead, "
+            "as MuJoCo does)."
         )
 
 
-def _signature(m: Model) -> tuple:
-    return (m.nq, m.nv, m.nu, m.nbody, m.njnt, m.opt_timestep, m.body_mass.tobytes(), m.qpos0.tobytes())
+_ENGINE_DIR = str(Path(__file__).parent)
+
+
+def _caller_level() -> int:
+    """warnings.warn's stacklevel that points at the first caller outside the engine."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_ENGINE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _first_bad(a: np.ndarray) -> int:
+    """Index of the first NaN, inf or |x| > 1e10 in a (flattened), or -1."""
+    bad = np.flatnonzero(~(np.abs(a.reshape(-1)) <= T.MAXVAL))
+    return int(bad[0]) if len(bad) else -1
+
+
+def _check_snapshot_fields(snap: Snapshot, data: Data, k: int) -> None:
+    """Refuse a snapshot whose fields are missing, mis-shaped or hold a bad value."""
+    if not isinstance(snap.fields, dict) or set(snap.fields) != set(STATE_FIELDS):
+        raise ValueError(f"snapshot fields must be exactly {STATE_FIELDS}")
+    for name in STATE_FIELDS:
+        a = snap.fields[name]
+        want = (k, *getattr(data, name).shape[1:])
+        if not isinstance(a, np.ndarray) or a.shape != want or a.dtype != DATA_SPECS[name].dtype:
+            want_dtype = np.dtype(DATA_SPECS[name].dtype).name
+            got = (
+                f"{a.dtype.name} of shape {a.shape}" if isinstance(a, np.ndarray) else f"a {type(a).__name__}"
+            )
+            raise ValueError(f"snapshot field {name} must be {want_dtype} of shape {want}, got {got}")
+        if a.dtype.kind == "f" and _first_bad(a) >= 0:
+            raise ValueError(
+                f"snapshot field {name} holds NaN, inf or a value beyond 1e10; refusing to restore it"
+            )

@@ -6,13 +6,13 @@ with nthread > 1 the batch is split into nthread contiguous blocks that numba's 
 run at once (`prange`); the pipeline itself is reached through the model's unit addresses
 (`m.unit_forward`, `m.unit_integrate`, ...), so a parallel loop compiles in seconds.
 
-A row whose acceleration is not finite, or that found more contacts than its buffer holds,
-is flagged in `d.status` and not advanced, so the Python layer can raise with the row, the
-step and the reason while its state is intact. Every entry returns the number of flagged
-rows, so Python looks at `status` only when something failed.
+A row whose state or acceleration is bad (NaN, inf or beyond MuJoCo's 1e10), or that found
+more contacts than its buffer holds, is flagged in `d.status` and not advanced, so the
+Python layer can raise with the row, the step and the reason while its state is intact;
+with STEP_RESET_BAD a bad state or acceleration resets the row instead, as MuJoCo does.
+Warnings are counted per row in `d.warning`. Every entry returns the number of flagged and
+of warned rows, so Python looks at `status` and `warning` only when something happened.
 """
-
-import math
 
 from numba import prange
 
@@ -28,14 +28,73 @@ JOB_ROLLOUT = 2
 
 
 @kernel
+def first_bad(v, n):
+    """The first of v[0..n-1] that is NaN, inf or beyond MAXVAL (MuJoCo's mju_isBad), or -1."""
+    for i in range(n):
+        if not abs(v[i]) <= T.MAXVAL:
+            return i
+    return -1
+
+
+@kernel
+def warn(d, b, kind, info):
+    """Count warning `kind` (WARN_*) for row b, about dof or actuator `info`."""
+    d.warning[b, kind] += 1
+    d.warning_info[b, kind] = info
+    d.warned[b] += 1
+
+
+@kernel
+def reset_row(m, d, b):
+    """Row b back to the model's initial state (MuJoCo's mj_resetData for the state):
+    time 0, qpos0, zero velocities, activations, controls, applied forces and warm start,
+    equality constraints as the model declares them."""
+    d.time[b] = 0.0
+    for i in range(m.nq):
+        d.qpos[b, i] = m.qpos0[i]
+    for i in range(m.nv):
+        d.qvel[b, i] = 0.0
+        d.qfrc_applied[b, i] = 0.0
+        d.qacc_warmstart[b, i] = 0.0
+    for i in range(d.act.shape[1]):
+        d.act[b, i] = 0.0
+    for i in range(m.nu):
+        d.ctrl[b, i] = 0.0
+    for i in range(m.nbody):
+        for k in range(6):
+            d.xfrc_applied[b, i, k] = 0.0
+    for i in range(m.neq):
+        d.eq_active[b, i] = m.eq_active0[i]
+
+
+@kernel
+def state_ok(m, d, b, reset):
+    """MuJoCo's mj_checkPos and mj_checkVel for row b: a bad qpos or qvel is counted
+    (WARN_BADQPOS / WARN_BADQVEL); with `reset` the row is reset and stepping goes on,
+    otherwise it fails. Returns False if the step must not run."""
+    i = first_bad(d.qpos[b], m.nq)
+    kind = T.WARN_BADQPOS
+    if i < 0:
+        i = first_bad(d.qvel[b], m.nv)
+        kind = T.WARN_BADQVEL
+    if i < 0:
+        return True
+    warn(d, b, kind, i)
+    if reset:
+        reset_row(m, d, b)
+    return reset
+
+
+@kernel
 def acc_ok(m, d, b):
     """True if the forward pass of row b can be integrated: every contact fit in the
-    buffer (contact_lost == 0) and qacc is finite."""
+    buffer (contact_lost == 0) and no qacc is bad (counted as WARN_BADQACC)."""
     if d.contact_lost[b] > 0:
         return False
-    for i in range(m.nv):
-        if not math.isfinite(d.qacc[b, i]):
-            return False
+    i = first_bad(d.qacc[b], m.nv)
+    if i >= 0:
+        warn(d, b, T.WARN_BADQACC, i)
+        return False
     return True
 
 
@@ -48,34 +107,50 @@ def forward_row(m, d, b):
 
 
 @kernel
+def forward_for_step(m, d, b, drive, flags, index, gain, target):
+    """The forward pass of one step of row b with its drive (mj_step1, the drive, mj_step2
+    up to the sensors). Returns acc_ok."""
+    if drive == T.DRIVE_PD:  # Simulator.drive compiled and set the split forward units
+        call_unit(m.unit_forward_posvel, m, d, b)
+        pd_drive(m, d, b, index, gain, target, flags & T.STEP_GRAVITY_COMPENSATION)
+        call_unit(m.unit_forward_acc, m, d, b)
+    else:
+        call_unit(m.unit_forward, m, d, b)
+    if drive == T.DRIVE_ACCELERATION:
+        acceleration_drive(m, d, b, index, target)
+    if not (flags & T.STEP_OBSERVE_END) and m.unit_sensors != 0:
+        call_unit(m.unit_sensors, m, d, b)
+    return acc_ok(m, d, b)
+
+
+@kernel
 def step_row(m, d, b, nstep, drive, flags, index, gain, target):
     """nstep steps of row b, each MuJoCo's mj_step1 / mj_step2 with a drive between them:
-    position and velocity stages; a PD drive sets its motors' ctrl; actuation and
-    acceleration; an acceleration drive sets its motor's force; sensors (unless
-    STEP_OBSERVE_END); the finiteness and contact-buffer check; integration. With
+    the state check; position and velocity stages; a PD drive sets its motors' ctrl;
+    actuation and acceleration; an acceleration drive sets its motor's force; sensors
+    (unless STEP_OBSERVE_END); the acceleration and contact-buffer check; integration. With
     STEP_OBSERVE_END, one forward pass after the last step leaves the sensors (and every
     derived quantity) at the final state instead.
 
+    A bad qpos, qvel (before the step) or qacc (after its forward pass) is counted in
+    d.warning; with STEP_RESET_BAD the row is reset and the step goes on from the initial
+    state, as MuJoCo's mj_step does, otherwise the step fails.
+
     drive: DRIVE_NONE, DRIVE_ACCELERATION or DRIVE_PD; index (k, 2) int32 (dof, actuator),
     gain (k, 2) (kp, kd), target (k,) the row's commands (engine.drive). Returns 0, or the
-    1-based index of the step whose qacc was not finite or whose contacts overflowed (that
-    step is not integrated)."""
-    observe_end = flags & T.STEP_OBSERVE_END
+    1-based index of the step that failed (that step is not integrated)."""
+    reset = flags & T.STEP_RESET_BAD
     for k in range(nstep):
-        if drive == T.DRIVE_PD:  # Simulator.drive compiled and set the split forward units
-            call_unit(m.unit_forward_posvel, m, d, b)
-            pd_drive(m, d, b, index, gain, target, flags & T.STEP_GRAVITY_COMPENSATION)
-            call_unit(m.unit_forward_acc, m, d, b)
-        else:
-            call_unit(m.unit_forward, m, d, b)
-        if drive == T.DRIVE_ACCELERATION:
-            acceleration_drive(m, d, b, index, target)
-        if not observe_end and m.unit_sensors != 0:
-            call_unit(m.unit_sensors, m, d, b)
-        if not acc_ok(m, d, b):
+        if not state_ok(m, d, b, reset):
             return k + 1
+        if not forward_for_step(m, d, b, drive, flags, index, gain, target):
+            if not reset or d.contact_lost[b] > 0:
+                return k + 1
+            reset_row(m, d, b)  # mj_checkAcc: reset, forward again, integrate
+            if not forward_for_step(m, d, b, drive, flags, index, gain, target):
+                return k + 1
         call_unit(m.unit_integrate, m, d, b)
-    if observe_end:
+    if flags & T.STEP_OBSERVE_END:
         forward_row(m, d, b)
     return 0
 
@@ -88,13 +163,16 @@ def no_drive(d, b):
 
 
 @kernel
-def count_failed(d):
-    """Rows with a non-zero status."""
-    n = 0
+def count_rows(d):
+    """(rows with a non-zero status) + 2**32 (rows that counted a warning)."""
+    failed = 0
+    warned = 0
     for b in range(d.status.shape[0]):
         if d.status[b] != 0:
-            n += 1
-    return n
+            failed += 1
+        if d.warned[b] != 0:
+            warned += 1
+    return failed + (warned << 32)
 
 
 @kernel
@@ -104,7 +182,7 @@ def block(B, nblock, k):
 
 
 @kernel
-def rollout_row(m, d, b, ctrl, qpos, qvel, sensordata):
+def rollout_row(m, d, b, flags, ctrl, qpos, qvel, sensordata):
     """len(ctrl) steps of row b with ctrl[t] applied at step t, recording the state after
     each step and the sensors of the state each step started from (as mujoco.rollout).
     Returns 0 or the 1-based index of the failed step; later records are left unwritten."""
@@ -112,7 +190,7 @@ def rollout_row(m, d, b, ctrl, qpos, qvel, sensordata):
     for t in range(ctrl.shape[0]):
         for i in range(m.nu):
             d.ctrl[b, i] = ctrl[t, i]
-        if step_row(m, d, b, 1, T.DRIVE_NONE, 0, index, gain, target) != 0:
+        if step_row(m, d, b, 1, T.DRIVE_NONE, flags, index, gain, target) != 0:
             return t + 1
         for i in range(m.nsensordata):
             sensordata[t, i] = d.sensordata[b, i]
@@ -125,7 +203,7 @@ def rollout_row(m, d, b, ctrl, qpos, qvel, sensordata):
 
 @kernel
 def row_job(m, d, b, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, sensordata):
-    """One row's part of a call: JOB_FORWARD (forward_row; 1 if qacc is not finite or the
+    """One row's part of a call: JOB_FORWARD (forward_row; 1 if qacc is bad or the
     contacts overflowed), JOB_STEP (step_row with the drive) or JOB_ROLLOUT (rollout_row).
     Returns the row's status."""
     if job == JOB_FORWARD:
@@ -133,32 +211,40 @@ def row_job(m, d, b, job, nstep, drive, flags, index, gain, target, ctrl, qpos, 
         return 0 if acc_ok(m, d, b) else 1
     if job == JOB_STEP:
         return step_row(m, d, b, nstep, drive, flags, index, gain, target)
-    return rollout_row(m, d, b, ctrl, qpos, qvel, sensordata)
+    return rollout_row(m, d, b, flags, ctrl, qpos, qvel, sensordata)
 
 
 @kernel
-def run_block(m, d, lo, hi, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, sensordata):
-    """row_job for rows lo..hi-1, each row's status into d.status."""
+def run_block(
+    m, d, lo, hi, rows, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, sensordata
+):
+    """row_job for the rows lo..hi-1 that `rows` selects, each row's status into d.status
+    (0 for the others) and its count of new warnings into d.warned."""
     for b in range(lo, hi):
-        records = (ctrl[b], qpos[b], qvel[b], sensordata[b])
-        d.status[b] = row_job(m, d, b, job, nstep, drive, flags, index, gain, target[b], *records)
+        d.status[b] = 0
+        d.warned[b] = 0
+        if rows[b]:
+            records = (ctrl[b], qpos[b], qvel[b], sensordata[b])
+            d.status[b] = row_job(m, d, b, job, nstep, drive, flags, index, gain, target[b], *records)
 
 
 @parallel_entry
-def run_rows(mp, dp, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, sensordata, nthread):
-    """row_job for every row: the one entry Python calls to run the batch. target (B, k)
-    holds each row's drive commands; ctrl (B, T, nu), qpos, qvel, sensordata (B, T, ...) a
-    rollout's controls and records (zero-sized for the other jobs). With nthread > 1 the
-    rows are split into nthread contiguous blocks run on numba's threads. Returns the number
-    of rows whose status is not 0."""
+def run_rows(
+    mp, dp, rows, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, sensordata, nthread
+):
+    """row_job for every row that rows (B,) selects: the one entry Python calls to run the
+    batch. target (B, k) holds each row's drive commands; ctrl (B, T, nu), qpos, qvel,
+    sensordata (B, T, ...) a rollout's controls and records (zero-sized for the other
+    jobs). With nthread > 1 the rows are split into nthread contiguous blocks run on numba's
+    threads. Returns count_rows: failed rows + 2**32 warned rows (0: nothing to report)."""
     m = model_at(mp)
     d = data_at(dp)
     B = d.status.shape[0]
-    args = (job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, sensordata)
+    args = (rows, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, sensordata)
     if nthread > 1:
         for k in prange(nthread):
             lo, hi = block(B, nthread, k)
             run_block(m, d, lo, hi, *args)
     else:
         run_block(m, d, 0, B, *args)
-    return count_failed(d)
+    return count_rows(d)

@@ -94,3 +94,12 @@ DRIVE_PD = 2
 # stepping flags (engine.step)
 STEP_OBSERVE_END = 1  # sensors once, of the state after the last step (not of each step's start)
 STEP_GRAVITY_COMPENSATION = 2  # DRIVE_PD adds the gravity load inside the clamp
+STEP_RESET_BAD = 4  # a bad qpos, qvel or qacc resets the row and steps on (MuJoCo's autoreset)
+
+# warnings counted per row in Data.warning (mjtWarning's order and meaning, for those kept)
+WARN_BADQPOS = 0  # qpos NaN, inf or beyond MAXVAL at the start of a step
+WARN_BADQVEL = 1  # qvel NaN, inf or beyond MAXVAL at the start of a step
+WARN_BADQACC = 2  # qacc NaN, inf or beyond MAXVAL after the forward pass
+WARN_BADCTRL = 3  # a control NaN, inf or beyond MAXVAL: every control of the row taken as 0
+NWARN = 4
+MAXVAL = 1e10  # MuJoCo's mjMAXVAL: larger |qpos|, |qvel|, |qacc| or |ctrl| counts as bad

@@ -11,6 +11,7 @@ and the double pendulum for errors and time.
 from __future__ import annotations
 
 import re
+import warnings
 import xml.etree.ElementTree as ET
 
 import mujoco
@@ -18,6 +19,7 @@ import numpy as np
 import pytest
 
 import engine
+from engine import types as T
 from engine.data import STATE_FIELDS
 from tests.helpers import ASSETS, random_states, report
 
@@ -206,7 +208,7 @@ def test_threads_give_identical_results(integrator):
 
 
 # --- non-finite values -----------------------------------------------------------------------
-_MESSAGE = re.compile(r"non-finite (\w+)\[\d+\] in row (\d+) at step (\d+)")
+_MESSAGE = re.compile(r"(\w+)\[[\d, ]+\] = \S+ in row (\d+) at step (\d+)")
 
 
 def _parse(err: engine.NonFiniteError) -> tuple[str, int, int]:
@@ -255,8 +257,10 @@ def test_bad_ctrl_is_ignored_like_mujoco(bad):
     start = state(sim, 1)
     sim.data.ctrl[1] = [bad, 0.3]
     zero.data.ctrl[1] = 0.0
-    sim.step(3)  # no NonFiniteError
+    with pytest.warns(engine.PhysicsWarning, match=r"row 1 \(ctrl\[0\]\).*mjWARN_BADCTRL"):
+        sim.step(3)  # no NonFiniteError
     zero.step(3)
+    np.testing.assert_array_equal(sim.data.warning[:, T.WARN_BADCTRL], [0, 3, 0])
     kept = [name for name in STATE_FIELDS if name != "ctrl"]
     for name in kept:
         np.testing.assert_array_equal(getattr(sim.data, name), getattr(zero.data, name), err_msg=name)
@@ -270,16 +274,16 @@ def test_bad_ctrl_is_ignored_like_mujoco(bad):
     d.ctrl[:] = [bad, 0.3]
     for _ in range(3):
         mujoco.mj_step(mj, d)
-    assert d.warning[mujoco.mjtWarning.mjWARN_BADCTRL].number == 3
+    assert d.warning[mujoco.mjtWarning.mjWARN_BADCTRL].number == 3 == sim.data.warning[1, T.WARN_BADCTRL]
     np.testing.assert_array_equal(d.actuator_force, 0.0)
     np.testing.assert_allclose(sim.data.qvel[1], d.qvel, rtol=0, atol=1e-12)
     np.testing.assert_allclose(sim.data.qpos[1], d.qpos, rtol=0, atol=1e-12)
 
 
 def test_non_finite_mid_call_keeps_state_before_the_failing_step():
-    """A row whose velocity overflows after a few steps stops at the last finite state."""
+    """A row whose velocity blows up after a few steps stops at the last good state."""
     sim = make_sim(PENDULUM, batch=3, integrator="Euler")
-    sim.data.qvel[1] = [1e153, -1e153]  # Coriolis ~ v^2 ~ 1e306: finite once, inf soon after
+    sim.data.qvel[1] = [1e3, -1e3]  # Coriolis ~ v^2 grows v past 1e10 (mjMAXVAL) in a few steps
     start = state(sim)
     with pytest.raises(engine.NonFiniteError) as info:
         sim.step(20)
@@ -291,7 +295,7 @@ def test_non_finite_mid_call_keeps_state_before_the_failing_step():
         getattr(alone.data, field)[0] = start[field][1]
     alone.step(step - 1)
     assert_same(state(sim, [1]), state(alone), f"row 1 after failing at step {step}")
-    assert np.all(np.isfinite(sim.data.qvel[1]))
+    assert np.all(np.abs(sim.data.qvel[1]) <= 1e10)
     with pytest.raises(engine.NonFiniteError):
         alone.step()
     # rows 0 and 2 took all 20 steps
@@ -314,6 +318,117 @@ def test_forward_reports_non_finite():
     name, row, _ = _parse(info.value)
     assert (name, row) == ("qvel", 0)
     assert_same(state(sim), before, "forward never changes state")
+
+
+# --- on_bad="reset": MuJoCo's autoreset --------------------------------------------------------
+def _mujoco_steps(mj, start: dict, nstep: int):
+    """MuJoCo from the same state, nstep mj_step calls (autoreset on, its default)."""
+    d = mujoco.MjData(mj)
+    for name in ("qpos", "qvel", "ctrl", "qfrc_applied", "xfrc_applied"):
+        getattr(d, name)[:] = start[name]
+    d.time = float(start["time"])
+    for _ in range(nstep):
+        mujoco.mj_step(mj, d)
+    return d
+
+
+@pytest.mark.parametrize(
+    ("warning", "poison"),
+    [
+        ("mjWARN_BADQACC", lambda d, r: d.xfrc_applied.__setitem__((r, 1, 0), 1e12)),  # qacc ~ 1e11
+        ("mjWARN_BADQACC", lambda d, r: d.qfrc_applied.__setitem__((r, 0), np.nan)),
+        ("mjWARN_BADQPOS", lambda d, r: d.qpos.__setitem__((r, 1), 2e10)),
+        ("mjWARN_BADQVEL", lambda d, r: d.qvel.__setitem__((r, 0), -np.inf)),
+    ],
+)
+@pytest.mark.parametrize("integrator", ["Euler", "implicitfast"])
+def test_reset_mode_resets_the_row_as_mujoco_does(warning, poison, integrator):
+    """With on_bad="reset" a bad state or acceleration resets the row to the model's initial
+    state and the step goes on from there, as mj_step does; the warning is counted for that
+    row and reported, and the other rows are untouched."""
+    sim = make_sim(DAMPING, batch=3, integrator=integrator)
+    ref = make_sim(DAMPING, batch=3, integrator=integrator)
+    sim.on_bad = "reset"
+    poison(sim.data, 1)
+    start = state(sim, 1)
+    with pytest.warns(engine.PhysicsWarning, match=r"in row 1 .*reset to the model's initial state"):
+        sim.step(4)
+    ref.step(4)
+    assert_same(state(sim, [0, 2]), state(ref, [0, 2]), "healthy rows")
+    _, mj = load(DAMPING, integrator)
+    d = _mujoco_steps(mj, start, 4)
+    kind = getattr(T, warning.replace("mjWARN_", "WARN_"))
+    assert d.warning[getattr(mujoco.mjtWarning, warning)].number == 1 == sim.data.warning[1, kind]
+    np.testing.assert_array_equal(sim.data.warning[[0, 2]], 0)
+    for name in ("qpos", "qvel", "time"):
+        err = np.max(np.abs(getattr(sim.data, name)[1] - getattr(d, name)))
+        report(f"on_bad=reset {warning} {integrator}: {name}", err, 1e-12, 4)
+        assert err <= 1e-12, f"{name} after reset differs from MuJoCo's by {err}"
+
+
+def test_raise_mode_names_the_huge_input():
+    """The default refuses a force that MuJoCo would reset over (1e12 N on a 1 kg body):
+    the row stays where it was, the error names xfrc_applied, the warning is counted."""
+    sim = make_sim(DAMPING, batch=2)
+    sim.data.xfrc_applied[0, 1, 0] = 1e12
+    before = state(sim)
+    with pytest.raises(engine.NonFiniteError, match=r"xfrc_applied\[1, 0\] = 1e\+12 in row 0 at step 1"):
+        sim.step(200)
+    assert_same(state(sim, [0]), rows_of(before, [0]), "failed row")
+    assert sim.data.warning[0, T.WARN_BADQACC] == 1
+
+
+def test_on_bad_is_checked():
+    sim = make_sim(PENDULUM, batch=1)
+    with pytest.raises(ValueError, match="on_bad must be one of"):
+        sim.on_bad = "ignore"
+    with pytest.raises(ValueError, match="on_bad must be one of"):
+        engine.Simulator(sim.model, on_bad=None)
+    assert sim.on_bad == "raise"
+
+
+def test_warnings_are_reported_once_each():
+    """A warning is reported by the call that counted it, not again by later calls."""
+    sim = make_sim(DAMPING, batch=2)
+    sim.data.ctrl[0, 0] = np.nan
+    with pytest.warns(engine.PhysicsWarning):
+        sim.step(2)
+    sim.data.ctrl[0, 0] = 0.1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sim.step(2)
+    assert sim.data.warning[0, T.WARN_BADCTRL] == 2
+
+
+# --- restore leaves derived quantities current ------------------------------------------------
+def test_restore_recomputes_derived_quantities_of_its_rows_only():
+    sim = make_sim(FREE, batch=3, integrator="Euler")
+    sim.step(5)
+    sim.forward()
+    at_snap = all_fields(sim, [1])
+    snap = sim.snapshot(rows=[1])
+    sim.step(20)
+    others = all_fields(sim, [0, 2])
+    sim.restore(snap)
+    for name in ("xpos", "xquat", "sensordata", "qacc", "qM", "geom_xpos"):
+        np.testing.assert_array_equal(getattr(sim.data, name)[[1]], at_snap[name], err_msg=name)
+    assert_same(all_fields(sim, [0, 2]), others, "rows not restored")
+
+
+def test_snapshot_identity_is_the_model_not_its_sizes():
+    """A different geometry with the same sizes is refused; the same model loaded with
+    another contact capacity is the same model."""
+    root = ET.fromstring(PENDULUM.read_text())
+    sim = engine.Simulator(engine.load_mjcf(PENDULUM), batch=2)
+    snap = sim.snapshot()
+    root.find(".//body[@name='link2']").set("pos", "0.5 0 0")  # a 0.5 m first link
+    longer = engine.Simulator(engine.load_mjcf(ET.tostring(root, encoding="unicode")), batch=2)
+    assert longer.model.nbody == sim.model.nbody
+    with pytest.raises(ValueError, match="different model"):
+        longer.restore(snap)
+    bigger = engine.Simulator(engine.load_mjcf(PENDULUM, nconmax=7), batch=2)
+    bigger.restore(snap)
+    np.testing.assert_array_equal(bigger.data.qpos, sim.data.qpos)
 
 
 # --- stepping contracts ----------------------------------------------------------------------

@@ -1,0 +1,307 @@
+"""Bad input to engine.Simulator and the drives: every call is refused with an error that
+names the argument, and changes nothing (tests/adversarial/refuse.py checks every array
+reachable from the simulator, scratch space included, bit for bit).
+
+The physics' own refusals (a state that blows up) are in tests/engine/test_simulator.py;
+here each case is an input a user typed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import engine
+from engine.control import AccelerationDrive, PDDrive
+from tests.adversarial.refuse import assert_refused
+from tests.helpers import ASSETS
+
+PENDULUM = ASSETS / "double_pendulum.xml"  # nq = nv = nu = 2, 3 bodies
+CRANE = ASSETS / "crane.xml"
+
+
+@pytest.fixture(scope="module")
+def sim():
+    s = engine.Simulator(engine.load_mjcf(PENDULUM), batch=3, nthread=1)
+    s.data.qpos[:] = [[0.1, 0.2], [0.3, -0.1], [-0.2, 0.5]]
+    s.data.qvel[:] = 0.5
+    s.step(4)
+    return s
+
+
+@pytest.fixture(scope="module")
+def other_model():
+    return engine.load_mjcf(CRANE)
+
+
+# --- the constructor -------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"batch": 0}, ValueError, r"batch must be >= 1, got 0"),
+        ({"batch": -4}, ValueError, r"batch must be >= 1, got -4"),
+        ({"batch": 2.7}, TypeError, r"batch must be an int, got float"),
+        ({"batch": "8"}, TypeError, r"batch must be an int, got str"),
+        ({"batch": True}, TypeError, r"batch must be an int, got bool"),
+        ({"batch": None}, TypeError, r"batch must be an int, got NoneType"),
+        ({"nthread": 0}, ValueError, r"nthread must be an int >= 1, got 0"),
+        ({"nthread": -3}, ValueError, r"nthread must be an int >= 1, got -3"),
+        ({"nthread": 1.5}, ValueError, r"nthread must be an int >= 1, got 1.5"),
+        ({"nthread": "2"}, ValueError, r"nthread must be an int >= 1, got '2'"),
+        ({"nthread": False}, ValueError, r"nthread must be an int >= 1, got False"),
+        ({"on_bad": "ignore"}, ValueError, r"on_bad must be one of \('raise', 'reset'\), got 'ignore'"),
+        ({"on_bad": None}, ValueError, r"on_bad must be one of"),
+    ],
+)
+def test_constructor_refuses(kwargs, error, match):
+    model = engine.load_mjcf(PENDULUM)
+    with pytest.raises(error, match=match):
+        engine.Simulator(model, **kwargs)
+
+
+@pytest.mark.parametrize("model", [None, "assets/crane.xml", {"nq": 2}, 3])
+def test_constructor_refuses_what_is_not_a_model(model):
+    with pytest.raises(TypeError, match=r"Simulator needs an engine.Model \(from engine.load_mjcf\)"):
+        engine.Simulator(model)
+
+
+def test_model_and_data_cannot_be_replaced(sim):
+    with pytest.raises(AttributeError, match="Simulator.model is fixed"):
+        sim.model = engine.load_mjcf(PENDULUM)
+    with pytest.raises(AttributeError, match="write into its arrays"):
+        sim.data = engine.make_data(sim.model, 3)
+
+
+# --- step, rollout, forward ------------------------------------------------------------------
+@pytest.mark.parametrize("nstep", [0, -1, 2.9, "3", True, None, np.float64(2.0), [1, 2]])
+def test_step_refuses_bad_nstep(sim, nstep):
+    assert_refused(lambda: sim.step(nstep), ValueError, r"nstep must be an int >= 1, got", sim)
+
+
+@pytest.mark.parametrize(
+    ("ctrl", "error", "match"),
+    [
+        (np.zeros((3, 5, 3)), ValueError, r"ctrl must have shape \(3, T, 2\) or \(T, 2\), got \(3, 5, 3\)"),
+        (np.zeros((2, 5, 2)), ValueError, r"ctrl must have shape \(3, T, 2\)"),
+        (np.zeros((3, 0, 2)), ValueError, r"ctrl must have shape"),
+        (np.zeros(2), ValueError, r"ctrl must have shape"),
+        (np.zeros((4, 5, 3, 2)), ValueError, r"ctrl must have shape"),
+        (np.full((5, 2), np.nan), ValueError, r"ctrl contains NaN or inf"),
+        (np.full((3, 5, 2), -np.inf), ValueError, r"ctrl contains NaN or inf"),
+        ([["0.5", "0.1"]], TypeError, r"ctrl must hold real numbers, got dtype <U3"),
+        (np.ones((5, 2)) * (1 + 2j), TypeError, r"ctrl must hold real numbers, got dtype complex128"),
+        (np.ones((5, 2), dtype=bool), TypeError, r"ctrl must hold real numbers, got dtype bool"),
+        ([[0.1, 0.2], [0.3]], ValueError, r"ctrl must be an array of numbers"),
+        (None, TypeError, r"ctrl must hold real numbers, got dtype object"),
+    ],
+)
+def test_rollout_refuses_bad_controls(sim, ctrl, error, match):
+    assert_refused(lambda: sim.rollout(ctrl), error, match, sim)
+
+
+@pytest.mark.parametrize(
+    ("rows", "error", "match"),
+    [
+        ([3], IndexError, r"rows \[3\] out of range for batch 3"),
+        ([-1], IndexError, r"rows \[-1\] out of range for batch 3"),
+        ([0.5], TypeError, r"rows must be row indices \(ints\) or a boolean mask"),
+        (["1"], TypeError, r"rows must be row indices"),
+        ([[0, 1]], TypeError, r"rows must be row indices"),
+        (np.ones(4, dtype=bool), ValueError, r"a boolean row mask must have shape \(3,\), got \(4,\)"),
+    ],
+)
+def test_forward_refuses_bad_rows(sim, rows, error, match):
+    assert_refused(lambda: sim.forward(rows), error, match, sim)
+
+
+# --- snapshot and restore --------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("rows", "error", "match"),
+    [
+        ([5], IndexError, r"out of range for batch 3"),
+        ([0, -2], IndexError, r"out of range for batch 3"),
+        (1.0, TypeError, r"rows must be row indices"),
+        (np.zeros(2, dtype=bool), ValueError, r"boolean row mask must have shape \(3,\)"),
+    ],
+)
+def test_snapshot_refuses_bad_rows(sim, rows, error, match):
+    assert_refused(lambda: sim.snapshot(rows), error, match, sim)
+
+
+def _tampered(snap, **fields):
+    return snap._replace(fields={**snap.fields, **fields})
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "match"),
+    [
+        (lambda s: None, TypeError, r"restore needs a Snapshot from Simulator.snapshot, got NoneType"),
+        (lambda s: s.snapshot().fields, TypeError, r"restore needs a Snapshot.*got dict"),
+        (lambda s: tuple(s.snapshot()), TypeError, r"restore needs a Snapshot.*got tuple"),
+        (lambda s: s.snapshot()._replace(model_digest="0" * 32), ValueError, r"different model"),
+        (
+            lambda s: _tampered(s.snapshot(), qpos=np.zeros((3, 3))),
+            ValueError,
+            r"field qpos must be float64 of shape \(3, 2\)",
+        ),
+        (
+            lambda s: _tampered(s.snapshot(), qvel=np.zeros((3, 2), np.float32)),
+            ValueError,
+            r"field qvel must be float64",
+        ),
+        (
+            lambda s: _tampered(s.snapshot(), time=[0.0, 0.0, 0.0]),
+            ValueError,
+            r"field time must be float64 of shape \(3,\)",
+        ),
+        (
+            lambda s: _tampered(s.snapshot(), eq_active=np.zeros((3, 1), np.int64)),
+            ValueError,
+            r"field eq_active must be int32",
+        ),
+        (
+            lambda s: _tampered(s.snapshot(), qvel=np.full((3, 2), np.nan)),
+            ValueError,
+            r"field qvel holds NaN, inf",
+        ),
+        (
+            lambda s: _tampered(s.snapshot(), qpos=np.full((3, 2), 1e11)),
+            ValueError,
+            r"field qpos holds NaN, inf or a value beyond 1e10",
+        ),
+        (lambda s: s.snapshot()._replace(fields={}), ValueError, r"snapshot fields must be exactly"),
+        (
+            lambda s: s.snapshot()._replace(fields={**s.snapshot().fields, "extra": 1}),
+            ValueError,
+            r"fields must be exactly",
+        ),
+        (
+            lambda s: s.snapshot()._replace(rows=np.array([0, 1, 7])),
+            IndexError,
+            r"rows \[0, 1, 7\] out of range",
+        ),
+        (lambda s: s.snapshot()._replace(rows=np.array([0, 0, 1])), ValueError, r"name a row twice"),
+    ],
+)
+def test_restore_refuses_bad_snapshots(sim, make, error, match):
+    snap = make(sim)
+    assert_refused(lambda: sim.restore(snap), error, match, sim)
+
+
+@pytest.mark.parametrize(
+    ("rows", "error", "match"),
+    [
+        ([0, 1], ValueError, r"snapshot holds 3 rows, cannot restore into 2"),
+        ([0, 1, 1], ValueError, r"name a row twice"),
+        ([0, 1, 3], IndexError, r"out of range for batch 3"),
+        (np.array([True, False, True]), ValueError, r"snapshot holds 3 rows, cannot restore into 2"),
+    ],
+)
+def test_restore_refuses_bad_target_rows(sim, rows, error, match):
+    snap = sim.snapshot()
+    assert_refused(lambda: sim.restore(snap, rows=rows), error, match, sim)
+
+
+def test_restore_refuses_a_snapshot_of_another_model(sim, other_model):
+    snap = engine.Simulator(other_model, batch=3).snapshot()
+    assert_refused(lambda: sim.restore(snap), ValueError, r"taken from a different model", sim)
+
+
+# --- queries -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda s: s.jacobian(3), IndexError, r"body 3 out of range \(model has 3 bodies\)"),
+        (lambda s: s.jacobian(-1), IndexError, r"body -1 out of range"),
+        (lambda s: s.jacobian(1.0), TypeError, r"body must be an int body id, got float"),
+        (lambda s: s.jacobian("link1"), TypeError, r"body must be an int body id, got str"),
+        (
+            lambda s: s.jacobian(1, point=[0, 0]),
+            ValueError,
+            r"point must have shape \(3,\) or \(3, 3\), got \(2,\)",
+        ),
+        (lambda s: s.jacobian(1, point=[0, np.nan, 0]), ValueError, r"point contains NaN or inf"),
+        (lambda s: s.jacobian(1, point=["a", "b", "c"]), TypeError, r"point must hold real numbers"),
+        (lambda s: s.jacobian(1, row=3), IndexError, r"row 3 out of range for batch 3"),
+        (lambda s: s.jacobian(1, row=1.0), IndexError, r"row 1.0 out of range"),
+        (
+            lambda s: s.apply_force(1, [1, 0]),
+            ValueError,
+            r"force must have shape \(3,\) or \(3, 3\), got \(2,\)",
+        ),
+        (lambda s: s.apply_force(1, [1, 0, np.inf]), ValueError, r"force contains NaN or inf"),
+        (
+            lambda s: s.apply_force(1, [1, 0, 0], torque=[0, 0, 1j]),
+            TypeError,
+            r"torque must hold real numbers",
+        ),
+        (lambda s: s.apply_force(1, [1, 0, 0], point=np.zeros((2, 3))), ValueError, r"point must have shape"),
+        (lambda s: s.apply_force(9, [1, 0, 0]), IndexError, r"body 9 out of range"),
+        (lambda s: s.integrate_pos([0, 0, 0], [0, 0], 0.1), ValueError, r"qpos must have shape \(N, 2\)"),
+        (lambda s: s.integrate_pos([0, 0], [0, 0, 0], 0.1), ValueError, r"qvel must have shape \(1, 2\)"),
+        (lambda s: s.integrate_pos([0, 0], [0, np.nan], 0.1), ValueError, r"qvel contains NaN or inf"),
+        (lambda s: s.integrate_pos([0, 0], [0, 0], np.nan), ValueError, r"dt must be finite, got nan"),
+        (lambda s: s.integrate_pos([0, 0], [0, 0], "0.1"), TypeError, r"dt must be a real number, got str"),
+        (
+            lambda s: s.differentiate_pos([0, 0], [0, 1], 0.0),
+            ValueError,
+            r"dt must be finite and > 0, got 0.0",
+        ),
+        (lambda s: s.differentiate_pos([0, 0], [0, 1], -0.1), ValueError, r"dt must be finite and > 0"),
+        (
+            lambda s: s.differentiate_pos([0, 0], [0, 1], np.inf),
+            ValueError,
+            r"dt must be finite and > 0, got inf",
+        ),
+        (
+            lambda s: s.differentiate_pos([[0, 0]], [[0, 1], [1, 1]], 0.1),
+            ValueError,
+            r"qpos2 must have shape \(1, 2\)",
+        ),
+    ],
+)
+def test_queries_refuse_bad_arguments(sim, call, error, match):
+    assert_refused(lambda: call(sim), error, match, sim)
+
+
+# --- drives ------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def crane():
+    model = engine.load_mjcf(CRANE)
+    return engine.Simulator(model, batch=2, nthread=1), AccelerationDrive(model, 0)
+
+
+@pytest.mark.parametrize(
+    ("command", "nstep", "match"),
+    [
+        ([[np.nan], [0.0]], 5, r"command contains NaN or inf; nothing was stepped"),
+        ([[np.inf], [0.0]], 1, r"command contains NaN or inf"),
+        ([0.1, 0.2, 0.3], 1, r"command must have shape \(2,\) or \(2, 1\), got \(3,\)"),
+        ([[0.1], [0.2]], 0, r"nstep must be an int >= 1, got 0"),
+        ([[0.1], [0.2]], 2.5, r"nstep must be an int >= 1, got 2.5"),
+    ],
+)
+def test_acceleration_drive_refuses_bad_commands(crane, command, nstep, match):
+    sim, drive = crane
+    assert_refused(lambda: drive.step(sim, command, nstep), ValueError, match, sim)
+
+
+def test_a_drive_for_another_model_is_refused(crane, sim):
+    _, drive = crane
+    assert_refused(lambda: drive.step(sim, [[0.1]] * 3, 1), ValueError, r"was made for another model", sim)
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "match"),
+    [
+        (([0, 1], [1.0, -1.0], [0.1, 0.1]), ValueError, r"kp and kd must be finite and >= 0"),
+        (([0, 1], [1.0, np.nan], [0.1, 0.1]), ValueError, r"kp and kd must be finite and >= 0"),
+        (([0, 0], [1.0, 1.0], [0.1, 0.1]), ValueError, r"two actuators drive the same dof"),
+        (([5], [1.0], [0.1]), IndexError, r"actuator 5 out of range \(model has 2\)"),
+        (([0.5], [1.0], [0.1]), TypeError, r"actuator must be an int, got float"),
+        (([], [], []), ValueError, r"needs at least one actuator"),
+    ],
+)
+def test_pd_drive_refuses_bad_gains_and_actuators(sim, args, error, match):
+    with pytest.raises(error, match=match):
+        PDDrive(sim.model, *args)
