@@ -120,7 +120,12 @@ def train(
 
     init_model: continue training a saved model (its algorithm and VecNormalize statistics
     come from its sidecar) for `total_timesteps` more steps; algo_kwargs then override saved
-    hyperparameters (e.g. learning_rate)."""
+    hyperparameters (e.g. learning_rate).
+
+    A TrainError, raised before anything is written, refuses an unknown algorithm, a count
+    below 1, a negative seed, algo_kwargs the algorithm does not take or refuses, env_kwargs
+    the task refuses, and an init_model (or its sidecar or statistics) that does not load
+    onto the task."""
     init_meta: dict = {}
     if init_model is not None:
         try:
@@ -244,7 +249,7 @@ def _model(env_id, algo, env, num_envs, seed, vecnormalize, algo_kwargs, init_mo
     cls = getattr(stable_baselines3, algo.upper())
     try:
         return env, cls("MlpPolicy", env, seed=seed, device="cpu", **kwargs)
-    except (ValueError, TypeError, AssertionError) as e:  # SB3 and torch check the settings here
+    except (ValueError, TypeError, AssertionError, RuntimeError) as e:  # SB3's and torch's checks
         if not algo_kwargs:
             raise  # our own defaults: a bug, not a user error
         raise TrainError(f"{algo.upper()} refused its settings {algo_kwargs}: {e}") from None
@@ -310,13 +315,11 @@ def _json_fits(value, annotation) -> bool:
 
 def _type_name(annotation) -> str:
     """An annotation in words, without the module paths: float | Callable[[float], float]."""
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    parts = typing.get_args(annotation) if union else (annotation,)
     return " | ".join(
         getattr(a, "__name__", None) or str(a).replace("collections.abc.", "").replace("typing.", "")
-        for a in (
-            typing.get_args(annotation)
-            if typing.get_origin(annotation) in (typing.Union, types.UnionType)
-            else (annotation,)
-        )
+        for a in parts
     )
 
 

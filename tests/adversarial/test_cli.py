@@ -361,6 +361,10 @@ def test_algorithm_refusing_its_settings_writes_nothing(ws, capsys):
     the env is): still one line, and the output directory is not created."""
     argv = [*TRAIN, *OUT, "--algo-kwargs", '{"batch_size": 1}']
     refused(argv, ws, r"PPO refused its settings \{'batch_size': 1\}: .*batch_size", capsys)
+    argv = [*TRAIN, *OUT, "--algo-kwargs", '{"policy_kwargs": {"net_arch": [-4]}}']
+    refused(argv, ws, r"PPO refused its settings \{'policy_kwargs': \{'net_arch': \[-4\]\}\}: ", capsys)
+    argv = [*TRAIN, *OUT, "--algo-kwargs", '{"policy_kwargs": {"activation": "relu"}}']
+    refused(argv, ws, r"PPO refused its settings .*activation", capsys)
 
 
 def test_results_json_is_strict_json(ws, tmp_path, monkeypatch, capsys):
