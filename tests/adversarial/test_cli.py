@@ -522,3 +522,17 @@ def test_output_checks_accept_new_and_existing_directories(ws):
     check_out_dir(ws / "prev", "--out", ["results.json"])  # an earlier run's outputs are overwritten
     check_out_file(ws / "new" / "pd.json", "--out")
     assert tree(ws) == before  # nothing created, the probe file removed
+
+
+def test_a_bug_still_raises_with_its_traceback(ws, monkeypatch):
+    """Only user errors become the one-line exit 2: an error of the code itself propagates."""
+    import training.evaluate
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("a bug in evaluate")
+
+    monkeypatch.setattr(training.evaluate, "evaluate", broken)
+    before = tree(ws)
+    with pytest.raises(ZeroDivisionError, match="a bug in evaluate"):
+        main([*fill(EVAL, ws), *fill(OUT, ws)])
+    assert tree(ws) == before and not (ws / "out").exists()
