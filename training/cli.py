@@ -11,9 +11,15 @@ success) and writes results.json, trajectories.npz, trajectories.png and final_m
 into --out (default runs/eval-<env>); `--scenario NAME` runs one of the task's fixed
 scenarios (`--fixed` is `--scenario fixed`). `tune` sweeps a baseline's gain on the fixed
 scenario its task declares (training.experiments) and stores the best where the baseline
-reads its defaults. An unknown env id or policy is reported on stderr
-with exit code 2. stable-baselines3 and torch (the `train` extra) are imported only by
+reads its defaults. stable-baselines3 and torch (the `train` extra) are imported only by
 `train` and by `eval` of a .zip policy.
+
+A user error (a bad number, JSON that is not a JSON object of the env's keywords, a policy
+file that does not load, an output path that cannot be written) is reported as one line,
+`robodyn: error: ...`, on stderr with exit code 2, before any work starts: every argument,
+every policy file and the output location are checked first, and the env is built once
+from the user's keywords to let the task refuse them. Only then does the evaluation or the
+training run, and only after it are the output files written. A bug still raises.
 
 It lives in training/, the top layer, because it drives training.evaluate, training.plots,
 training.train and the baselines of envs/.
@@ -22,18 +28,25 @@ training.train and the baselines of envs/.
 from __future__ import annotations
 
 import argparse
-import json
+import inspect
+import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 from engine.errors import RoboDynError
+from training import jsonio
 
 
-class CLIError(RoboDynError):
+class CLIError(RoboDynError, ValueError):
     """A usage error reported as `robodyn: error: ...` with exit code 2."""
+
+
+# env keywords each command sets itself (its own options say how), never --env-kwargs
+RESERVED_ENV_KWARGS = ("num_envs", "autoreset_mode", "render_mode")
 
 
 # the trained models shipped inside the training package (package data of the wheel)
@@ -48,14 +61,48 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except CLIError as e:
-        print(f"robodyn: error: {e}", file=sys.stderr)
+        print(f"robodyn: error: {_one_line(str(e))}", file=sys.stderr)
         return 2
 
 
+def _one_line(message: str) -> str:
+    """`message` on one line: line breaks (of messages from SB3, torch, ...) become spaces."""
+    return " ".join(line.strip() for line in message.splitlines() if line.strip())
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, reporting a usage error as one line, `robodyn: error: ...`, with
+    exit code 2 (argparse prints the whole usage first)."""
+
+    def error(self, message: str):
+        self.exit(2, f"robodyn: error: {_one_line(message)} (see `{self.prog} --help`)\n")
+
+
+def _count(least: int):
+    """An argparse type: an integer >= least."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {least}, got {text!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {least}, got {value}")
+        return value
+
+    return parse
+
+
+def _json_object(text: str) -> dict:
+    """An argparse type: strict JSON (training.jsonio) that is an object of keywords."""
+    try:
+        return jsonio.loads_object(text)
+    except jsonio.JSONInputError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="robodyn", description="RoboDyn environments: list, evaluate, train, tune baselines."
-    )
+    p = _Parser(prog="robodyn", description="RoboDyn environments: list, evaluate, train, tune baselines.")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("list", help="list the registered environment ids")
@@ -69,15 +116,21 @@ def _parser() -> argparse.ArgumentParser:
         help="random, a baseline (pd, mpc) or an SB3 model .zip; repeat to compare. Default: every "
         "baseline of the task and every policy saved for it in training/policies/",
     )
-    s.add_argument("--episodes", type=int, default=10)
-    s.add_argument("--num-envs", type=int, default=8)
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--scenario", help="one of the task's fixed scenarios (its env keywords)")
-    s.add_argument("--fixed", action="store_true", help="the task's 'fixed' scenario (--scenario fixed)")
+    s.add_argument("--episodes", type=_count(1), default=10)
+    s.add_argument("--num-envs", type=_count(1), default=8)
+    s.add_argument("--seed", type=_count(0), default=0, help="episode k starts from seed + k")
+    which = s.add_mutually_exclusive_group()
+    which.add_argument("--scenario", help="one of the task's fixed scenarios (its env keywords)")
+    which.add_argument("--fixed", action="store_true", help="the task's 'fixed' scenario (--scenario fixed)")
     s.add_argument(
-        "--env-kwargs", type=json.loads, default={}, help="task keywords as JSON, e.g. '{\"max_accel\": 2}'"
+        "--env-kwargs",
+        type=_json_object,
+        default={},
+        help="task keywords as a JSON object, e.g. '{\"max_accel\": 2}'",
     )
-    s.add_argument("--record", type=int, default=3, help="episodes whose trajectories are saved and plotted")
+    s.add_argument(
+        "--record", type=_count(0), default=3, help="episodes whose trajectories are saved and plotted"
+    )
     s.add_argument(
         "--video",
         action="store_true",
@@ -89,18 +142,20 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("train", help="train PPO or SAC (stable-baselines3) on the native vector env")
     s.add_argument("env", help="environment id, e.g. RoboDyn/Crane-v0")
-    s.add_argument("--algo", choices=("ppo", "sac"), default="ppo")
-    s.add_argument("--timesteps", type=int, default=1_000_000)
-    s.add_argument("--num-envs", type=int, default=64)
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument(
+        "--algo", choices=("ppo", "sac"), default=None, help="default ppo, or the algorithm of --init"
+    )
+    s.add_argument("--timesteps", type=_count(1), default=1_000_000)
+    s.add_argument("--num-envs", type=_count(1), default=64)
+    s.add_argument("--seed", type=_count(0), default=0)
     s.add_argument(
         "--out", type=Path, default=None, help="output directory (default runs/train-<env>-<algo>)"
     )
     s.add_argument("--vecnormalize", action="store_true", help="normalize observations and rewards")
-    s.add_argument("--env-kwargs", type=json.loads, default={}, help="task keywords as JSON")
-    s.add_argument("--algo-kwargs", type=json.loads, default={}, help="algorithm keywords as JSON")
+    s.add_argument("--env-kwargs", type=_json_object, default={}, help="task keywords as a JSON object")
+    s.add_argument("--algo-kwargs", type=_json_object, default={}, help="algorithm keywords as a JSON object")
     s.add_argument(
-        "--checkpoint-every", type=int, default=200_000, help="environment steps between checkpoints"
+        "--checkpoint-every", type=_count(1), default=200_000, help="environment steps between checkpoints"
     )
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
     s.add_argument("--init", type=Path, default=None, help="continue training this model .zip")
@@ -146,34 +201,33 @@ def cmd_list(args) -> int:
 
 # --- eval --------------------------------------------------------------------------------------
 def cmd_eval(args) -> int:
-    """Evaluate each policy, print the comparison table and write the JSON, NPZ and PNG files."""
-    from training.evaluate import PolicyError, evaluate
+    """Check the arguments, the policies and the output directory; evaluate each policy, print
+    the comparison table and write the JSON, NPZ and PNG files (and the video)."""
+    from training.evaluate import EvaluationError, PolicyError, evaluate
     from training.plots import plot_final_metrics, plot_trajectories
 
     env_id = _env_id(args.env)
-    if args.episodes < 1 or args.num_envs < 1:
-        raise CLIError("--episodes and --num-envs must be >= 1")
     if args.video and args.record < 1:
         raise CLIError("--video shows the recorded episodes: --record must be >= 1")
-    if not args.policy:
-        args.policy = default_policies(env_id)
-    for spec in args.policy:
-        if spec.endswith(".zip") and not Path(spec).is_file():
-            raise CLIError(f"policy file {spec!r} does not exist")
-    env_kwargs = dict(args.env_kwargs)
+    specs = args.policy or default_policies(env_id)
+    _check_policy_names(env_id, specs)
     scenario = "fixed" if args.fixed else args.scenario
-    if scenario is not None:
-        env_kwargs.update(_scenario(env_id, scenario))
+    env_kwargs = _env_kwargs(env_id, args.env_kwargs, scenario)
     out = args.out or Path("runs") / f"eval-{_slug(env_id)}"
+    files = ["results.json", "trajectories.npz", "final_metrics.png"]
+    files += ["trajectories.png"] if args.record > 0 else []
+    files += ["episodes.mp4", "episodes.gif"] if args.video else []
+    check_out_dir(out, "--out", files)
+    policies = _load_policies(env_id, specs, env_kwargs, args.env_kwargs)
 
     results = []
-    for spec in args.policy:
+    for spec, policy in zip(specs, policies, strict=True):
         print(f"evaluating {spec}: {args.episodes} episodes on {min(args.num_envs, args.episodes)} envs ...")
         t0 = time.perf_counter()
         try:
             r = evaluate(
                 env_id,
-                spec,
+                policy,
                 episodes=args.episodes,
                 num_envs=args.num_envs,
                 seed=args.seed,
@@ -181,11 +235,11 @@ def cmd_eval(args) -> int:
                 record=args.record,
                 progress=_progress,
             )
-        except PolicyError as e:
+        except (PolicyError, EvaluationError) as e:
             raise CLIError(str(e)) from None
         print(f"\r  done in {time.perf_counter() - t0:.1f} s" + " " * 20)
         results.append(r)
-    _unique_labels(results, args.policy)
+    _unique_labels(results, specs)
 
     print()
     print(results_table(results))
@@ -196,11 +250,9 @@ def cmd_eval(args) -> int:
         "episodes": args.episodes,
         "num_envs": args.num_envs,
         "seed": args.seed,
-        "policies": {
-            r.policy: dict(r.to_json(), spec=spec) for r, spec in zip(results, args.policy, strict=True)
-        },
+        "policies": {r.policy: dict(r.to_json(), spec=spec) for r, spec in zip(results, specs, strict=True)},
     }
-    (out / "results.json").write_text(json.dumps(doc, indent=2) + "\n")
+    (out / "results.json").write_text(jsonio.dumps(doc))  # strict JSON: a NaN is written as null
     _save_trajectories(results, out / "trajectories.npz")
     written = [out / "results.json", out / "trajectories.npz"]
     if args.record > 0:
@@ -218,6 +270,158 @@ def cmd_eval(args) -> int:
     return 0
 
 
+def _check_policy_names(env_id: str, specs: list[str]) -> None:
+    """Every policy is "random", a baseline the task declares, or a .zip file that exists."""
+    from robogym import registration
+
+    baselines = registration.entry(env_id).baselines
+    for spec in specs:
+        if spec.endswith(".zip"):
+            if Path(spec).is_dir():
+                raise CLIError(f"policy {spec!r} is a directory, not a model .zip")
+            if not Path(spec).is_file():
+                raise CLIError(f"policy file {spec!r} does not exist")
+        elif spec != "random" and spec not in baselines:
+            known = ", ".join(["random", *baselines, "FILE.zip"])
+            raise CLIError(f"unknown policy {spec!r} for {env_id}; choose one of {known}")
+
+
+def _load_policies(env_id: str, specs: list[str], env_kwargs: dict, user_kwargs: dict) -> list:
+    """What evaluate() is given for each spec: the name itself for "random" and a baseline,
+    the loaded SB3Policy for a .zip (its sidecar, statistics and spaces checked against the
+    env). The env is built once, one row, from env_kwargs, so that the task refuses bad
+    keywords here, before any evaluation; skipped when there is nothing to check."""
+    from training.evaluate import PolicyError, make_policy
+
+    zips = [spec for spec in specs if spec.endswith(".zip")]
+    if not zips and not user_kwargs:
+        return list(specs)
+    env = _probe_env(env_id, env_kwargs, user_kwargs)
+    try:
+        loaded = {}
+        for spec in zips:
+            try:
+                loaded[spec] = make_policy(spec, env)[1]
+            except PolicyError as e:
+                raise CLIError(str(e)) from None
+            except ImportError as e:
+                raise CLIError(
+                    f"a .zip policy needs the `train` extra (pip install -e '.[train]'): {e}"
+                ) from None
+    finally:
+        env.close()
+    return [loaded.get(spec, spec) for spec in specs]
+
+
+def _probe_env(env_id: str, env_kwargs: dict, user_kwargs: dict):
+    """A one-row vector env of the task built from env_kwargs; a CLIError quoting the user's
+    --env-kwargs if the env refuses them (the ValueError or TypeError its constructor raises:
+    a bad value, an unknown keyword)."""
+    import gymnasium as gym
+    from gymnasium.vector import AutoresetMode
+
+    try:
+        return gym.make_vec(env_id, num_envs=1, autoreset_mode=AutoresetMode.DISABLED, **env_kwargs)
+    except (ValueError, TypeError) as e:
+        if not user_kwargs:
+            raise  # only the registry's keywords: a bug
+        given = jsonio.dumps(user_kwargs, indent=None).strip()
+        raise CLIError(f"--env-kwargs {given}: {env_id} refuses them: {e}") from None
+
+
+def env_keywords(env_id: str) -> set[str] | None:
+    """The keywords the task's vector env takes: its constructor's own and its task class's
+    (which it passes on); None where the task class takes any keyword (**kwargs)."""
+    from robogym import registration
+
+    cls = registration.load(registration.entry(env_id).vector_entry_point)
+    task_params = inspect.signature(cls.task_class.__init__).parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in task_params):
+        return None
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    params = [*inspect.signature(cls.__init__).parameters.values(), *task_params]
+    return {p.name for p in params if p.kind in named and p.name != "self"}
+
+
+def _env_kwargs(env_id: str, user: dict, scenario: str | None) -> dict:
+    """The env keywords of a run: the user's --env-kwargs (each one the task's env takes, and
+    not one the command sets itself), plus those of the named scenario, which the user's may
+    repeat but not contradict."""
+    known = env_keywords(env_id)
+    for key in user:
+        if key in RESERVED_ENV_KWARGS:
+            raise CLIError(
+                f"--env-kwargs: {key} is set by robodyn itself (see its options), not by --env-kwargs"
+            )
+        if known is not None and key not in known:
+            takes = ", ".join(sorted(known - set(RESERVED_ENV_KWARGS)))
+            raise CLIError(f"--env-kwargs: {env_id} takes no keyword {key!r}; it takes: {takes}")
+    kwargs = dict(user)
+    if scenario is not None:
+        for key, value in _scenario(env_id, scenario).items():
+            if key in user and user[key] != value:
+                raise CLIError(
+                    f"--env-kwargs sets {key}={user[key]!r}, which the scenario {scenario!r} "
+                    f"fixes at {value!r}"
+                )
+            kwargs[key] = value
+    return kwargs
+
+
+# --- output locations --------------------------------------------------------------------------
+def check_out_dir(out: Path, flag: str, files=(), dirs=()) -> None:
+    """A CLIError unless the output directory `out` can be written: it is a directory or does
+    not exist yet, none of `files` in it is a directory and none of `dirs` a file, and the
+    nearest existing directory on its path takes new files. Creates nothing (see
+    _check_writable)."""
+    out = Path(out)
+    if (out.exists() or out.is_symlink()) and not out.is_dir():
+        raise CLIError(f"{flag} {str(out)!r} is a file, not a directory: name the directory for the outputs")
+    for name in files:
+        if (out / name).is_dir():
+            raise CLIError(f"{flag} {str(out)!r} holds a directory {name!r} where the run writes that file")
+    for name in dirs:
+        p = out / name
+        if (p.exists() or p.is_symlink()) and not p.is_dir():
+            raise CLIError(f"{flag} {str(out)!r} holds a file {name!r} where the run writes that directory")
+    _check_writable(out, out, flag)
+
+
+def check_out_file(path: Path, flag: str) -> None:
+    """A CLIError unless the file `path` can be written: not a directory, and the nearest
+    existing directory on its path takes new files. Creates nothing."""
+    path = Path(path)
+    if path.is_dir():
+        raise CLIError(f"{flag} {str(path)!r} is a directory: name the file to write")
+    _check_writable(path, path.parent, flag)
+
+
+def _check_writable(path: Path, start: Path, flag: str) -> None:
+    """`path` (reported) can be created at `start`: the nearest existing ancestor of start (start
+    itself if it exists) is a directory in which a file can be created. That is tested by
+    creating an empty temporary file there and removing it at once, the only test that knows
+    permissions, read-only mounts and pseudo file systems (/proc) alike; the directory's
+    contents are the same afterwards."""
+    base = Path(start)
+    while not (base.exists() or base.is_symlink()) and base != base.parent:
+        base = base.parent
+    if not base.is_dir():
+        raise CLIError(
+            f"{flag} {str(path)!r} cannot be created: {str(base)!r} on its path is not a directory"
+        )
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise CLIError(f"{flag} {str(path)!r} cannot be written: no permission to write in {str(base)!r}")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".robodyn-write-test-", dir=base)
+    except OSError as e:
+        raise CLIError(
+            f"{flag} {str(path)!r} cannot be written: creating a file in {str(base)!r} failed "
+            f"({e.strerror or e})"
+        ) from None
+    os.close(fd)
+    os.unlink(probe)
+
+
 def _scenario(env_id: str, name: str) -> dict:
     """The env keywords of one of the task's fixed scenarios."""
     from robogym import registration
@@ -232,11 +436,18 @@ def default_policies(env_id: str) -> list[str]:
     """The task's baselines, then every SB3 model in training/policies/ trained on env_id
     (its sidecar JSON names the env)."""
     from robogym import registration
+    from training.evaluate import PolicyError, read_model_meta
 
     specs = list(registration.entry(env_id).baselines)
     for sidecar in sorted(SAVED_POLICIES.glob("*.json")):
         model = sidecar.with_suffix(".zip")
-        if model.is_file() and json.loads(sidecar.read_text()).get("env_id") == env_id:
+        if not model.is_file():
+            continue
+        try:
+            meta = read_model_meta(model)
+        except PolicyError as e:  # a damaged installation
+            raise CLIError(f"a policy saved in {str(SAVED_POLICIES)!r}: {e}") from None
+        if meta.get("env_id") == env_id:
             specs.append(str(model))
     return specs
 
@@ -306,31 +517,57 @@ def _save_trajectories(results, path: Path) -> None:
 
 # --- train -------------------------------------------------------------------------------------
 def cmd_train(args) -> int:
-    """Train a model with training.train after checking the arguments and the `train` extra."""
+    """Check the arguments (the --init model's sidecar, the algorithm's keywords, the env's
+    keywords, the output directory) and the `train` extra, then train with training.train."""
     env_id = _env_id(args.env)
-    if args.timesteps < 1 or args.num_envs < 1:
-        raise CLIError("--timesteps and --num-envs must be >= 1")
     try:
-        from training.train import train
+        from training.evaluate import PolicyError, load_sb3_model, load_vecnormalize, read_model_meta
+        from training.train import TrainError, check_algo_kwargs, train
     except ImportError as e:
         raise CLIError(f"training needs the `train` extra (pip install -e '.[train]'): {e}") from None
-    if args.init is not None and not args.init.is_file():
-        raise CLIError(f"--init model {str(args.init)!r} does not exist")
-    out = args.out or Path("runs") / f"train-{_slug(env_id)}-{args.algo}"
-    train(
-        env_id,
-        algo=args.algo,
-        total_timesteps=args.timesteps,
-        num_envs=args.num_envs,
-        seed=args.seed,
-        out_dir=out,
-        vecnormalize=args.vecnormalize,
-        env_kwargs=args.env_kwargs,
-        algo_kwargs=args.algo_kwargs,
-        checkpoint_every=args.checkpoint_every,
-        progress_bar=not args.no_progress,
-        init_model=args.init,
-    )
+    algo = args.algo or "ppo"
+    if args.init is not None:
+        if args.init.is_dir():
+            raise CLIError(f"--init {str(args.init)!r} is a directory, not a model .zip")
+        if not args.init.is_file():
+            raise CLIError(f"--init model {str(args.init)!r} does not exist")
+        try:
+            meta = read_model_meta(args.init)
+            if meta.get("algo") is not None:
+                if args.algo is not None and args.algo != meta["algo"].lower():
+                    saved = meta["algo"].upper()
+                    raise CLIError(f"--algo {args.algo}: the --init model is {saved} (its sidecar)")
+                algo = meta["algo"].lower()
+            if meta.get("vecnormalize"):
+                load_vecnormalize(args.init, meta["vecnormalize"])
+            load_sb3_model(args.init, [algo.upper()])  # training loads it again, onto the env
+        except PolicyError as e:
+            raise CLIError(f"--init: {e}") from None
+    try:
+        algo_kwargs = check_algo_kwargs(algo, args.algo_kwargs)
+    except TrainError as e:
+        raise CLIError(f"--algo-kwargs: {e}") from None
+    env_kwargs = _env_kwargs(env_id, args.env_kwargs, None)
+    out = args.out or Path("runs") / f"train-{_slug(env_id)}-{algo}"
+    files = [f"{algo}.zip", f"{algo}.json", f"{algo}_vecnormalize.pkl"]
+    check_out_dir(out, "--out", files, dirs=["checkpoints", "tb"])
+    try:
+        train(
+            env_id,
+            algo=algo,
+            total_timesteps=args.timesteps,
+            num_envs=args.num_envs,
+            seed=args.seed,
+            out_dir=out,
+            vecnormalize=args.vecnormalize,
+            env_kwargs=env_kwargs,
+            algo_kwargs=algo_kwargs,
+            checkpoint_every=args.checkpoint_every,
+            progress_bar=not args.no_progress,
+            init_model=args.init,
+        )
+    except TrainError as e:  # refused before anything was written
+        raise CLIError(str(e)) from None
     return 0
 
 
@@ -340,6 +577,7 @@ def cmd_tune(args) -> int:
     and store the record (with the command) where the baseline reads its default gains.
     Exit code 1 if the best sits at an end of the (extended) grid: the optimum was not
     bracketed, and the record says so."""
+    from envs.baselines.tuned import tuned_path
     from robogym import registration
     from training.experiments import tune, write_tuning
 
@@ -349,6 +587,7 @@ def cmd_tune(args) -> int:
         known = ", ".join(tuned) or "none"
         raise CLIError(f"{env_id} declares no tuning for {args.baseline!r}; tuned baselines: {known}")
     t = tuned[args.baseline]
+    check_out_file(args.out or tuned_path(env_id, args.baseline), "--out")
     print(
         f"tuning {args.baseline} on {env_id}: {t.parameter} on a geometric grid, {t.scenario!r} scenario ..."
     )

@@ -20,9 +20,10 @@ Policies follow the baselines' protocol (`envs.baselines.Policy`):
 
 from __future__ import annotations
 
-import json
+import pickle
 import re
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,12 +35,34 @@ from gymnasium.vector import AutoresetMode
 
 from engine.errors import RoboDynError
 from envs.baselines import BASELINES, Policy, make_baseline
+from training import jsonio
 
 SB3_ALGOS = ("PPO", "SAC", "TD3", "A2C", "DDPG")
 
 
 class PolicyError(RoboDynError, ValueError):
     """A policy name or file that cannot be turned into a policy."""
+
+
+class EvaluationError(RoboDynError, ValueError):
+    """Arguments of evaluate() it refuses before running anything (episodes, rows, seed)."""
+
+
+# What loading a file that is not a (complete) stable-baselines3 model of the algorithm tried
+# raises, inside SB3, zipfile, pickle and torch: a corrupt, truncated or foreign file, or a
+# model of another algorithm. Anything else is a bug and propagates.
+MODEL_LOAD_ERRORS = (
+    zipfile.BadZipFile,
+    pickle.UnpicklingError,
+    EOFError,
+    OSError,
+    ValueError,
+    KeyError,
+    TypeError,
+    AttributeError,
+    AssertionError,
+    RuntimeError,
+)
 
 
 # --- policies ----------------------------------------------------------------------------------
@@ -61,9 +84,10 @@ class SB3Policy:
     """A trained stable-baselines3 model acting deterministically; `obs_normalizer` (a
     VecNormalize with the training statistics) normalizes observations first."""
 
-    def __init__(self, model, obs_normalizer=None):
+    def __init__(self, model, obs_normalizer=None, name: str = "sb3"):
         self.model = model
         self.obs_normalizer = obs_normalizer
+        self.name = name  # the label evaluate() gives its results
 
     def reset(self, env, rows: np.ndarray) -> None:
         pass
@@ -78,43 +102,98 @@ class SB3Policy:
 def load_sb3_policy(path: str | Path) -> SB3Policy:
     """Load a stable-baselines3 model zip. The algorithm comes from the sidecar JSON that
     training.train writes beside it (<name>.json, which also names the VecNormalize
-    statistics); without one, each algorithm of SB3_ALGOS is tried in turn."""
-    import stable_baselines3
+    statistics); without one, each algorithm of SB3_ALGOS is tried in turn. A PolicyError
+    names the file for a missing, corrupt or foreign model, sidecar or statistics file."""
+    path = _model_file(path)
+    meta = read_model_meta(path)
+    normalizer = None
+    if meta.get("vecnormalize"):  # the small file first: a missing one is the likelier mistake
+        normalizer = load_vecnormalize(path, meta["vecnormalize"])
+        normalizer.training = False
+    model = load_sb3_model(path, [meta["algo"].upper()] if meta.get("algo") else list(SB3_ALGOS))
+    return SB3Policy(model, normalizer, name=path.stem)
 
+
+def _model_file(path: str | Path) -> Path:
+    """`path` as an existing regular file, else a PolicyError saying what it is instead."""
     path = Path(path)
+    if path.is_dir():
+        raise PolicyError(f"policy {str(path)!r} is a directory, not a model .zip")
     if not path.is_file():
         raise PolicyError(f"policy file {str(path)!r} does not exist")
-    meta = read_model_meta(path)
-    names = [meta["algo"].upper()] if meta.get("algo") else list(SB3_ALGOS)
-    errors = []
-    for name in names:
-        try:
-            model = getattr(stable_baselines3, name).load(path, device="cpu")
-            break
-        except Exception as e:  # each algorithm refuses the others' files with a different error
-            errors.append(f"{name}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
-    else:
-        raise PolicyError(f"{str(path)!r} is not a stable-baselines3 model zip ({'; '.join(errors)})")
-    normalizer = None
-    if meta.get("vecnormalize"):
-        import pickle
+    return path
 
-        with open(path.parent / meta["vecnormalize"], "rb") as f:
+
+def load_sb3_model(path: Path, algos: list[str], **load_kwargs):
+    """The model in `path`, loaded by the first algorithm of `algos` (SB3 class names) that
+    reads it (`load_kwargs` go to its load); a PolicyError with each algorithm's refusal."""
+    import stable_baselines3
+
+    errors = []
+    for name in algos:
+        try:
+            return getattr(stable_baselines3, name).load(path, device="cpu", **load_kwargs)
+        except MODEL_LOAD_ERRORS as e:  # each algorithm refuses the others' files differently
+            errors.append(f"{name}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+    raise PolicyError(f"{str(path)!r} is not a stable-baselines3 model zip ({'; '.join(errors)})")
+
+
+def load_vecnormalize(model_path: Path, name: str):
+    """The VecNormalize statistics `name`, a file beside the model (its sidecar names it)."""
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    stats = Path(model_path).parent / name
+    if not stats.is_file():
+        raise PolicyError(
+            f"{str(model_path)!r} was trained with VecNormalize, and its statistics {str(stats)!r} "
+            "(named by its sidecar JSON) are missing: copy them beside the model"
+        )
+    try:
+        with open(stats, "rb") as f:
             normalizer = pickle.load(f)
-        normalizer.training = False
-    return SB3Policy(model, normalizer)
+    except MODEL_LOAD_ERRORS as e:
+        raise PolicyError(f"cannot read the VecNormalize statistics {str(stats)!r}: {e}") from None
+    if not isinstance(normalizer, VecNormalize):
+        raise PolicyError(f"{str(stats)!r} holds a {type(normalizer).__name__}, not VecNormalize statistics")
+    return normalizer
 
 
 def read_model_meta(path: Path) -> dict:
     """The sidecar JSON of a model zip; for a CheckpointCallback snapshot <prefix>_<N>_steps.zip
-    (no sidecar), the VecNormalize statistics saved beside it, <prefix>_vecnormalize_<N>_steps.pkl."""
+    (no sidecar), the VecNormalize statistics saved beside it, <prefix>_vecnormalize_<N>_steps.pkl.
+    A PolicyError names a sidecar that is not JSON or not a sidecar (algo and env_id strings,
+    vecnormalize a file name or null)."""
     path = Path(path)
     sidecar = path.with_suffix(".json")
     if sidecar.is_file():
-        return json.loads(sidecar.read_text())
+        try:
+            meta = jsonio.loads(sidecar.read_text())
+        except (OSError, UnicodeDecodeError, jsonio.JSONInputError) as e:
+            raise PolicyError(f"cannot read the sidecar {str(sidecar)!r} of {path.name}: {e}") from None
+        _check_meta(meta, sidecar)
+        return meta
     m = re.fullmatch(r"(.*)_(\d+)_steps", path.stem)
     stats = m and path.parent / f"{m.group(1)}_vecnormalize_{m.group(2)}_steps.pkl"
     return {"vecnormalize": stats.name} if stats and stats.is_file() else {}
+
+
+def _check_meta(meta, sidecar: Path) -> None:
+    """A PolicyError unless `meta` (a sidecar's JSON) is an object whose algo, env_id and
+    vecnormalize entries, where present, are what training.train writes."""
+    where = f"the sidecar {str(sidecar)!r}"
+    if not isinstance(meta, dict):
+        raise PolicyError(f"{where} holds a {type(meta).__name__}, not a JSON object")
+    algo = meta.get("algo")
+    if algo is not None and (not isinstance(algo, str) or algo.upper() not in SB3_ALGOS):
+        raise PolicyError(f"{where} names the algorithm {algo!r}; known: {', '.join(SB3_ALGOS)}")
+    env_id = meta.get("env_id")
+    if env_id is not None and not isinstance(env_id, str):
+        raise PolicyError(f"{where}: env_id must be a string, got {env_id!r}")
+    stats = meta.get("vecnormalize")
+    if stats is not None and (not isinstance(stats, str) or not stats or Path(stats).name != stats):
+        raise PolicyError(
+            f"{where}: vecnormalize must be a file name beside the model or null, got {stats!r}"
+        )
 
 
 def make_policy(spec, env, seed: int | None = None) -> tuple[str, Policy]:
@@ -132,10 +211,16 @@ def make_policy(spec, env, seed: int | None = None) -> tuple[str, Policy]:
         return "random", RandomPolicy(seed)
     if spec.endswith(".zip"):
         policy = load_sb3_policy(spec)
-        want, got = env.single_observation_space.shape, policy.model.observation_space.shape
-        if want != got:
-            raise PolicyError(f"{spec!r} was trained on observations of shape {got}; this env's are {want}")
-        return Path(spec).stem, policy
+        for what, mine, theirs in (
+            ("observations", env.single_observation_space, policy.model.observation_space),
+            ("actions", env.single_action_space, policy.model.action_space),
+        ):
+            if getattr(theirs, "shape", None) != mine.shape:
+                raise PolicyError(
+                    f"{spec!r} was trained on {what} of shape {getattr(theirs, 'shape', theirs)}; this "
+                    f"env's are {mine.shape} (a policy of another task?)"
+                )
+        return policy.name, policy
     if spec not in BASELINES:
         known = ", ".join(["random", *BASELINES, "FILE.zip"])
         raise PolicyError(f"unknown policy {spec!r}; choose one of {known}")
@@ -252,7 +337,9 @@ def evaluate(
     path) on `num_envs` rows of one vector env; record per-step obs/actions/metrics of the
     first `record` episodes. `progress(done, total)` is called as episodes finish."""
     if episodes < 1 or num_envs < 1:
-        raise ValueError(f"episodes and num_envs must be >= 1, got {episodes} and {num_envs}")
+        raise EvaluationError(f"episodes and num_envs must be >= 1, got {episodes} and {num_envs}")
+    if seed is not None and seed < 0:
+        raise EvaluationError(f"seed must be >= 0 (or None), got {seed}")
     env_kwargs = dict(env_kwargs or {})
     n = min(num_envs, episodes)
     env = gym.make_vec(env_id, num_envs=n, autoreset_mode=AutoresetMode.DISABLED, **env_kwargs)

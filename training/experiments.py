@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import datetime
 import itertools
-import json
 import math
 import time
 from collections.abc import Callable
@@ -30,6 +29,7 @@ import numpy as np
 
 from envs.baselines.tuned import tuned_path
 from robogym import registration
+from training import jsonio
 from training.evaluate import EvalResults, evaluate
 
 
@@ -163,5 +163,5 @@ def write_tuning(record: dict, path: Path | None = None) -> Path:
     """Store a tune() record (by default where the baseline reads it)."""
     path = Path(path) if path is not None else tuned_path(record["task"], record["baseline"])
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=1) + "\n")
+    path.write_text(jsonio.dumps(record, indent=1))  # strict JSON: a NaN metric is written as null
     return path

@@ -68,14 +68,16 @@ def plot_final_metrics(results: list[EvalResults], path: str | Path) -> Path:
         s = r.summary()["success_rate"]
         labels.append(r.policy if s is None else f"{r.policy}\n(success {100 * s:.0f}%)")
     for ax, m in zip(axes, metrics, strict=True):
-        values = [np.array([e["final"][m] for e in r.episodes]) for r in results]
-        mean = np.array([v.mean() for v in values])
+        raw = [np.array([e["final"][m] for e in r.episodes], dtype=float) for r in results]
+        values = [v[np.isfinite(v)] for v in raw]  # a NaN or inf episode is counted, not drawn
+        mean = np.array([v.mean() if v.size else 0.0 for v in values])
         # whiskers >= 0: the mean of equal values can round below or above them
-        lo = np.maximum(mean - np.array([v.min() for v in values]), 0.0)
-        hi = np.maximum(np.array([v.max() for v in values]) - mean, 0.0)
+        lo = np.maximum(mean - np.array([v.min() if v.size else 0.0 for v in values]), 0.0)
+        hi = np.maximum(np.array([v.max() if v.size else 0.0 for v in values]) - mean, 0.0)
         ax.bar(x, mean, yerr=[lo, hi], capsize=4, color=[f"C{i}" for i in range(len(results))])
-        for xi, yi in zip(x, mean, strict=True):
-            ax.annotate(f" {yi:.3g}", (xi, yi), ha="left", va="bottom", fontsize=8)
+        for xi, yi, v, w in zip(x, mean, values, raw, strict=True):
+            bad = f" ({len(w) - len(v)} not finite)" if len(v) < len(w) else ""
+            ax.annotate(f" {yi:.3g}{bad}", (xi, yi), ha="left", va="bottom", fontsize=8)
         positive = mean[mean > 0]
         if len(positive) > 1 and positive.max() / positive.min() > 100:
             ax.set_yscale("log")

@@ -17,20 +17,34 @@ behind the SB3 adapter and VecMonitor, optionally VecNormalize. The output direc
 
 from __future__ import annotations
 
+import collections.abc
 import copy
-import json
+import inspect
 import time
+import types
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import stable_baselines3
 from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback
 from stable_baselines3.common.vec_env import VecNormalize
 
+from engine.errors import RoboDynError
 from robogym.sb3 import make_sb3_env, task_metric_names
-from training.evaluate import read_model_meta
+from training import jsonio
+from training.evaluate import PolicyError, load_sb3_model, load_vecnormalize, read_model_meta
 
 ALGOS = ("ppo", "sac")
+# keywords of the algorithm's constructor that train() sets itself (its own arguments)
+SET_BY_TRAIN = ("policy", "env", "seed", "device", "verbose", "tensorboard_log", "_init_setup_model")
+
+
+class TrainError(RoboDynError, ValueError):
+    """Arguments train() refuses before it writes anything: counts, algorithm keywords, a
+    model to continue that cannot be loaded onto the task."""
+
 
 # Defaults for a batch of many environments (num_envs ~ 64); any of them can be overridden
 # through train(algo_kwargs=...). PPO explores with gSDE (state-dependent noise, resampled
@@ -106,46 +120,52 @@ def train(
 
     init_model: continue training a saved model (its algorithm and VecNormalize statistics
     come from its sidecar) for `total_timesteps` more steps; algo_kwargs then override saved
-    hyperparameters (e.g. learning_rate)."""
-    import stable_baselines3
+    hyperparameters (e.g. learning_rate).
 
+    A TrainError, raised before anything is written, refuses an unknown algorithm, a count
+    below 1, a negative seed, algo_kwargs the algorithm does not take or refuses, env_kwargs
+    the task refuses, and an init_model (or its sidecar or statistics) that does not load
+    onto the task."""
     init_meta: dict = {}
     if init_model is not None:
-        init_meta = read_model_meta(Path(init_model))
+        try:
+            init_meta = read_model_meta(Path(init_model))
+        except PolicyError as e:
+            raise TrainError(f"init_model: {e}") from None
         algo = init_meta.get("algo", algo)
         vecnormalize = vecnormalize or bool(init_meta.get("vecnormalize"))
     algo = algo.lower()
     if algo not in ALGOS:
-        raise ValueError(f"algo must be one of {ALGOS}, got {algo!r}")
+        raise TrainError(f"algo must be one of {ALGOS}, got {algo!r}")
+    for name, value, least in (
+        ("total_timesteps", total_timesteps, 1),
+        ("num_envs", num_envs, 1),
+        ("checkpoint_every", checkpoint_every, 1),
+        ("seed", seed, 0),
+    ):
+        if value < least:
+            raise TrainError(f"{name} must be >= {least}, got {value}")
+    algo_kwargs = check_algo_kwargs(algo, algo_kwargs)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     env_kwargs = dict(env_kwargs or {})
-    env = make_sb3_env(env_id, num_envs, seed=seed, **env_kwargs)
-    metrics = task_metric_names(env.unwrapped.vec_env)
-    if init_meta.get("vecnormalize"):
-        env = VecNormalize.load(str(Path(init_model).parent / init_meta["vecnormalize"]), env)
-        env.training = True
-    elif vecnormalize:
-        env = VecNormalize(env, norm_obs=True, norm_reward=True, gamma=_gamma(algo, algo_kwargs))
-
-    kwargs = copy.deepcopy(PPO_DEFAULTS if algo == "ppo" else SAC_DEFAULTS)
-    if algo == "ppo":
-        kwargs["batch_size"] = min(kwargs["batch_size"], kwargs["n_steps"] * num_envs)
-    else:
-        kwargs["gradient_steps"] = max(1, num_envs // 8)
-    kwargs.update(algo_kwargs or {})
-    cls = getattr(stable_baselines3, algo.upper())
+    try:
+        env = make_sb3_env(env_id, num_envs, seed=seed, **env_kwargs)
+    except (ValueError, TypeError) as e:  # what the task's constructor raises for its keywords
+        if not env_kwargs:
+            raise  # no keyword of the caller's: a bug
+        raise TrainError(f"{env_id} refused env_kwargs {env_kwargs}: {e}") from None
+    try:
+        metrics = task_metric_names(env.unwrapped.vec_env)
+        env, model = _model(
+            env_id, algo, env, num_envs, seed, vecnormalize, algo_kwargs, init_model, init_meta
+        )
+    except BaseException:
+        env.close()
+        raise
+    out.mkdir(parents=True, exist_ok=True)  # only now: a refused run writes nothing
+    model.verbose = verbose
     tb_log = str(out / "tb") if tensorboard else None
-    if init_model is not None:
-        model = cls.load(
-            init_model, env=env, device="cpu", custom_objects=algo_kwargs or None, verbose=verbose
-        )
-        model.tensorboard_log = tb_log
-        model.set_random_seed(seed)
-    else:
-        model = cls(
-            "MlpPolicy", env, seed=seed, device="cpu", verbose=verbose, tensorboard_log=tb_log, **kwargs
-        )
+    model.tensorboard_log = tb_log
     callbacks = [
         CheckpointCallback(
             save_freq=max(1, checkpoint_every // num_envs),
@@ -187,7 +207,7 @@ def train(
         "vecnormalize": vn_path.name if vn_path else None,
         "init_model": str(init_model) if init_model is not None else None,
     }
-    model_path.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
+    model_path.with_suffix(".json").write_text(jsonio.dumps(meta))
     env.close()
     steps = model.num_timesteps - start
     rate = steps / seconds
@@ -196,6 +216,111 @@ def train(
         f"saved {model_path}"
     )
     return TrainResult(model_path, vn_path, seconds, int(model.num_timesteps))
+
+
+def _model(env_id, algo, env, num_envs, seed, vecnormalize, algo_kwargs, init_model, init_meta):
+    """(env, model): a new model of `algo` on env, or the saved `init_model` (with its
+    VecNormalize statistics) onto it; env wrapped in VecNormalize if used. A TrainError for a
+    model or statistics that do not load onto this task, or keywords the algorithm refuses."""
+    if init_meta.get("vecnormalize"):
+        try:
+            stats = load_vecnormalize(Path(init_model), init_meta["vecnormalize"])
+            stats.set_venv(env)  # SB3 compares the observation shapes here
+        except PolicyError as e:
+            raise TrainError(f"init_model: {e}") from None
+        except (ValueError, AssertionError) as e:
+            raise TrainError(
+                f"init_model {str(init_model)!r}: its VecNormalize statistics do not fit {env_id}: {e}"
+            ) from None
+        env = stats
+        env.training = True
+    elif vecnormalize:
+        env = VecNormalize(env, norm_obs=True, norm_reward=True, gamma=_gamma(algo, algo_kwargs))
+    if init_model is not None:
+        model = _load_init(Path(init_model), algo, env, algo_kwargs)
+        model.set_random_seed(seed)
+        return env, model
+    kwargs = copy.deepcopy(PPO_DEFAULTS if algo == "ppo" else SAC_DEFAULTS)
+    if algo == "ppo":
+        kwargs["batch_size"] = min(kwargs["batch_size"], kwargs["n_steps"] * num_envs)
+    else:
+        kwargs["gradient_steps"] = max(1, num_envs // 8)
+    kwargs.update(algo_kwargs)
+    cls = getattr(stable_baselines3, algo.upper())
+    try:
+        return env, cls("MlpPolicy", env, seed=seed, device="cpu", **kwargs)
+    except (ValueError, TypeError, AssertionError, RuntimeError) as e:  # SB3's and torch's checks
+        if not algo_kwargs:
+            raise  # our own defaults: a bug, not a user error
+        raise TrainError(f"{algo.upper()} refused its settings {algo_kwargs}: {e}") from None
+
+
+def _load_init(path: Path, algo: str, env, algo_kwargs: dict):
+    """The model to continue training, loaded onto env; a TrainError if it does not fit."""
+    try:
+        return load_sb3_model(path, [algo.upper()], env=env, custom_objects=algo_kwargs or None)
+    except PolicyError as e:
+        raise TrainError(f"init_model: {e}") from None
+
+
+def check_algo_kwargs(algo: str, algo_kwargs) -> dict:
+    """`algo_kwargs` (a dict of JSON values) checked against the algorithm's constructor: every
+    key a keyword it takes (and not one train() sets itself), every value of the annotated
+    type where a JSON value can be checked against it (numbers, booleans, strings, lists,
+    objects, null). Ranges are left to the algorithm, which refuses them when it is built."""
+    if algo_kwargs is None:
+        return {}
+    if not isinstance(algo_kwargs, dict):
+        raise TrainError(f"algo_kwargs must be a dict of keywords, got {type(algo_kwargs).__name__}")
+    cls = getattr(stable_baselines3, algo.upper())
+    params = inspect.signature(cls.__init__).parameters
+    takes = sorted(k for k in params if k not in SET_BY_TRAIN and k != "self")
+    for key, value in algo_kwargs.items():
+        if key in SET_BY_TRAIN:
+            raise TrainError(f"{key} is set by train itself (its own argument), not through algo_kwargs")
+        if key not in takes:
+            raise TrainError(f"{algo.upper()} takes no keyword {key!r}; it takes: {', '.join(takes)}")
+        annotation = params[key].annotation
+        if not _json_fits(value, annotation):
+            raise TrainError(f"{algo.upper()}'s {key} is {_type_name(annotation)}, got {value!r}")
+    return dict(algo_kwargs)
+
+
+def _json_fits(value, annotation) -> bool:
+    """Whether a JSON value (None, bool, int, float, str, list, dict) can be of the annotated
+    type; True for an annotation it cannot judge (unannotated, a forward reference, Any)."""
+    if annotation is inspect.Parameter.empty or annotation is typing.Any or isinstance(annotation, str):
+        return True
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union or origin is types.UnionType:
+        return any(_json_fits(value, a) for a in typing.get_args(annotation))
+    if annotation is type(None):
+        return value is None
+    if annotation is bool:
+        return isinstance(value, bool)
+    if annotation is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if annotation is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if annotation is str:
+        return isinstance(value, str)
+    if annotation is dict or origin is dict:
+        return isinstance(value, dict)
+    if annotation in (list, tuple) or origin in (list, tuple):
+        return isinstance(value, list)
+    if origin is type or origin is collections.abc.Callable or isinstance(annotation, type):
+        return False  # a class, a callable or an instance of a class: no JSON value is one
+    return True
+
+
+def _type_name(annotation) -> str:
+    """An annotation in words, without the module paths: float | Callable[[float], float]."""
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    parts = typing.get_args(annotation) if union else (annotation,)
+    return " | ".join(
+        getattr(a, "__name__", None) or str(a).replace("collections.abc.", "").replace("typing.", "")
+        for a in parts
+    )
 
 
 def _gamma(algo: str, algo_kwargs: dict | None) -> float:
