@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from robogym.actuation import Actuation
+from robogym.checks import NON_NEGATIVE, POSITIVE
 from robogym.env import RoboDynEnv
+from robogym.errors import InvalidArgumentError
 from robogym.task import Task
 from robogym.vector_env import RoboDynVectorEnv
 
@@ -21,6 +23,23 @@ class CraneTask(Task):
     model_file = "crane.xml"
     frame_skip = 5  # 0.01 s physics steps, 20 Hz control
     render_camera = "side"
+    # every weight and the noise are >= 0 (the reward's signs are in its terms), every length
+    # and scale > 0; move_distance < rail_limit is checked in __init__
+    parameter_bounds = {
+        "move_distance": POSITIVE,
+        "max_accel": POSITIVE,
+        "position_weight": NON_NEGATIVE,
+        "arrive_weight": NON_NEGATIVE,
+        "control_weight": NON_NEGATIVE,
+        "jerk_weight": NON_NEGATIVE,
+        "rail_penalty": NON_NEGATIVE,
+        "position_scale": POSITIVE,
+        "arrive_scale": POSITIVE,
+        "swing_scale": POSITIVE,
+        "speed_scale": POSITIVE,
+        "rail_limit": POSITIVE,
+        "reset_noise_scale": NON_NEGATIVE,
+    }
 
     def __init__(
         self,
@@ -38,13 +57,13 @@ class CraneTask(Task):
         rail_limit: float = 15.0,
         reset_noise_scale: float = 1.0,
     ):
-        if max_accel <= 0:
-            raise ValueError(f"max_accel must be positive, got {max_accel}")
-        if not 0 < move_distance < rail_limit:
-            raise ValueError(f"move_distance must lie in (0, rail_limit={rail_limit}), got {move_distance}")
-        for name in ("position_scale", "arrive_scale", "swing_scale", "speed_scale"):
-            if locals()[name] <= 0:
-                raise ValueError(f"{name} must be positive, got {locals()[name]}")
+        params = dict(locals())  # the arguments, before anything else is bound here
+        del params["self"]
+        self.check_parameters(params)
+        if not move_distance < rail_limit:
+            raise InvalidArgumentError(
+                f"move_distance must lie in (0, rail_limit={rail_limit:g}), got {move_distance!r}"
+            )
         self.move_distance = float(move_distance)
         self.max_accel = float(max_accel)
         self.position_weight = float(position_weight)
