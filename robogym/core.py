@@ -205,6 +205,13 @@ class EnvCore:
                 f"snapshot was taken from {KINDS.get(snap.kind, repr(snap.kind))}; this is {KINDS[kind]}, "
                 "which restores only its own kind of snapshot"
             )
+        if kind == "vector" and snap.wrappers != ():
+            names = (
+                ", ".join(_wrapper_name(w) for w in snap.wrappers)
+                if isinstance(snap.wrappers, tuple)
+                else "?"
+            )
+            raise SnapshotError(f"snapshot holds the state of wrappers ({names}); a vector env has none")
         ours = self.signature()
         if snap.signature != ours:
             raise SnapshotError(f"{_signature_difference(snap.signature, ours)}: refusing to restore it")
@@ -231,6 +238,11 @@ class EnvCore:
         want = {name: (v.dtype, v.shape[1:]) for name, v in ours_state.items()}
         _check_arrays("task state", snap.task_state, want, k)
         _check_arrays("extra state", snap.extra, extra, k)
+
+
+def _wrapper_name(w) -> str:
+    """The name in a snapshot's wrapper entry (name, settings, state), or the entry itself."""
+    return str(w[0]) if isinstance(w, tuple) and w else repr(w)
 
 
 def _check_arrays(what: str, arrays, want: dict, k: int) -> None:

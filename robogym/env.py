@@ -24,7 +24,7 @@ import gymnasium as gym
 import numpy as np
 
 from robogym.checks import check_count, check_seed
-from robogym.core import EnvCore, EnvSnapshot
+from robogym.core import EnvCore, EnvSnapshot, _wrapper_name
 from robogym.errors import ArgumentTypeError, InvalidArgumentError, ResetNeededError, SnapshotError
 from robogym.registration import registered_max_episode_steps
 from robogym.render import EnvFrames
@@ -121,7 +121,11 @@ class RoboDynEnv(gym.Env):
         A snapshot taken by robogym.snapshot through wrappers holds their counters too:
         restore it with robogym.restore on the same wrapped env."""
         if isinstance(snap, EnvSnapshot) and snap.wrappers:
-            names = ", ".join(w[0] for w in snap.wrappers) if isinstance(snap.wrappers, tuple) else "?"
+            names = (
+                ", ".join(_wrapper_name(w) for w in snap.wrappers)
+                if isinstance(snap.wrappers, tuple)
+                else "?"
+            )
             raise SnapshotError(
                 f"snapshot holds the state of the wrappers {names} too: restore it with "
                 "robogym.restore(env, snap) on the wrapped env, not env.unwrapped.restore"
