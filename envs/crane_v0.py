@@ -265,7 +265,8 @@ move on which the baselines are compared (`robodyn eval --fixed`, `envs.baseline
 ## Episode End
 
 - Termination: the trolley leaves the rail, |x| > rail_limit (15 m).
-- Truncation: 400 steps (20 s at 20 Hz; 5 physics steps of 0.01 s each).
+- Truncation: `max_episode_steps` = 400 steps (20 s at 20 Hz; 5 physics steps of 0.01 s
+  each), counted by the env itself (so its snapshots hold the count).
 
 `info` also reports the task metrics `position_error` (|trolley x|, m), `payload_error`
 (|payload x|, m), `swing_amplitude` (A, rad) and `success` (1.0 when position_error < 0.05 m
@@ -279,7 +280,12 @@ of an episode are the final position error, the residual swing and the episode's
 control_weight=0.05, jerk_weight=0.05, rail_penalty=50.0, position_scale=3.0,
 arrive_scale=0.25, swing_scale=0.05, speed_scale=0.1, rail_limit=15.0,
 reset_noise_scale=1.0, render_mode=None ("rgb_array"), width=640, height=480. The vector
-env also takes autoreset_mode (NEXT_STEP, SAME_STEP, DISABLED) and nthread.
+env also takes autoreset_mode (NEXT_STEP, SAME_STEP, DISABLED), nthread and
+max_episode_steps=400 (the single env takes it from the registration; `gym.make`'s own
+max_episode_steps argument adds Gymnasium's TimeLimit instead). Weights, rail_penalty and
+reset_noise_scale must be finite and >= 0, max_accel, move_distance, rail_limit and the
+scales finite and > 0, and move_distance < rail_limit; any other value, a non-number or an
+unknown keyword is refused when the env is built.
 
 ## Version History
 
