@@ -219,7 +219,10 @@ class EnvCore:
             raise SnapshotError(
                 f"snapshot's physics must be an engine Snapshot, got {type(snap.physics).__name__}"
             )
-        k = len(snap.physics.rows)
+        rows = snap.physics.rows
+        if not (isinstance(rows, np.ndarray) and rows.ndim == 1 and rows.dtype.kind in "iu"):
+            raise SnapshotError(f"snapshot's physics rows must be a 1-d array of row indices, got {rows!r}")
+        k = len(rows)
         if not (
             isinstance(snap.elapsed, np.ndarray)
             and snap.elapsed.dtype == np.int64

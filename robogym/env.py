@@ -79,7 +79,7 @@ class RoboDynEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """A new episode; `seed` (None or an int >= 0) reseeds the env's random generator.
         RoboDyn's single envs take no reset options: `options` must be None or empty."""
-        check_seed("seed", seed)
+        seed = check_seed("seed", seed)  # a numpy integer becomes the int Gymnasium's seeding takes
         check_options(options, ())
         super().reset(seed=seed)
         self.core.rngs[0] = self.np_random

@@ -13,6 +13,7 @@ tests at the end check that a restored episode replays bit for bit, truncation i
 from __future__ import annotations
 
 import dataclasses
+import pickle
 from decimal import Decimal
 
 import gymnasium as gym
@@ -643,3 +644,14 @@ def test_the_random_generator_comes_back_with_the_snapshot():
     draws = env.np_random.random(3)
     env.restore(snap)
     assert env.np_random.random(3).tobytes() == draws.tobytes()
+
+
+def test_a_numpy_integer_seed_and_a_never_reset_env_pickle_work():
+    env = gym.make(ID)
+    clone = pickle.loads(pickle.dumps(env))  # never reset: no snapshot to carry
+    assert_refused(
+        lambda: clone.step(np.array([0.1])), ResetNeededError, r"call reset\(\) before step", clone
+    )
+    a, _ = env.reset(seed=np.int64(12))
+    b, _ = clone.reset(seed=12)
+    assert a.tobytes() == b.tobytes()

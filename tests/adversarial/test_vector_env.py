@@ -14,6 +14,7 @@ autoreset included.
 from __future__ import annotations
 
 import dataclasses
+import pickle
 
 import gymnasium as gym
 import numpy as np
@@ -356,6 +357,11 @@ def others():
             r"restore rows: environment 9 out of range",
         ),
         (
+            lambda e, o: _replace(e.snapshot(), physics=e.snapshot().physics._replace(rows=None)),
+            SnapshotError,
+            r"physics rows must be a 1-d array of row indices, got None",
+        ),
+        (
             lambda e, o: _replace(e.snapshot(), wrappers=(("TimeLimit", {}, {}),)),
             SnapshotError,
             r"snapshot holds the state of wrappers \(TimeLimit\); a vector env has none",
@@ -569,3 +575,14 @@ def test_a_refused_restore_leaves_the_batch_stepping_as_before(env, others):
     env.restore(snap)
     _assert_same(first, _rollout(env, ACTIONS[:3]))
     env.restore(snap)  # the module's fixture goes on from where it was
+
+
+def test_a_never_reset_vector_env_pickles_and_still_needs_a_reset():
+    env = gym.make_vec(ID, num_envs=N)
+    clone = pickle.loads(pickle.dumps(env))
+    assert_refused(
+        lambda: clone.step(np.zeros((N, 1))), ResetNeededError, r"call reset\(\) before step", clone
+    )
+    a, _ = env.reset(seed=np.int64(3))
+    b, _ = clone.reset(seed=[3, 4, 5, 6])
+    assert a.tobytes() == b.tobytes()
