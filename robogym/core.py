@@ -205,7 +205,7 @@ class EnvCore:
                 f"snapshot was taken from {KINDS.get(snap.kind, repr(snap.kind))}; this is {KINDS[kind]}, "
                 "which restores only its own kind of snapshot"
             )
-        if kind == "vector" and snap.wrappers != ():
+        if kind == "vector" and not (isinstance(snap.wrappers, tuple) and not snap.wrappers):
             names = (
                 ", ".join(_wrapper_name(w) for w in snap.wrappers)
                 if isinstance(snap.wrappers, tuple)

@@ -120,7 +120,7 @@ class RoboDynEnv(gym.Env):
         snapshot is checked whole first; one that does not fit is refused and nothing changes.
         A snapshot taken by robogym.snapshot through wrappers holds their counters too:
         restore it with robogym.restore on the same wrapped env."""
-        if isinstance(snap, EnvSnapshot) and snap.wrappers:
+        if isinstance(snap, EnvSnapshot) and not (isinstance(snap.wrappers, tuple) and not snap.wrappers):
             names = (
                 ", ".join(_wrapper_name(w) for w in snap.wrappers)
                 if isinstance(snap.wrappers, tuple)
