@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from robogym.actuation import Actuation
+from robogym.checks import NON_NEGATIVE, POSITIVE
 from robogym.env import RoboDynEnv
+from robogym.errors import InvalidArgumentError
 from robogym.task import Task
 from robogym.vector_env import RoboDynVectorEnv
 
@@ -21,6 +23,23 @@ class CraneTask(Task):
     model_file = "crane.xml"
     frame_skip = 5  # 0.01 s physics steps, 20 Hz control
     render_camera = "side"
+    # every weight and the noise are >= 0 (the reward's signs are in its terms), every length
+    # and scale > 0; move_distance < rail_limit is checked in __init__
+    parameter_bounds = {
+        "move_distance": POSITIVE,
+        "max_accel": POSITIVE,
+        "position_weight": NON_NEGATIVE,
+        "arrive_weight": NON_NEGATIVE,
+        "control_weight": NON_NEGATIVE,
+        "jerk_weight": NON_NEGATIVE,
+        "rail_penalty": NON_NEGATIVE,
+        "position_scale": POSITIVE,
+        "arrive_scale": POSITIVE,
+        "swing_scale": POSITIVE,
+        "speed_scale": POSITIVE,
+        "rail_limit": POSITIVE,
+        "reset_noise_scale": NON_NEGATIVE,
+    }
 
     def __init__(
         self,
@@ -38,13 +57,13 @@ class CraneTask(Task):
         rail_limit: float = 15.0,
         reset_noise_scale: float = 1.0,
     ):
-        if max_accel <= 0:
-            raise ValueError(f"max_accel must be positive, got {max_accel}")
-        if not 0 < move_distance < rail_limit:
-            raise ValueError(f"move_distance must lie in (0, rail_limit={rail_limit}), got {move_distance}")
-        for name in ("position_scale", "arrive_scale", "swing_scale", "speed_scale"):
-            if locals()[name] <= 0:
-                raise ValueError(f"{name} must be positive, got {locals()[name]}")
+        params = dict(locals())  # the arguments, before anything else is bound here
+        del params["self"]
+        self.check_parameters(params)
+        if not move_distance < rail_limit:
+            raise InvalidArgumentError(
+                f"move_distance must lie in (0, rail_limit={rail_limit:g}), got {move_distance!r}"
+            )
         self.move_distance = float(move_distance)
         self.max_accel = float(max_accel)
         self.position_weight = float(position_weight)
@@ -246,7 +265,8 @@ move on which the baselines are compared (`robodyn eval --fixed`, `envs.baseline
 ## Episode End
 
 - Termination: the trolley leaves the rail, |x| > rail_limit (15 m).
-- Truncation: 400 steps (20 s at 20 Hz; 5 physics steps of 0.01 s each).
+- Truncation: `max_episode_steps` = 400 steps (20 s at 20 Hz; 5 physics steps of 0.01 s
+  each), counted by the env itself (so its snapshots hold the count).
 
 `info` also reports the task metrics `position_error` (|trolley x|, m), `payload_error`
 (|payload x|, m), `swing_amplitude` (A, rad) and `success` (1.0 when position_error < 0.05 m
@@ -260,7 +280,12 @@ of an episode are the final position error, the residual swing and the episode's
 control_weight=0.05, jerk_weight=0.05, rail_penalty=50.0, position_scale=3.0,
 arrive_scale=0.25, swing_scale=0.05, speed_scale=0.1, rail_limit=15.0,
 reset_noise_scale=1.0, render_mode=None ("rgb_array"), width=640, height=480. The vector
-env also takes autoreset_mode (NEXT_STEP, SAME_STEP, DISABLED) and nthread.
+env also takes autoreset_mode (NEXT_STEP, SAME_STEP, DISABLED), nthread and
+max_episode_steps=400 (the single env takes it from the registration; `gym.make`'s own
+max_episode_steps argument adds Gymnasium's TimeLimit instead). Weights, rail_penalty and
+reset_noise_scale must be finite and >= 0, max_accel, move_distance, rail_limit and the
+scales finite and > 0, and move_distance < rail_limit; any other value, a non-number or an
+unknown keyword is refused when the env is built.
 
 ## Version History
 

@@ -5,11 +5,20 @@ import robogym
 
 env = gym.make("RoboDyn/Crane-v0")  # or gym.make("robogym:RoboDyn/Crane-v0")
 envs = gym.make_vec("RoboDyn/Crane-v0", num_envs=64)  # the native batched RoboDynVectorEnv
+snap = env.snapshot(); env.restore(snap)  # both envs; robogym.snapshot(env) through wrappers
 """
 
 from engine.errors import PhysicsWarning, RoboDynError
-from robogym.core import EnvSnapshot, InvalidActionError
-from robogym.env import RoboDynEnv
+from robogym.core import EnvSnapshot
+from robogym.env import RoboDynEnv, restore, snapshot
+from robogym.errors import (
+    ActionTypeError,
+    ArgumentTypeError,
+    InvalidActionError,
+    InvalidArgumentError,
+    ResetNeededError,
+    SnapshotError,
+)
 from robogym.registration import TASKS, register_all
 from robogym.task import Actuation, Task
 from robogym.vector_env import RoboDynVectorEnv
@@ -18,12 +27,19 @@ register_all()
 
 __all__ = [
     "TASKS",
+    "ActionTypeError",
     "Actuation",
+    "ArgumentTypeError",
     "EnvSnapshot",
     "InvalidActionError",
+    "InvalidArgumentError",
     "PhysicsWarning",
-    "RoboDynError",
+    "ResetNeededError",
     "RoboDynEnv",
+    "RoboDynError",
     "RoboDynVectorEnv",
+    "SnapshotError",
     "Task",
+    "restore",
+    "snapshot",
 ]

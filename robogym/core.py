@@ -11,36 +11,47 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.errors import RoboDynError
+from engine.simulator import Snapshot
+from robogym.checks import check_count
+from robogym.errors import (
+    ActionTypeError,
+    ArgumentTypeError,
+    InvalidActionError,
+    InvalidArgumentError,
+    SnapshotError,
+)
 from robogym.physics import Physics, asset_path
 from robogym.task import Task
 
-
-class InvalidActionError(RoboDynError, ValueError):
-    """An action of the wrong shape, type or with NaN/inf; nothing was changed."""
+__all__ = ["EnvCore", "EnvSnapshot", "InvalidActionError"]
 
 
 @dataclass(frozen=True)
 class EnvSnapshot:
     """Everything a rollout of some rows depends on: physics state (qpos, qvel, act, ctrl,
-    time, applied forces), each row's random generator, step counters and task state."""
+    time, applied forces), each row's random generator, step counters and task state, the
+    env face's own per-row state (`extra`), and for a snapshot taken through the wrappers of
+    gym.make, theirs (`wrappers`: TimeLimit's step count, OrderEnforcing's reset flag)."""
 
-    signature: tuple  # (task class, model file, task parameters, model signature)
+    kind: str  # "env" (RoboDynEnv) or "vector" (RoboDynVectorEnv): who may restore it
+    signature: tuple  # (task class, model file, task parameters, model digest)
     physics: object  # engine.Snapshot
     rng_states: tuple  # bit_generator.state of each row
-    elapsed: np.ndarray  # (k,) env steps since each row's reset
+    elapsed: np.ndarray  # (k,) int64 env steps since each row's reset
     task_state: dict
     extra: dict  # the env face's own per-row state (autoreset flags, last observation)
+    wrappers: tuple = ()  # ((wrapper name, settings dict, state dict), ...), outermost first
+
+
+KINDS = {"env": "a single env (RoboDynEnv)", "vector": "a vector env (RoboDynVectorEnv)"}
 
 
 class EnvCore:
     """B environments of one task, stepped together."""
 
     def __init__(self, task: Task, num_envs: int, nthread: int | None = None):
-        if num_envs < 1:
-            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        self.num_envs = check_count("num_envs", num_envs)
         self.task = task
-        self.num_envs = int(num_envs)
         self.physics = Physics(asset_path(task.model_file), self.num_envs, nthread)
         task.bind(self.physics)
         self.action_space = task.action_space()
@@ -70,15 +81,22 @@ class EnvCore:
     # --- actions -------------------------------------------------------------------------------
     def check_actions(self, actions, batched: bool) -> np.ndarray:
         """(B, k) float64 actions clipped into the action space; raises InvalidActionError
-        (and changes nothing) on a wrong shape, a non-numeric type, NaN or inf."""
+        (and changes nothing) on a wrong shape, NaN or inf, and ActionTypeError (an
+        InvalidActionError and a TypeError) on what is not made of real numbers: strings,
+        complex numbers, bools, None, objects."""
         shape = self.action_space.shape
         want = (self.num_envs, *shape) if batched else shape
         try:
-            a = np.asarray(actions, dtype=np.float64)
-        except (TypeError, ValueError) as e:
-            raise InvalidActionError(f"action must be numeric with shape {want}: {e}") from None
+            a = np.asarray(actions)
+        except ValueError as e:  # a ragged nesting of lists
+            raise InvalidActionError(f"action must be an array of numbers with shape {want}: {e}") from None
+        if a.dtype.kind not in "iuf":
+            raise ActionTypeError(
+                f"action must hold real numbers (ints or floats) with shape {want}, got dtype {a.dtype}"
+            )
         if a.shape != want:
             raise InvalidActionError(f"action must have shape {want}, got {a.shape}")
+        a = a.astype(np.float64, copy=False)
         finite = np.isfinite(a)
         if np.count_nonzero(finite) != finite.size:
             bad = np.argwhere(~finite.reshape(-1, *shape))[0]
@@ -103,18 +121,37 @@ class EnvCore:
 
     # --- snapshot / restore ---------------------------------------------------------------------
     def signature(self) -> tuple:
+        """(task class, model file, task parameters, model digest): two envs with the same
+        signature run the same task on the same model, so their snapshots fit each other."""
         # the task's parameters: its public attributes, less the physics and the task state
         skip = {"physics", *self.task.get_state()}
         public = {k: v for k, v in vars(self.task).items() if k not in skip and k[0] != "_"}
         params = tuple(sorted((k, repr(v)) for k, v in public.items()))
-        sim = self.physics.sim
-        model_sig = (sim.model.nq, sim.model.nv, sim.model.nu, sim.model.body_mass.tobytes())
-        return (type(self.task).__qualname__, self.task.model_file, params, model_sig)
+        return (type(self.task).__qualname__, self.task.model_file, params, self.physics.sim.model_digest())
 
-    def snapshot(self, rows: np.ndarray, extra: dict) -> EnvSnapshot:
-        rows = np.asarray(rows, dtype=np.int64)
+    def check_rows(self, rows, what: str = "rows") -> np.ndarray:
+        """Row indices (ints in [0, num_envs), each once) as an int64 array."""
+        idx = np.atleast_1d(np.asarray(rows))
+        if idx.ndim != 1 or not (idx.dtype.kind in "iu" or (idx.size == 0 and idx.dtype.kind == "f")):
+            raise ArgumentTypeError(f"{what} must be a list of environment indices (ints), got {rows!r}")
+        idx = idx.astype(np.int64)
+        if len(idx) == 0:
+            raise InvalidArgumentError(f"{what} must name at least one environment")
+        bad = idx[(idx < 0) | (idx >= self.num_envs)]
+        if len(bad):
+            raise IndexError(
+                f"{what}: environment {int(bad[0])} out of range; indices run from 0 to {self.num_envs - 1}"
+            )
+        if len(np.unique(idx)) != len(idx):
+            raise InvalidArgumentError(f"{what} {idx.tolist()} name an environment twice")
+        return idx
+
+    def snapshot(self, rows: np.ndarray, kind: str, extra: dict) -> EnvSnapshot:
+        """A snapshot of `rows` (checked indices) by an env face of `kind`, with its `extra`
+        per-row arrays (copied)."""
         task_state = {k: np.array(v[rows]) for k, v in self.task.get_state().items()}
         return EnvSnapshot(
+            kind=kind,
             signature=self.signature(),
             physics=self.physics.sim.snapshot(rows),
             rng_states=tuple(self.rngs[r].bit_generator.state for r in rows),
@@ -123,28 +160,124 @@ class EnvCore:
             extra={k: np.array(v) for k, v in extra.items()},
         )
 
-    def restore(self, snap: EnvSnapshot, rows: np.ndarray | None = None) -> np.ndarray:
-        """Write a snapshot back (into the rows it came from by default); returns the rows."""
-        if not isinstance(snap, EnvSnapshot):
-            raise TypeError(f"restore needs a snapshot taken by a RoboDyn env, got {type(snap).__name__}")
-        if snap.signature != self.signature():
-            theirs = f"{snap.signature[0]} on {snap.signature[1]}"
-            ours = f"{type(self.task).__qualname__} on {self.task.model_file}"
-            raise ValueError(
-                f"snapshot was taken from {theirs} (with its own parameters); this env runs {ours}: "
-                "refusing to restore it"
-            )
-        rows = snap.physics.rows if rows is None else np.asarray(rows, dtype=np.int64)
-        if len(rows) != len(snap.physics.rows):
-            raise ValueError(
-                f"snapshot holds {len(snap.physics.rows)} environments, cannot restore into {len(rows)}"
-            )
-        self.physics.sim.restore(snap.physics, rows)
-        for r, state in zip(rows, snap.rng_states, strict=True):
+    def restore(self, snap: EnvSnapshot, rows, kind: str, extra: dict) -> np.ndarray:
+        """Write a snapshot back into `rows` (default: the rows it was taken from); returns the
+        rows. `extra` maps each key the env face keeps per row to (dtype, shape of one row):
+        the snapshot's extra must hold exactly those. Everything is checked first (kind,
+        task, parameters, model digest, number of rows, every array's dtype and shape, the
+        random generators' states, the target rows); a snapshot that fails any check raises
+        (SnapshotError, or TypeError for what is no snapshot) and nothing changes. The env
+        face writes the extra arrays afterwards (they were checked here)."""
+        self._check_snapshot(snap, kind, extra)
+        k = len(snap.elapsed)
+        idx = self.check_rows(snap.physics.rows if rows is None else rows, "restore rows")
+        if len(idx) != k:
+            raise SnapshotError(f"snapshot holds {k} environments, cannot restore into {len(idx)} rows")
+        rngs = []
+        for i, state in enumerate(snap.rng_states):
             g = np.random.default_rng()
-            g.bit_generator.state = state
+            try:
+                g.bit_generator.state = state
+            except (TypeError, ValueError, KeyError) as e:
+                raise SnapshotError(
+                    f"snapshot row {i}: its random generator state is not a PCG64 state: {e}"
+                ) from None
+            rngs.append(g)
+        # the engine checks its part whole before it writes; everything after it cannot fail
+        try:
+            self.physics.sim.restore(snap.physics, idx)
+        except (TypeError, ValueError, IndexError) as e:
+            raise SnapshotError(f"snapshot's physics refused: {e}") from None
+        for r, g in zip(idx, rngs, strict=True):
             self.rngs[r] = g
-        self.elapsed[rows] = snap.elapsed
-        self.task.set_state(snap.task_state, rows)
-        self.physics.sim.forward()
-        return rows
+        self.elapsed[idx] = snap.elapsed
+        self.task.set_state(snap.task_state, idx)
+        return idx
+
+    def _check_snapshot(self, snap, kind: str, extra: dict) -> None:
+        """Refuse a snapshot that does not fit this env (see restore); changes nothing."""
+        if not isinstance(snap, EnvSnapshot):
+            raise ArgumentTypeError(
+                f"restore needs a snapshot taken by a RoboDyn env's snapshot(), got {type(snap).__name__}"
+            )
+        if snap.kind != kind:
+            raise SnapshotError(
+                f"snapshot was taken from {KINDS.get(snap.kind, repr(snap.kind))}; this is {KINDS[kind]}, "
+                "which restores only its own kind of snapshot"
+            )
+        if kind == "vector" and not (isinstance(snap.wrappers, tuple) and not snap.wrappers):
+            names = (
+                ", ".join(_wrapper_name(w) for w in snap.wrappers)
+                if isinstance(snap.wrappers, tuple)
+                else "?"
+            )
+            raise SnapshotError(f"snapshot holds the state of wrappers ({names}); a vector env has none")
+        ours = self.signature()
+        if snap.signature != ours:
+            raise SnapshotError(f"{_signature_difference(snap.signature, ours)}: refusing to restore it")
+        if not isinstance(snap.physics, Snapshot):
+            raise SnapshotError(
+                f"snapshot's physics must be an engine Snapshot, got {type(snap.physics).__name__}"
+            )
+        rows = snap.physics.rows
+        if not (isinstance(rows, np.ndarray) and rows.ndim == 1 and rows.dtype.kind in "iu"):
+            raise SnapshotError(f"snapshot's physics rows must be a 1-d array of row indices, got {rows!r}")
+        k = len(rows)
+        if not (
+            isinstance(snap.elapsed, np.ndarray)
+            and snap.elapsed.dtype == np.int64
+            and snap.elapsed.shape == (k,)
+        ):
+            raise SnapshotError(
+                f"snapshot's step counters must be int64 of shape ({k},), got {snap.elapsed!r}"
+            )
+        if np.any(snap.elapsed < 0):
+            raise SnapshotError(f"snapshot's step counters must be >= 0, got {snap.elapsed.tolist()}")
+        if not isinstance(snap.rng_states, tuple) or len(snap.rng_states) != k:
+            raise SnapshotError(
+                f"snapshot must hold {k} random generator states (a tuple), got {snap.rng_states!r}"
+            )
+        ours_state = self.task.get_state()
+        want = {name: (v.dtype, v.shape[1:]) for name, v in ours_state.items()}
+        _check_arrays("task state", snap.task_state, want, k)
+        _check_arrays("extra state", snap.extra, extra, k)
+
+
+def _wrapper_name(w) -> str:
+    """The name in a snapshot's wrapper entry (name, settings, state), or the entry itself."""
+    return str(w[0]) if isinstance(w, tuple) and w else repr(w)
+
+
+def _check_arrays(what: str, arrays, want: dict, k: int) -> None:
+    """`arrays` is a dict holding exactly the keys of `want` (name -> (dtype, row shape)), each
+    an array of that dtype and shape (k, *row shape), finite where it is float."""
+    if not isinstance(arrays, dict) or set(arrays) != set(want):
+        got = sorted(arrays) if isinstance(arrays, dict) else type(arrays).__name__
+        raise SnapshotError(f"snapshot's {what} must hold exactly {sorted(want)}, got {got}")
+    for name, (dtype, row) in want.items():
+        a = arrays[name]
+        shape = (k, *row)
+        if not isinstance(a, np.ndarray) or a.dtype != dtype or a.shape != shape:
+            got = f"{a.dtype} of shape {a.shape}" if isinstance(a, np.ndarray) else type(a).__name__
+            raise SnapshotError(
+                f"snapshot's {what} {name!r} must be {np.dtype(dtype)} of shape {shape}, got {got}"
+            )
+        if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
+            raise SnapshotError(f"snapshot's {what} {name!r} holds NaN or inf")
+
+
+def _signature_difference(theirs, ours) -> str:
+    """What differs between a snapshot's signature and this env's, in words."""
+    if not (isinstance(theirs, tuple) and len(theirs) == 4):
+        return f"snapshot's signature {theirs!r} is not a RoboDyn env's"
+    if theirs[:2] != ours[:2]:
+        return f"snapshot was taken from {theirs[0]} on {theirs[1]}; this env runs {ours[0]} on {ours[1]}"
+    if theirs[2] != ours[2]:
+        a, b = dict(theirs[2]), dict(ours[2])
+        diff = [
+            f"{n}={a.get(n, '(none)')} (here {b.get(n, '(none)')})"
+            for n in sorted(a.keys() | b.keys())
+            if a.get(n) != b.get(n)
+        ]
+        return f"snapshot was taken with other task parameters: {', '.join(diff)}"
+    return "snapshot was taken from a different model (its digest differs: another geometry, mass or option)"

@@ -1,21 +1,37 @@
 """RoboDynEnv: one environment of a task as a gymnasium.Env.
 
 It runs the same batched machinery as the vector env with a batch of one, so a single env
-and row i of a vector env follow the same code path. Episode length is left to Gymnasium's
-TimeLimit wrapper (`max_episode_steps` in the registration), as for Gymnasium's own MuJoCo
-environments.
+and row i of a vector env follow the same code path, episode length included: the env
+truncates its own episodes after `max_episode_steps` steps and refuses step() before
+reset(), so everything a rollout depends on lives in the env and its `snapshot()` covers
+it. RoboDyn tasks are registered without Gymnasium's TimeLimit, OrderEnforcing and
+PassiveEnvChecker (see robogym/registration.py), so `gym.make` returns the env itself and
+`env.snapshot()` / `env.restore(snap)` work on it.
+
+A wrapper put around the env later (Gymnasium's TimeLimit from `gym.make(id,
+max_episode_steps=N)`, its checker from `disable_env_checker=False`, or the user's own)
+keeps state of its own: `robogym.snapshot(env)` / `robogym.restore(env, snap)` take and
+restore snapshots through Gymnasium's TimeLimit, OrderEnforcing and PassiveEnvChecker, and
+refuse any other wrapper, whose state they cannot save.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from robogym.core import EnvCore, EnvSnapshot
+from robogym.checks import check_count, check_seed
+from robogym.core import EnvCore, EnvSnapshot, _wrapper_name
+from robogym.errors import ArgumentTypeError, InvalidArgumentError, ResetNeededError, SnapshotError
+from robogym.registration import registered_max_episode_steps
 from robogym.render import EnvFrames
 from robogym.task import Task
+
+# the keywords of RoboDynEnv itself; every other keyword is the task's
+ENV_KEYWORDS = ("max_episode_steps", "render_mode", "width", "height")
 
 
 class RoboDynEnv(gym.Env):
@@ -24,7 +40,17 @@ class RoboDynEnv(gym.Env):
     task_class: type[Task] = Task
     metadata = {"render_modes": ["rgb_array"], "render_fps": 20}
 
-    def __init__(self, render_mode: str | None = None, width: int = 640, height: int = 480, **task_kwargs):
+    def __init__(
+        self,
+        max_episode_steps: int | None = None,
+        render_mode: str | None = None,
+        width: int = 640,
+        height: int = 480,
+        **task_kwargs,
+    ):
+        if max_episode_steps is not None:
+            check_count("max_episode_steps", max_episode_steps)
+        self.task_class.check_parameters(task_kwargs, ENV_KEYWORDS, type(self).__name__)
         self.task = self.task_class(**task_kwargs)
         self._task_kwargs = dict(task_kwargs)
         self.core = EnvCore(self.task, num_envs=1, nthread=1)
@@ -35,6 +61,11 @@ class RoboDynEnv(gym.Env):
         modes = self.metadata["render_modes"]
         self._frames = EnvFrames(self.physics, render_mode, modes, width, height, self.task.render_camera)
         self._obs = np.zeros(self.observation_space.shape)
+        self._started = False  # reset() was called: step() and snapshot() need it
+        if max_episode_steps is None:
+            max_episode_steps = registered_max_episode_steps(type(self))
+        # episodes truncate after this many steps (None: never)
+        self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
 
     @property
     def physics(self):
@@ -46,17 +77,30 @@ class RoboDynEnv(gym.Env):
         return self.core.dt
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """A new episode; `seed` (None or an int >= 0) reseeds the env's random generator.
+        RoboDyn's single envs take no reset options: `options` must be None or empty."""
+        seed = check_seed("seed", seed)  # a numpy integer becomes the int Gymnasium's seeding takes
+        check_options(options, ())
         super().reset(seed=seed)
         self.core.rngs[0] = self.np_random
         self.core.reset_rows(np.array([0]))
         self._obs = self.task.observe()[0]
+        self._started = True
         return self._obs.copy(), self._info(self.task.metrics())
 
     def step(self, action):
+        if not self._started:
+            raise ResetNeededError("call reset() before step(): the env has no episode yet")
         a = self.core.check_actions(action, batched=False)
         obs, reward, terminated, info = self.core.step(a)
         self._obs = obs[0]
-        return self._obs.copy(), float(reward[0]), bool(terminated[0]), False, self._info(info)
+        term = bool(terminated[0])
+        truncated = (
+            not term
+            and self.max_episode_steps is not None
+            and bool(self.core.elapsed[0] >= self.max_episode_steps)
+        )
+        return self._obs.copy(), float(reward[0]), term, truncated, self._info(info)
 
     @staticmethod
     def _info(info: dict) -> dict:
@@ -64,19 +108,41 @@ class RoboDynEnv(gym.Env):
 
     # --- snapshot / restore ---------------------------------------------------------------------
     def snapshot(self) -> EnvSnapshot:
-        """Everything the rest of the episode depends on (physics, RNG, step count, task)."""
-        return self.core.snapshot(np.array([0]), {"obs": self._obs[None]})
+        """Everything the rest of the episode depends on (physics, RNG, step count and so
+        the truncation, task state). A wrapper's state is not in it: robogym.snapshot(env)
+        covers Gymnasium's TimeLimit and OrderEnforcing around the env."""
+        if not self._started:
+            raise ResetNeededError("call reset() before snapshot(): the env has no episode yet")
+        return self.core.snapshot(np.array([0]), "env", {"obs": self._obs[None]})
 
     def restore(self, snap: EnvSnapshot) -> None:
-        """Return to a snapshot of this task: the same actions then give the same rewards."""
-        if isinstance(snap, EnvSnapshot) and len(snap.elapsed) != 1:
-            raise ValueError(f"snapshot holds {len(snap.elapsed)} environments; a single env restores one")
-        self.core.restore(snap, np.array([0]))
+        """Return to a snapshot of this task: the same actions then give the same rewards. The
+        snapshot is checked whole first; one that does not fit is refused and nothing changes.
+        A snapshot taken by robogym.snapshot through wrappers holds their counters too:
+        restore it with robogym.restore on the same wrapped env."""
+        if isinstance(snap, EnvSnapshot) and not (isinstance(snap.wrappers, tuple) and not snap.wrappers):
+            names = (
+                ", ".join(_wrapper_name(w) for w in snap.wrappers)
+                if isinstance(snap.wrappers, tuple)
+                else "?"
+            )
+            raise SnapshotError(
+                f"snapshot holds the state of the wrappers {names} too: restore it with "
+                "robogym.restore(env, snap) on the wrapped env, not env.unwrapped.restore"
+            )
+        self._restore(snap)
+
+    def _restore(self, snap: EnvSnapshot) -> None:
+        """restore without the wrappers' check (robogym.restore writes their part)."""
+        self.core.restore(snap, np.array([0]), "env", {"obs": (np.float64, self.observation_space.shape)})
         self._np_random = self.core.rngs[0]
         self._obs = np.array(snap.extra["obs"][0])
+        self._started = True
 
     # --- rendering -----------------------------------------------------------------------------
     def render(self):
+        if not self._started:  # as Gymnasium's OrderEnforcing refuses it
+            raise ResetNeededError("call reset() before render(): the env has no episode yet")
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='rgb_array' to make()")
             return None
@@ -89,12 +155,146 @@ class RoboDynEnv(gym.Env):
     def __getstate__(self):
         w, h = self._frames.size
         return {
-            "kwargs": dict(self._task_kwargs, render_mode=self.render_mode, width=w, height=h),
-            "snapshot": self.snapshot(),
+            "kwargs": dict(
+                self._task_kwargs,
+                max_episode_steps=self.max_episode_steps,
+                render_mode=self.render_mode,
+                width=w,
+                height=h,
+            ),
+            "snapshot": self.snapshot() if self._started else None,  # an env never reset has none
             "spec": self.spec,
         }
 
     def __setstate__(self, state):
         self.__init__(**state["kwargs"])
-        self.restore(state["snapshot"])
+        if state["snapshot"] is not None:
+            self.restore(state["snapshot"])
         self.spec = state["spec"]
+
+
+def check_options(options, known: tuple[str, ...]) -> dict:
+    """Reset options as a new dict: None or a dict whose keys are all in `known`."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise ArgumentTypeError(f"options must be a dict or None, got {type(options).__name__} {options!r}")
+    unknown = [k for k in options if k not in known]
+    if unknown:
+        valid = ", ".join(known) if known else "none (a single RoboDyn env takes no reset options)"
+        raise InvalidArgumentError(f"unknown reset option {unknown[0]!r}; the options are: {valid}")
+    return dict(options)
+
+
+# --- snapshots through wrappers ------------------------------------------------------------------
+# the Gymnasium wrappers a snapshot can be taken through, and what of each it holds:
+# name -> (settings that must agree on restore, state attributes saved and written back)
+_WRAPPER_STATE = {
+    "TimeLimit": (("_max_episode_steps",), ("_elapsed_steps",)),
+    "OrderEnforcing": ((), ("_has_reset",)),
+    "PassiveEnvChecker": ((), ()),  # its flags only say whether it checked yet; no rollout state
+}
+
+
+def _chain(env) -> list[gym.Wrapper]:
+    """The wrappers around a RoboDyn env, outermost first; refuses one whose state a
+    snapshot cannot hold, and an env that is no RoboDyn env."""
+    chain = []
+    while isinstance(env, gym.Wrapper):
+        name = type(env).__name__
+        if name not in _WRAPPER_STATE or type(env).__module__.split(".")[0] != "gymnasium":
+            raise SnapshotError(
+                f"cannot snapshot through the wrapper {name}: its state is unknown (a snapshot covers "
+                f"Gymnasium's {', '.join(_WRAPPER_STATE)} only)"
+            )
+        chain.append(env)
+        env = env.env
+    if not isinstance(env, RoboDynEnv):
+        raise ArgumentTypeError(
+            f"robogym.snapshot needs a RoboDyn env (wrapped or not), got {type(env).__name__}"
+        )
+    return chain
+
+
+def _stateful(chain: list) -> list:
+    return [w for w in chain if _WRAPPER_STATE[type(w).__name__][1]]
+
+
+def _layout(chain: list) -> list:
+    """[(name, settings), ...] of the stateful wrappers of `chain`, outermost first."""
+    return [
+        (type(w).__name__, {k: getattr(w, k) for k in _WRAPPER_STATE[type(w).__name__][0]})
+        for w in _stateful(chain)
+    ]
+
+
+def snapshot(env) -> EnvSnapshot:
+    """A snapshot of a RoboDyn env as gym.make or the user wrapped it: the env's own (see
+    RoboDynEnv.snapshot) plus the state of Gymnasium's TimeLimit (its step count) and
+    OrderEnforcing (its reset flag) around it. Any other wrapper is refused (SnapshotError):
+    its state could not be restored."""
+    chain = _chain(env)
+    snap = env.unwrapped.snapshot()
+    saved = tuple(
+        (name, settings, {k: getattr(w, k) for k in _WRAPPER_STATE[name][1]})
+        for (name, settings), w in zip(_layout(chain), _stateful(chain), strict=True)
+    )
+    return dataclasses.replace(snap, wrappers=saved)
+
+
+def restore(env, snap: EnvSnapshot) -> None:
+    """Write back a snapshot that robogym.snapshot took of an env made alike (the same task,
+    parameters and wrappers, TimeLimit's max_episode_steps included). Everything is checked
+    first; a snapshot that does not fit is refused and nothing changes."""
+    chain = _chain(env)
+    if not isinstance(snap, EnvSnapshot):
+        raise ArgumentTypeError(
+            f"restore needs a snapshot taken by a RoboDyn env's snapshot(), got {type(snap).__name__}"
+        )
+    layout = _layout(chain)
+    saved = snap.wrappers
+    if not (isinstance(saved, tuple) and all(isinstance(w, tuple) and len(w) == 3 for w in saved)):
+        raise SnapshotError(
+            f"snapshot's wrapper state must be a tuple of (name, settings, state), got {saved!r}"
+        )
+    if [(n, s) for n, s, _ in saved] != layout:
+        raise SnapshotError(
+            f"snapshot was taken through the wrappers {_describe(saved)}; this env has {_describe(layout)}: "
+            "refusing to restore it (make the env alike, e.g. the same max_episode_steps)"
+        )
+    for name, _, state in saved:
+        _check_wrapper_state(name, state)
+    env.unwrapped._restore(snap)  # checks its own part whole before it writes
+    for w, (_, _, state) in zip(_stateful(chain), saved, strict=True):
+        for k, v in state.items():
+            setattr(w, k, v)
+    for w in chain:
+        # Gymnasium's checker compares its first step's data with the reset's, which a
+        # restored env never returned: hand it the restored observation instead
+        if type(w).__name__ == "PassiveEnvChecker" and not w.checked_step and w._previous_data is None:
+            w._previous_data = (env.unwrapped._obs.copy(), {})
+
+
+def _describe(layout) -> str:
+    """[TimeLimit(max_episode_steps=400), OrderEnforcing()] for a wrapper layout."""
+    parts = []
+    for name, settings, *_ in layout:
+        items = settings.items() if isinstance(settings, dict) else [("settings", settings)]
+        args = ", ".join(f"{k.lstrip('_')}={v!r}" for k, v in items)
+        parts.append(f"{name}({args})")
+    return "[" + ", ".join(parts) + "]"
+
+
+def _check_wrapper_state(name: str, state) -> None:
+    """A wrapper's saved state holds exactly its attributes, each of the right kind."""
+    want = _WRAPPER_STATE.get(name, ((), ()))[1]
+    if not isinstance(state, dict) or set(state) != set(want):
+        raise SnapshotError(f"snapshot's {name} state must hold exactly {list(want)}, got {state!r}")
+    if name == "TimeLimit":
+        n = state["_elapsed_steps"]
+        if n is not None and not (isinstance(n, int) and not isinstance(n, bool) and n >= 0):
+            raise SnapshotError(f"snapshot's TimeLimit step count must be an int >= 0 or None, got {n!r}")
+    if name == "OrderEnforcing" and not isinstance(state["_has_reset"], bool):
+        raise SnapshotError(
+            f"snapshot's OrderEnforcing reset flag must be a bool, got {state['_has_reset']!r}"
+        )

@@ -49,9 +49,9 @@ class Tuning:
 
 @dataclass(frozen=True)
 class TaskEntry:
-    """One registered task. `max_episode_steps` is the episode length Gymnasium applies: the
-    TimeLimit of gym.make and the truncation gym.make_vec hands the native vector env; it is
-    read here, before any task module is imported."""
+    """One registered task. `max_episode_steps` is the episode length: gym.make and
+    gym.make_vec hand it to the env's constructor (the spec's kwargs), and the env truncates
+    its episodes itself; it is read here, before any task module is imported."""
 
     id: str
     entry_point: str  # single gymnasium.Env
@@ -89,17 +89,34 @@ TASKS = (
 )
 
 
+def register_task(id: str, entry_point: str, vector_entry_point: str, max_episode_steps: int | None) -> None:
+    """Register a RoboDyn task with Gymnasium (idempotent).
+
+    The env owns its episode length (`max_episode_steps` goes into the spec's kwargs, so
+    gym.make and gym.make_vec hand it to the env's constructor) and refuses step() before
+    reset() itself, and Gymnasium's own TimeLimit, OrderEnforcing and PassiveEnvChecker are
+    left out: gym.make returns the env itself, whose snapshot() covers everything a rollout
+    depends on. (An outermost wrapper through the spec's additional_wrappers would have
+    kept them, but gymnasium.make_vec refuses a vector entry point when a spec has
+    additional_wrappers, and the native vector env is the point of RoboDyn.)
+    """
+    if id in gym.registry:
+        return
+    gym.register(
+        id=id,
+        entry_point=entry_point,
+        vector_entry_point=vector_entry_point,
+        max_episode_steps=None,
+        order_enforce=False,
+        disable_env_checker=True,
+        kwargs={"max_episode_steps": max_episode_steps},
+    )
+
+
 def register_all() -> None:
-    """Register every task with Gymnasium (idempotent)."""
+    """Register every task of TASKS with Gymnasium (idempotent)."""
     for t in TASKS:
-        if t.id in gym.registry:
-            continue
-        gym.register(
-            id=t.id,
-            entry_point=t.entry_point,
-            vector_entry_point=t.vector_entry_point,
-            max_episode_steps=t.max_episode_steps,
-        )
+        register_task(t.id, t.entry_point, t.vector_entry_point, t.max_episode_steps)
 
 
 def entry(task_id: str) -> TaskEntry:
@@ -134,9 +151,10 @@ def load(reference: str):
 
 def registered_max_episode_steps(env_class: type) -> int | None:
     """The episode length Gymnasium's registry holds for the spec whose entry point or vector
-    entry point is `env_class` (a task registered outside TASKS too), or None."""
+    entry point is `env_class` (a task registered outside TASKS too): the spec's kwargs'
+    max_episode_steps (register_task), else the spec's own; None if it has neither."""
     path = f"{env_class.__module__}:{env_class.__qualname__}"
     for spec in gym.registry.values():
         if path in (spec.entry_point, spec.vector_entry_point):
-            return spec.max_episode_steps
+            return spec.kwargs.get("max_episode_steps", spec.max_episode_steps)
     return None

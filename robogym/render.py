@@ -16,6 +16,9 @@ import sys
 import mujoco
 import numpy as np
 
+from robogym.checks import check_count
+from robogym.errors import ArgumentTypeError, InvalidArgumentError
+
 
 def _gl_context(width: int, height: int):
     backend = os.environ.get("MUJOCO_GL", "egl" if sys.platform.startswith("linux") else "").lower()
@@ -32,7 +35,7 @@ def check_frame_size(mj_model: mujoco.MjModel, width: int, height: int) -> None:
     """Refuse a frame larger than the model's offscreen buffer (MuJoCo would fail later)."""
     buf = (mj_model.vis.global_.offwidth, mj_model.vis.global_.offheight)
     if not (0 < width <= buf[0] and 0 < height <= buf[1]):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"frame {width}x{height} exceeds the model's offscreen buffer {buf[0]}x{buf[1]} "
             "(set <visual><global offwidth=... offheight=...> in the MJCF)"
         )
@@ -109,9 +112,10 @@ class EnvFrames:
 
     def __init__(self, physics, render_mode: str | None, modes: list, width: int, height: int, camera):
         if render_mode is not None and render_mode not in modes:
-            raise ValueError(f"render_mode must be one of {modes} or None, got {render_mode!r}")
+            kind = InvalidArgumentError if isinstance(render_mode, str) else ArgumentTypeError
+            raise kind(f"render_mode must be one of {modes} or None, got {render_mode!r}")
         self.render_mode = render_mode
-        self.size = (int(width), int(height))
+        self.size = (check_count("width", width), check_count("height", height))
         if render_mode is not None:
             check_frame_size(physics.mj_model, *self.size)
         self._physics = physics

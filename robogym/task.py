@@ -16,10 +16,14 @@ readouts, never raw indices.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 from gymnasium import spaces
 
 from robogym.actuation import Actuation
+from robogym.checks import Bounds, check_real, is_real
+from robogym.errors import ArgumentTypeError
 from robogym.physics import Physics
 
 
@@ -30,6 +34,41 @@ class Task:
     model_file: str = ""  # MJCF file in assets/
     frame_skip: int = 1  # physics steps per env step
     render_camera: str | None = None  # camera name in the MJCF
+    # the allowed range of numeric __init__ parameters (a numeric one not listed: any finite value)
+    parameter_bounds: dict[str, Bounds] = {}
+
+    # --- parameters ------------------------------------------------------------------------------
+    @classmethod
+    def parameter_names(cls) -> list[str]:
+        """The keyword parameters of the task's __init__, in order."""
+        sig = inspect.signature(cls.__init__)
+        kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        return [p.name for p in list(sig.parameters.values())[1:] if p.kind in kinds]
+
+    @classmethod
+    def check_parameters(cls, params: dict, others: tuple[str, ...] = (), owner: str | None = None) -> None:
+        """Refuse task parameters a user typed wrong, before anything is built: a keyword that is
+        neither a parameter of __init__ nor in `others` (the env's own keywords) raises
+        ArgumentTypeError naming it and listing the valid ones (`owner`: who was given it, by
+        default the task class); a numeric parameter (a number
+        by default, or in parameter_bounds) must be a finite real number inside its bounds
+        (ArgumentTypeError for the wrong kind, InvalidArgumentError naming the range)."""
+        names = cls.parameter_names()
+        unknown = [k for k in params if k not in names and k not in others]
+        if unknown:
+            valid = ", ".join([*names, *others])
+            raise ArgumentTypeError(
+                f"{owner or cls.__name__} got an unknown keyword {unknown[0]!r}; "
+                f"the valid keywords are: {valid}"
+            )
+        defaults = {
+            p.name: p.default for p in inspect.signature(cls.__init__).parameters.values() if p.name in names
+        }
+        for name, value in params.items():
+            if name not in defaults:
+                continue
+            if name in cls.parameter_bounds or is_real(defaults[name]):
+                check_real(name, value, cls.parameter_bounds.get(name, Bounds()))
 
     def bind(self, physics: Physics) -> None:
         """Look up names once the model is loaded (override to cache ids)."""

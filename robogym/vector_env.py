@@ -29,7 +29,10 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from robogym.checks import check_count, check_seed, is_int
 from robogym.core import EnvCore, EnvSnapshot
+from robogym.env import check_options
+from robogym.errors import ArgumentTypeError, InvalidArgumentError, ResetNeededError
 from robogym.registration import registered_max_episode_steps
 from robogym.render import EnvFrames
 from robogym.task import Task
@@ -39,12 +42,29 @@ def _autoreset_mode(mode) -> AutoresetMode:
     """An AutoresetMode from the enum itself, its value ("NextStep") or its name ("NEXT_STEP")."""
     if isinstance(mode, AutoresetMode):
         return mode
-    key = str(mode).replace("_", "").lower()
+    names = ", ".join(m.name for m in AutoresetMode)
+    if not isinstance(mode, str):
+        raise ArgumentTypeError(
+            f"autoreset_mode must be one of {names} (or an AutoresetMode), got {type(mode).__name__} {mode!r}"
+        )
+    key = mode.replace("_", "").lower()
     for m in AutoresetMode:
         if key in (m.value.lower(), m.name.replace("_", "").lower()):
             return m
-    names = ", ".join(m.name for m in AutoresetMode)
-    raise ValueError(f"autoreset_mode must be one of {names} (or an AutoresetMode), got {mode!r}")
+    raise InvalidArgumentError(f"autoreset_mode must be one of {names} (or an AutoresetMode), got {mode!r}")
+
+
+# the keywords of RoboDynVectorEnv itself; every other keyword is the task's
+VECTOR_KEYWORDS = (
+    "num_envs",
+    "autoreset_mode",
+    "max_episode_steps",
+    "render_mode",
+    "width",
+    "height",
+    "nthread",
+)
+RESET_OPTIONS = ("reset_mask",)
 
 
 class RoboDynVectorEnv(VectorEnv):
@@ -65,6 +85,10 @@ class RoboDynVectorEnv(VectorEnv):
         **task_kwargs,
     ):
         self.autoreset_mode = _autoreset_mode(autoreset_mode)
+        check_count("num_envs", num_envs)
+        if max_episode_steps is not None:
+            check_count("max_episode_steps", max_episode_steps)
+        self.task_class.check_parameters(task_kwargs, VECTOR_KEYWORDS, type(self).__name__)
         self.task = self.task_class(**task_kwargs)
         self._task_kwargs = dict(task_kwargs)
         self.core = EnvCore(self.task, num_envs=num_envs, nthread=nthread)
@@ -98,7 +122,12 @@ class RoboDynVectorEnv(VectorEnv):
 
     # --- reset ---------------------------------------------------------------------------------
     def reset(self, *, seed: int | list | None = None, options: dict[str, Any] | None = None):
-        options = dict(options or {})
+        """New episodes for every environment, or for those of options["reset_mask"] (a bool
+        array of shape (num_envs,)). seed: None (fresh entropy on the first reset, the
+        environments' own generators afterwards), an int s >= 0 (environment i gets s + i) or a
+        list of num_envs entries, each an int >= 0 or None. Every argument is checked before
+        anything is reseeded or reset."""
+        options = check_options(options, RESET_OPTIONS)
         mask = options.pop("reset_mask", None)
         if mask is None:
             rows = np.arange(self.num_envs)
@@ -107,8 +136,10 @@ class RoboDynVectorEnv(VectorEnv):
             rows = np.flatnonzero(mask)
         seeds = self._seeds(seed, rows)
         if seed is not None or not self._started:
-            if isinstance(seed, int) or seed is None:
-                self._np_random, self._np_random_seed = gym.utils.seeding.np_random(seed)
+            if is_int(seed) or seed is None:
+                self._np_random, self._np_random_seed = gym.utils.seeding.np_random(
+                    None if seed is None else int(seed)
+                )
             self.core.seed_rows(rows, seeds)
         self.core.reset_rows(rows)
         self._started = True
@@ -118,34 +149,44 @@ class RoboDynVectorEnv(VectorEnv):
         return self._obs.copy(), info
 
     def _check_mask(self, mask) -> np.ndarray:
-        if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
-            raise ValueError(
-                f"options['reset_mask'] must be a bool numpy array of shape ({self.num_envs},), got {mask!r}"
-            )
+        want = f"a bool numpy array of shape ({self.num_envs},)"
+        if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_:
+            raise ArgumentTypeError(f"options['reset_mask'] must be {want}, got {mask!r}")
+        if mask.shape != (self.num_envs,):
+            raise InvalidArgumentError(f"options['reset_mask'] must be {want}, got shape {mask.shape}")
         if not mask.any():
-            raise ValueError("options['reset_mask'] must select at least one environment")
+            raise InvalidArgumentError("options['reset_mask'] must select at least one environment")
         return mask
 
     def _seeds(self, seed, rows: np.ndarray) -> list:
+        """The seed of each of `rows` (None: fresh entropy), `seed` checked whole first."""
         if seed is None:
             return [None] * len(rows)
-        if isinstance(seed, (int, np.integer)):
-            return [int(seed) + int(r) for r in rows]
+        if is_int(seed):
+            return [check_seed("seed", seed) + int(r) for r in rows]
+        if not (isinstance(seed, list | tuple) or (isinstance(seed, np.ndarray) and seed.ndim == 1)):
+            raise ArgumentTypeError(
+                f"seed must be None, an int >= 0 or a list of num_envs={self.num_envs} such seeds, "
+                f"got {type(seed).__name__} {seed!r}"
+            )
         seeds = list(seed)
         if len(seeds) != self.num_envs:
-            raise ValueError(f"a list of seeds must have num_envs={self.num_envs} entries, got {len(seeds)}")
-        return [seeds[r] for r in rows]
+            raise InvalidArgumentError(
+                f"a list of seeds must have num_envs={self.num_envs} entries, got {len(seeds)}"
+            )
+        checked = [check_seed(f"seed of environment {i}", s) for i, s in enumerate(seeds)]
+        return [checked[r] for r in rows]
 
     # --- step ----------------------------------------------------------------------------------
     def step(self, actions):
         if not self._started:
-            raise gym.error.ResetNeeded("call reset() before step()")
+            raise ResetNeededError("call reset() before step(): the environments have no episode yet")
         a = self.core.check_actions(actions, batched=True)
         restart = None  # NEXT_STEP: the rows whose episode ended at the last step
         if np.count_nonzero(self._done):
             if self.autoreset_mode == AutoresetMode.DISABLED:
                 rows = np.flatnonzero(self._done).tolist()
-                raise gym.error.ResetNeeded(
+                raise ResetNeededError(
                     f"environments {rows[:8]} ended and autoreset is DISABLED: reset them with "
                     "reset(options={'reset_mask': mask}) before stepping"
                 )
@@ -212,14 +253,28 @@ class RoboDynVectorEnv(VectorEnv):
 
     # --- snapshot / restore ---------------------------------------------------------------------
     def snapshot(self, rows=None) -> EnvSnapshot:
-        """Everything the following steps of `rows` (default all) depend on: physics, each
-        environment's RNG, step counters, task state, autoreset flags, last observation."""
-        idx = np.arange(self.num_envs) if rows is None else np.atleast_1d(np.asarray(rows, dtype=np.int64))
-        return self.core.snapshot(idx, {"obs": self._obs[idx], "done": self._done[idx]})
+        """Everything the following steps of `rows` (default all; indices, each once) depend
+        on: physics, each environment's RNG, step counters, task state, autoreset flags, last
+        observation."""
+        if not self._started:
+            raise ResetNeededError("call reset() before snapshot(): the environments have no episode yet")
+        idx = np.arange(self.num_envs) if rows is None else self.core.check_rows(rows, "snapshot rows")
+        return self.core.snapshot(idx, "vector", {"obs": self._obs[idx], "done": self._done[idx]})
 
     def restore(self, snap: EnvSnapshot, rows=None) -> None:
-        """Write a snapshot back into `rows` (default: the rows it was taken from)."""
-        idx = self.core.restore(snap, rows)
+        """Write a snapshot of this vector env's task back into `rows` (default: the rows it
+        was taken from). It is checked whole first (kind, task, parameters, model digest,
+        shapes, rows); one that does not fit is refused and nothing changes. An env never
+        reset takes only a snapshot of all its rows (the others would have no episode)."""
+        if not self._started and isinstance(snap, EnvSnapshot):
+            k = len(getattr(snap.physics, "rows", ()))
+            if k != self.num_envs:
+                raise ResetNeededError(
+                    f"this env was never reset: restoring {k} of its {self.num_envs} environments would "
+                    "leave the others without an episode; reset() first or restore a snapshot of all of them"
+                )
+        extra = {"obs": (np.float64, self.single_observation_space.shape), "done": (np.bool_, ())}
+        idx = self.core.restore(snap, rows, "vector", extra)
         self._obs[idx] = snap.extra["obs"]
         self._done[idx] = snap.extra["done"]
         self._started = True
@@ -247,10 +302,12 @@ class RoboDynVectorEnv(VectorEnv):
             height=self._frames.size[1],
             nthread=self._nthread,
         )
-        return {"kwargs": kwargs, "snapshot": self.snapshot(), "started": self._started, "spec": self.spec}
+        snap = self.snapshot() if self._started else None  # an env never reset has none
+        return {"kwargs": kwargs, "snapshot": snap, "started": self._started, "spec": self.spec}
 
     def __setstate__(self, state):
         self.__init__(**state["kwargs"])
-        self.restore(state["snapshot"])
+        if state["snapshot"] is not None:
+            self.restore(state["snapshot"])
         self._started = state["started"]
         self.spec = state["spec"]

@@ -9,11 +9,11 @@ base, and the tangent-space linearization of a state with a quaternion.
 
 from __future__ import annotations
 
-import gymnasium as gym
 import numpy as np
 
 from robogym.actuation import Actuation
 from robogym.env import RoboDynEnv
+from robogym.registration import register_task
 from robogym.task import Task
 from robogym.vector_env import RoboDynVectorEnv
 
@@ -82,10 +82,9 @@ class FloatingArmVectorEnv(RoboDynVectorEnv):
     task_class = FloatingArmTask
 
 
-if TASK_ID not in gym.registry:
-    gym.register(
-        id=TASK_ID,
-        entry_point="tests.robogym.floating_arm_task:FloatingArmEnv",
-        vector_entry_point="tests.robogym.floating_arm_task:FloatingArmVectorEnv",
-        max_episode_steps=200,
-    )
+register_task(
+    TASK_ID,
+    entry_point="tests.robogym.floating_arm_task:FloatingArmEnv",
+    vector_entry_point="tests.robogym.floating_arm_task:FloatingArmVectorEnv",
+    max_episode_steps=200,
+)

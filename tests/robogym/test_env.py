@@ -20,9 +20,9 @@ def test_registered_under_namespace_with_string_entry_points():
     spec = gym.spec(ID)
     assert spec.entry_point == "envs.crane_v0:CraneEnv"
     assert spec.vector_entry_point == "envs.crane_v0:CraneVectorEnv"
-    assert spec.max_episode_steps == 400
-    assert isinstance(gym.make(ID).unwrapped, CraneEnv)
-    assert isinstance(gym.make("robogym:" + ID).unwrapped, CraneEnv)
+    assert spec.kwargs == {"max_episode_steps": 400}
+    assert isinstance(gym.make(ID), CraneEnv)
+    assert isinstance(gym.make("robogym:" + ID), CraneEnv)
     assert ID in [t.id for t in robogym.TASKS]
 
 

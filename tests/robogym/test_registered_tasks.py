@@ -61,12 +61,16 @@ def test_registered_with_string_entry_points(env_id):
     entry = ENTRIES.get(env_id)
     if entry is not None:  # a task of robogym.TASKS: the registry holds its entry as it is
         assert (spec.entry_point, spec.vector_entry_point) == (entry.entry_point, entry.vector_entry_point)
-        assert spec.max_episode_steps == entry.max_episode_steps
-        assert isinstance(gym.make("robogym:" + env_id).unwrapped, robogym.RoboDynEnv)
-    assert isinstance(gym.make(env_id).unwrapped, robogym.RoboDynEnv)
+        assert spec.kwargs["max_episode_steps"] == entry.max_episode_steps
+        assert isinstance(gym.make("robogym:" + env_id), robogym.RoboDynEnv)
+    # the env owns its episode length and order checks: gym.make adds no wrapper, so the env
+    # it returns has snapshot() and restore()
+    env = gym.make(env_id)
+    assert isinstance(env, robogym.RoboDynEnv) and spec.max_episode_steps is None
+    assert env.max_episode_steps == spec.kwargs["max_episode_steps"]
     venv = gym.make_vec(env_id, num_envs=2)
     assert isinstance(venv, robogym.RoboDynVectorEnv)
-    assert venv.max_episode_steps == spec.max_episode_steps
+    assert venv.max_episode_steps == spec.kwargs["max_episode_steps"]
 
 
 # --- single env ----------------------------------------------------------------------------------
@@ -93,7 +97,8 @@ def test_sb3_check_env_passes(env_id):
 def test_passive_checker_raises_no_warning(env_id):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        env = gym.make(env_id, render_mode="rgb_array", width=160, height=120)  # in PassiveEnvChecker
+        # registered without it (the env would be out of reach of snapshot()); asked for here
+        env = gym.make(env_id, disable_env_checker=False, render_mode="rgb_array", width=160, height=120)
         env.reset(seed=0)
         for _ in range(5):
             env.step(env.action_space.sample())

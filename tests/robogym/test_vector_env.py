@@ -142,9 +142,11 @@ def test_disabled_autoreset_needs_a_masked_reset():
         env.step(act)  # rows 0, 2, 3, 5 still ended
     env.reset(options={"reset_mask": ~mask})
     env.step(act)
-    for bad in (np.ones(N, dtype=bool)[:2], mask.astype(int), np.zeros(N, dtype=bool)):
+    for bad in (np.ones(N, dtype=bool)[:2], np.zeros(N, dtype=bool)):
         with pytest.raises(ValueError, match="reset_mask"):
             env.reset(options={"reset_mask": bad})
+    with pytest.raises(TypeError, match="reset_mask"):
+        env.reset(options={"reset_mask": mask.astype(int)})
 
 
 def test_snapshot_of_a_subset_restores_bit_exactly():
