@@ -26,7 +26,7 @@ import numpy as np
 from robogym.checks import check_count, check_seed
 from robogym.core import EnvCore, EnvSnapshot, _wrapper_name
 from robogym.errors import ArgumentTypeError, InvalidArgumentError, ResetNeededError, SnapshotError
-from robogym.registration import registered_max_episode_steps
+from robogym.registration import gym_make_max_episode_steps, registered_max_episode_steps
 from robogym.render import EnvFrames
 from robogym.task import Task
 
@@ -64,6 +64,11 @@ class RoboDynEnv(gym.Env):
         self._started = False  # reset() was called: step() and snapshot() need it
         if max_episode_steps is None:
             max_episode_steps = registered_max_episode_steps(type(self))
+        made_with = gym_make_max_episode_steps()  # gym.make(id, max_episode_steps=N) wins
+        if made_with is not None:
+            if made_with != -1:
+                check_count("max_episode_steps", made_with)
+            max_episode_steps = None if made_with == -1 else made_with
         # episodes truncate after this many steps (None: never)
         self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
 

@@ -105,3 +105,19 @@ def test_running_off_the_rail_terminates():
         assert info["reward_rail"] == 0.0
     assert term and info["position_error"] > 15.0
     assert info["reward_rail"] == -50.0 and r < -49.0
+
+
+@pytest.mark.parametrize(("limit", "ends_at"), [(None, 400), (10, 10), (1000, 1000), (-1, None)])
+def test_gym_make_max_episode_steps_sets_the_episode_length(limit, ends_at):
+    """gym.make(id, max_episode_steps=N) keeps N for its TimeLimit; the env reads it too, so
+    episodes end at N (not at the registered 400), and -1 (no TimeLimit) means no limit."""
+    kwargs = {} if limit is None else {"max_episode_steps": limit}
+    env = gym.make("RoboDyn/Crane-v0", **kwargs)
+    env.reset(seed=0)
+    steps, truncated = 0, False
+    while steps < 1100 and not truncated:  # zero acceleration: the trolley stays on the rail
+        _, _, terminated, truncated, _ = env.step(np.zeros(1))
+        steps += 1
+        assert not terminated
+    assert steps == (ends_at or 1100) and truncated == (ends_at is not None)
+    assert env.unwrapped.max_episode_steps == (None if limit == -1 else ends_at)
