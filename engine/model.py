@@ -507,7 +507,11 @@ def check_values(m: Model, mj: mujoco.MjModel) -> None:
     negative armature or damping."""
     # fields copied from the MJCF first, so the message names the attribute a user typed;
     # then those computed from them (mean inertia, inverse weights, mixed pair parameters)
-    derived = [n for n in MODEL_SPECS if n.startswith(("stat_", "cpair_")) or n.endswith("invweight0")]
+    derived = [
+        n
+        for n in MODEL_SPECS
+        if n.startswith(("stat_", "cpair_")) or n.endswith("invweight0") or n == "tendon_lengthspring"
+    ]
     order = [n for n in MODEL_SPECS if n not in derived] + derived
     for name in order:
         spec = MODEL_SPECS[name]
@@ -657,6 +661,8 @@ _EQ_NAMES = {int(v): k.removeprefix("mjEQ_").lower() for k, v in mujoco.mjtEq.__
 
 def _check_solref(what: str, solref) -> None:
     """MuJoCo replaces a solref with mixed signs by its default (with a warning): refuse it."""
+    if not np.all(np.isfinite(solref)):
+        return  # check_values names the non-finite number
     if (solref[0] > 0) != (solref[1] > 0):
         _refuse(what, f"solref {list(map(float, solref))} mixes the standard (> 0) and direct (<= 0) forms")
 
@@ -889,7 +895,8 @@ def capacities(mj: mujoco.MjModel, cpair: dict, nconmax: int | None, nefcmax: in
         nefcmax, origin = int(mj.njmax), f'<size njmax="{mj.njmax}">'
     if nefcmax is None and memory >= 0:
         origin = f'<size memory="{memory}"> ({memory} bytes per environment)'
-        con_bytes, row_bytes = _bytes_per(mj, ("nconmax",)), _bytes_per(mj, ("nefcmax", "npgs"))
+        row_dims = ("nefcmax", "npgs") if mj.opt.solver == T.SOL_PGS else ("nefcmax",)
+        con_bytes, row_bytes = _bytes_per(mj, ("nconmax",)), _bytes_per(mj, row_dims)
         if flags & T.DSBL_CONSTRAINT:
             row_bytes = 0
         if nconmax is None:
