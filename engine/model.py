@@ -919,10 +919,9 @@ def capacities(mj: mujoco.MjModel, cpair: dict, nconmax: int | None, nefcmax: in
         raise ModelError(
             f"{origin} cannot hold the model's {fixed} equality and limit rows: nefcmax must be >= {fixed}"
         )
-    nefcmax = min(nefcmax, full)
     if per_contact:
         nconmax = min(nconmax, (nefcmax - fixed) // per_contact)
-    return nconmax, nefcmax
+    return nconmax, min(nefcmax, fixed + nconmax * per_contact)
 
 
 def model_from_mujoco(

@@ -304,44 +304,90 @@ def test_capacity_keywords_take_ints_and_minus_one():
 
 
 # --- sources: paths, documents, encodings ------------------------------------------------------
-def _sources(tmp: Path):
-    folder = tmp / "models"
-    folder.mkdir(exist_ok=True)
-    empty = tmp / "empty.xml"
-    empty.write_text("")
-    utf16 = tmp / "utf16.xml"
-    utf16.write_text(arm(), encoding="utf-16")
-    garbage = tmp / "garbage.xml"
-    garbage.write_bytes(bytes(range(256)))
-    return [
-        (None, ModelArgumentError, r"source must be a path \(str or os.PathLike\).*got NoneType"),
-        (3, ModelArgumentError, r"source must be a path.*got int"),
-        (2.5, ModelArgumentError, r"source must be a path.*got float"),
-        ([arm()], ModelArgumentError, r"source must be a path.*got list"),
-        (arm().encode(), ModelArgumentError, r"got bytes: decode an MJCF document first"),
-        (bytearray(b"<mujoco/>"), ModelArgumentError, r"got bytearray"),
-        ("", ModelError, r"source is an empty string"),
-        (" \n\t", ModelError, r"source is an empty string"),
-        ("\ufeff", ModelError, r"source is an empty string"),
-        (str(tmp / "missing.xml"), ModelFileError, r"no MJCF file at '.*missing.xml'"),
-        (tmp / "missing.xml", ModelFileError, r"no MJCF file at '.*missing.xml'"),
-        (str(folder), ModelFileError, r"'.*models' is a directory, not an MJCF file"),
-        (folder, ModelFileError, r"is a directory, not an MJCF file"),
-        ("model\x00.xml", ModelFileError, r"a path cannot contain a NUL character"),
-        ("x<mujoco/>", ModelFileError, r"no MJCF file at 'x<mujoco/>'.*starting with '<'"),
-        (empty, ModelError, r"MuJoCo could not compile the MJCF file '.*empty.xml'"),
-        (utf16, ModelError, r"MuJoCo could not compile the MJCF file '.*utf16.xml'"),
-        (garbage, ModelError, r"MuJoCo could not compile the MJCF file '.*garbage.xml'"),
-    ]
+class _BadPath:
+    """An os.PathLike whose __fspath__ returns neither str nor bytes."""
+
+    def __fspath__(self):
+        return 42
 
 
-def test_bad_sources_are_refused(sim, tmp_path):
-    """Every bad source raises its one type, naming the source; load_mjcf and
-    without_contacts refuse alike where they read the source."""
-    for source, error, match in _sources(tmp_path):
-        assert_refused(lambda source=source: engine.load_mjcf(source), error, match, sim)
-        if error is not ModelError or "empty string" in match:
-            assert_refused(lambda source=source: engine.without_contacts(source), error, match, sim)
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> Path:
+    """A folder holding a sub-folder, an empty file, a UTF-16 file, a binary file and a
+    symbolic link that points to itself."""
+    tmp = tmp_path_factory.mktemp("sources")
+    (tmp / "models").mkdir()
+    (tmp / "empty.xml").write_text("")
+    (tmp / "utf16.xml").write_text(arm(), encoding="utf-16")
+    (tmp / "garbage.xml").write_bytes(bytes(range(256)))
+    (tmp / "loop.xml").symlink_to(tmp / "loop.xml")
+    return tmp
+
+
+# (id, source made from the `files` folder, error, message)
+SOURCES = [
+    (
+        "none",
+        lambda d: None,
+        ModelArgumentError,
+        r"source must be a path \(str or os.PathLike\).*got NoneType",
+    ),
+    ("int", lambda d: 3, ModelArgumentError, r"source must be a path.*got int"),
+    ("float", lambda d: 2.5, ModelArgumentError, r"source must be a path.*got float"),
+    ("list", lambda d: [arm()], ModelArgumentError, r"source must be a path.*got list"),
+    ("bytes", lambda d: arm().encode(), ModelArgumentError, r"got bytes: decode an MJCF document first"),
+    ("bytearray", lambda d: bytearray(b"<mujoco/>"), ModelArgumentError, r"got bytearray"),
+    ("bad_pathlike", lambda d: _BadPath(), ModelArgumentError, r"source _BadPath is not a valid os.PathLike"),
+    ("empty", lambda d: "", ModelError, r"source is an empty string"),
+    ("white_space", lambda d: " \n\t", ModelError, r"source is an empty string"),
+    ("only_bom", lambda d: "\ufeff", ModelError, r"source is an empty string"),
+    ("missing_str", lambda d: str(d / "missing.xml"), ModelFileError, r"no MJCF file at '.*missing.xml'"),
+    ("missing_path", lambda d: d / "missing.xml", ModelFileError, r"no MJCF file at '.*missing.xml'"),
+    (
+        "folder_str",
+        lambda d: str(d / "models"),
+        ModelFileError,
+        r"'.*models' is a directory, not an MJCF file",
+    ),
+    ("folder_path", lambda d: d / "models", ModelFileError, r"'.*models' is a directory, not an MJCF file"),
+    ("symlink_loop", lambda d: d / "loop.xml", ModelFileError, r"no MJCF file at '.*loop.xml'"),
+    ("nul_in_path", lambda d: "model\x00.xml", ModelFileError, r"a path cannot contain a NUL character"),
+    (
+        "text_before_tag",
+        lambda d: "x<mujoco/>",
+        ModelFileError,
+        r"no MJCF file at 'x<mujoco/>'.*starting with '<'",
+    ),
+    (
+        "empty_file",
+        lambda d: d / "empty.xml",
+        ModelError,
+        r"MuJoCo could not compile the MJCF file '.*empty.xml'",
+    ),
+    (
+        "utf16_file",
+        lambda d: d / "utf16.xml",
+        ModelError,
+        r"MuJoCo could not compile the MJCF file '.*utf16.xml'",
+    ),
+    (
+        "binary_file",
+        lambda d: d / "garbage.xml",
+        ModelError,
+        r"could not compile the MJCF file '.*garbage.xml'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("make", "error", "match"), [pytest.param(m, e, r, id=i) for i, m, e, r in SOURCES])
+def test_bad_source_is_refused(sim, files, make, error, match):
+    """Every bad source raises its one type, naming the source; without_contacts, which
+    reads the source the same way, refuses it alike (it parses files itself, so MuJoCo's
+    messages are not its)."""
+    source = make(files)
+    assert_refused(lambda: engine.load_mjcf(source), error, match, sim)
+    if error is not ModelError or "empty string" in match:
+        assert_refused(lambda: engine.without_contacts(source), error, match, sim)
 
 
 def test_missing_file_is_a_file_not_found_error(tmp_path):
