@@ -856,11 +856,11 @@ def efc_rows_needed(m: Model) -> int:
 def _bytes_per(mj: mujoco.MjModel, dims: tuple[str, ...]) -> int:
     """Bytes of one entry along any of the Data dimensions `dims` ("nconmax": one contact,
     "nefcmax", "npgs": one constraint row) in one environment, from Data's declarations."""
-    from engine.data import DATA_SPECS  # engine.data imports this module
-
+    # Data's declarations, recorded by engine.fields when engine.data (which imports this
+    # module, so it cannot be imported here) was loaded with the engine package
     counts = {"nv": mj.nv, "nq": mj.nq, "nu": mj.nu, "nbody": mj.nbody}
     total = 0
-    for spec in DATA_SPECS.values():
+    for spec in fields.DECLARED["Data"].values():
         names = [getattr(dim, "name", None) for dim in spec.dims]
         if not any(name in dims for name in names):
             continue
