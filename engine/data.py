@@ -8,12 +8,14 @@ arrays are per-row work space for kernels, so nothing allocates while stepping.
 
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple
 
 import numpy as np
 
 from engine import fields
 from engine.collision_primitive import BOXBOX_WORK, CON_MAX, CON_WIDTH  # noqa: F401 (in declarations)
+from engine.errors import MemoryWarning, ModelError
 from engine.fields import (  # noqa: F401 (the names the declarations use)
     B,
     dim_size,
@@ -35,7 +37,7 @@ from engine.fields import (  # noqa: F401 (the names the declarations use)
     nu,
     nv,
 )
-from engine.model import Model
+from engine.model import Model, efc_rows_needed
 from engine.types import NWARN  # noqa: F401 (in declarations)
 
 
@@ -183,13 +185,70 @@ class Data(NamedTuple):
 DATA_SPECS = fields.field_specs(Data)
 
 
+MEMORY_WARN_ROW = 64 * 2**20
+"""make_data warns (MemoryWarning) when one environment's Data exceeds this many bytes..."""
+MEMORY_WARN_TOTAL = 4 * 2**30
+"""...or the whole batch's Data exceeds this many."""
+
+
+def data_bytes(m: Model, batch: int) -> dict[str, int]:
+    """{field: bytes} of a Data for `batch` environments of `m`, from the declarations."""
+    sizes = {}
+    for name, spec in DATA_SPECS.items():
+        n = np.dtype(spec.dtype).itemsize
+        for dim in spec.dims:
+            n *= batch if dim is fields.B else dim_size(m, dim)
+        sizes[name] = n
+    return sizes
+
+
+def _memory_warning(m: Model, batch: int, sizes: dict[str, int]) -> str | None:
+    """The MemoryWarning message when Data is over a threshold: the size in MiB, the
+    arrays that dominate it and how to shrink it; None when it is not."""
+    total = sum(sizes.values())
+    if total / batch <= MEMORY_WARN_ROW and total <= MEMORY_WARN_TOTAL:
+        return None
+    mib = 2**20
+    largest = sorted(sizes, key=sizes.get, reverse=True)[:3]
+    shapes = {name: ", ".join(str(dim) for dim in DATA_SPECS[name].dims[1:]) for name in largest}
+    top = ", ".join(f"{name} ({shapes[name]}) {sizes[name] / batch / mib:.1f} MiB" for name in largest)
+    return (
+        f"engine.make_data: Data for batch={batch} needs {total / mib:.1f} MiB "
+        f"({total / batch / mib:.1f} MiB per environment, nconmax={m.nconmax}, nefcmax={m.nefcmax}, "
+        f"nv={m.nv}); per environment the largest arrays are {top}. To shrink it, load the model "
+        "with smaller contact and constraint buffers (engine.load_mjcf(..., nconmax=..., nefcmax=...) "
+        'or <size nconmax="..." njmax="..."> or <size memory="..."> in the MJCF), or use a smaller batch'
+    )
+
+
 def make_data(m: Model, batch: int) -> Data:
     """Allocate a Data for `batch` environments, each at the model's reference pose qpos0:
     every field as declared above, zero, except qpos (qpos0), eq_active (eq_active0) and
-    contact_efc_address (-1: no rows)."""
-    if int(batch) < 1:
+    contact_efc_address (-1: no rows).
+
+    Raises TypeError for a batch that is not an int, ValueError for batch < 1, and
+    ModelError when m.nefcmax cannot hold the rows m.nconmax contacts, the equalities and
+    the limits can need (a Model edited by hand: the constraint stage writes rows without
+    bounds checks). Warns with MemoryWarning, before allocating, when Data exceeds
+    MEMORY_WARN_ROW bytes per environment or MEMORY_WARN_TOTAL in all."""
+    if not isinstance(m, Model):
+        raise TypeError(f"make_data needs an engine.Model (from engine.load_mjcf), got {type(m).__name__}")
+    if isinstance(batch, bool) or not isinstance(batch, int | np.integer):
+        raise TypeError(f"batch must be an int, got {type(batch).__name__}")
+    if batch < 1:
         raise ValueError(f"batch must be >= 1, got {batch}")
     B = int(batch)
+    need = efc_rows_needed(m)
+    if m.nefcmax < need:
+        raise ModelError(
+            f"model.nefcmax={m.nefcmax} cannot hold the {need} constraint rows the model can need "
+            f"(equalities, both sides of every limit, nconmax={m.nconmax} contacts); load the model "
+            "with engine.load_mjcf, which sizes them together, instead of editing the Model"
+        )
+    sizes = data_bytes(m, B)
+    message = _memory_warning(m, B, sizes)
+    if message is not None:
+        warnings.warn(message, MemoryWarning, stacklevel=2)
     arrays = {}
     for name, spec in DATA_SPECS.items():
         shape = tuple(B if dim is fields.B else dim_size(m, dim) for dim in spec.dims)

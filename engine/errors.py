@@ -11,6 +11,27 @@ class RoboDynError(Exception):
     """Something RoboDyn refused or could not do; the message names what and why."""
 
 
+class ModelError(RoboDynError, ValueError):
+    """An MJCF model that cannot be loaded: MuJoCo's compiler refused it (the message
+    carries MuJoCo's), a value is out of the range the engine can simulate (NaN or inf, a
+    timestep <= 0, negative armature, ...), or a load argument has a bad value (nconmax=-5).
+    The message names the element, attribute or argument and the allowed range."""
+
+
+class ModelFileError(ModelError, FileNotFoundError):
+    """A path given to the loader that names no MJCF file (missing, or a directory)."""
+
+
+class ModelArgumentError(RoboDynError, TypeError):
+    """The loader was given an argument of the wrong kind: a source that is neither a path
+    (str or os.PathLike) nor an MJCF document (a str), or a capacity that is not an int."""
+
+
 class PhysicsWarning(RuntimeWarning):
     """The physics met a state or input MuJoCo warns about (mjWARN_*): a control or an
     acceleration that is NaN or too large. The message names the row and what was done."""
+
+
+class MemoryWarning(RuntimeWarning):
+    """Data about to be allocated is large (engine.data.make_data): the message gives the
+    size, the arrays that dominate it and how to make it smaller."""

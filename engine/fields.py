@@ -105,8 +105,15 @@ _NAMESPACE = {
 }
 
 
+DECLARED: dict[str, dict[str, object]] = {}
+"""{class name: its field specs} of every NamedTuple whose specs field_specs computed
+("Model", "Data"): how a module reads another's declarations without importing it (the
+loader sizes buffers from Data's, and engine.data imports engine.model)."""
+
+
 def field_specs(cls) -> dict[str, object]:
-    """{field: ArraySpec, int or float} for a NamedTuple declared as above, in field order.
+    """{field: ArraySpec, int or float} for a NamedTuple declared as above, in field order;
+    also recorded in DECLARED under the class's name.
 
     Annotations are read as written (the modules use `from __future__ import annotations`),
     evaluated against this module's names and any integer constants of the class's module.
@@ -125,6 +132,7 @@ def field_specs(cls) -> dict[str, object]:
         if not (isinstance(spec, ArraySpec) or spec in (int, float)):
             raise TypeError(f"{cls.__name__}.{name}: declare it as int, float, f64[...] or i32[...]")
         specs[name] = spec
+    DECLARED[cls.__name__] = specs
     return specs
 
 

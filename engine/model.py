@@ -20,7 +20,7 @@ import numpy as np
 from engine import fields
 from engine import types as T
 from engine.collision_driver import GEOM_TYPE_NAMES, candidate_pairs
-from engine.errors import RoboDynError
+from engine.errors import ModelArgumentError, ModelError, ModelFileError
 from engine.fields import (  # noqa: F401 (the names the declarations use)
     f64,
     i32,
@@ -63,7 +63,17 @@ _SUPPORTED_SENSORS = {
 _INTEGRATOR_NAMES = {0: "Euler", 1: "RK4", 2: "implicit", 3: "implicitfast"}
 
 
-class UnsupportedModelError(RoboDynError, ValueError):
+DEFAULT_NCONMAX = 256
+"""Contacts per row when neither the MJCF (`<size nconmax njmax memory>`) nor load_mjcf
+sets a capacity: the most the model's candidate geom pairs can produce, but at most this.
+MuJoCo's default arena holds 100 contacts; 256 keeps every gymnasium model at its worst
+case (humanoid: 190 possible, 8 to 10 seen in random rollouts), while a 200-link
+self-colliding chain (39,802 possible) reserves 256 instead of 39,802."""
+
+_INT32_MAX = 2**31 - 1  # contact and row indices are int32
+
+
+class UnsupportedModelError(ModelError):
     """Raised at load when an MJCF model uses a feature the engine does not simulate."""
 
 
@@ -256,17 +266,28 @@ class Model(NamedTuple):
 MODEL_SPECS = fields.field_specs(Model)
 
 
-def load_mjcf(source: str | os.PathLike, nconmax: int | None = None) -> Model:
-    """Compile an MJCF file (a path) or an MJCF document (a string starting with '<').
+def load_mjcf(source: str | os.PathLike, nconmax: int | None = None, nefcmax: int | None = None) -> Model:
+    """Compile an MJCF file (a str or os.PathLike path) or an MJCF document (a str whose
+    first character, after an optional byte-order mark and white space, is '<').
 
-    Returns an engine Model. Raises UnsupportedModelError naming the element for any
-    feature the engine does not simulate. `nconmax` sets the capacity of each row's
-    contact buffer; by default it is the most contacts the candidate geom pairs can
-    produce together, so it never overflows.
+    Returns an engine Model. Raises ModelArgumentError (a TypeError) for a source or a
+    capacity of the wrong kind (bytes are refused: decode a document, or pass a path as
+    str or pathlib.Path), ModelFileError (a FileNotFoundError) for a path that names no
+    file, ModelError (a ValueError) with MuJoCo's message when MuJoCo's compiler refuses
+    the model or for a value the engine cannot simulate (NaN or inf, a timestep <= 0,
+    negative armature or damping, ...), and UnsupportedModelError (a ModelError) naming
+    the element for a feature the engine does not simulate.
+
+    `nconmax` (contacts per row) and `nefcmax` (constraint rows per row, MuJoCo's njmax)
+    size each row's contact and constraint buffers; None or -1 leaves them to the MJCF's
+    `<size nconmax njmax memory>` and then to the default (`capacities`).
     """
-    mj = compile_mjcf(source)
+    nconmax = _capacity_argument("nconmax", nconmax)
+    nefcmax = _capacity_argument("nefcmax", nefcmax)
+    mj, memory = _compile(source)
+    check_options(mj)
     check_supported(mj)
-    return model_from_mujoco(mj, nconmax)
+    return model_from_mujoco(mj, nconmax, nefcmax, memory)
 
 
 def without_contacts(source: str | os.PathLike) -> str:
@@ -275,8 +296,13 @@ def without_contacts(source: str | os.PathLike) -> str:
     smooth dynamics alone (how the smooth-dynamics tests load gymnasium's models). The
     file itself is not changed; relative includes and assets are not resolved, so use it
     for self-contained files."""
-    text = os.fspath(source)
-    root = ET.fromstring(text) if text.lstrip().startswith("<") else ET.parse(text).getroot()
+    is_document, text = _source(source)
+    if not is_document:
+        _check_path(text)
+    try:
+        root = ET.fromstring(text) if is_document else ET.parse(text).getroot()
+    except ET.ParseError as e:
+        raise ModelError(f"the MJCF {'document' if is_document else 'file'} is not valid XML: {e}") from e
     option = root.find("option")
     if option is None:
         option = ET.Element("option")
@@ -290,13 +316,229 @@ def without_contacts(source: str | os.PathLike) -> str:
 
 
 def compile_mjcf(source: str | os.PathLike) -> mujoco.MjModel:
-    """Run MuJoCo's MJCF compiler on a path or an XML string."""
-    text = os.fspath(source)
+    """Run MuJoCo's MJCF compiler on a path or an XML string (errors as load_mjcf's)."""
+    return _compile(source)[0]
+
+
+def _capacity_argument(name: str, value) -> int | None:
+    """A load_mjcf capacity: an int in [0, 2**31 - 1], or None for -1 and None (the default)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ModelArgumentError(
+            f"{name} must be an int >= 0 (or -1 or None for the default), "
+            f"got {type(value).__name__} {value!r}"
+        )
+    value = int(value)
+    if value == -1:
+        return None
+    if not 0 <= value <= _INT32_MAX:
+        raise ModelError(
+            f"{name} must be an int in [0, 2**31 - 1] (or -1 or None for the default), got {value}"
+        )
+    return value
+
+
+def _source(source) -> tuple[bool, str]:
+    """(True, document) for an MJCF document, (False, path) for a path; refuses the rest.
+
+    A str is a document when its first character after a byte-order mark and white space
+    is '<' (MuJoCo's parser does not skip the mark itself in every case); an os.PathLike is
+    always a path."""
+    if isinstance(source, bytes | bytearray | memoryview):
+        raise ModelArgumentError(
+            f"source must be a str or os.PathLike, got {type(source).__name__}: decode an MJCF "
+            "document first (source.decode()), or pass a path as a str or pathlib.Path"
+        )
+    if isinstance(source, os.PathLike):
+        try:
+            path = os.fspath(source)
+        except TypeError as e:
+            raise ModelArgumentError(f"source {type(source).__name__} is not a valid os.PathLike: {e}") from e
+        return False, os.fsdecode(path)
+    if not isinstance(source, str):
+        raise ModelArgumentError(
+            "source must be a path (str or os.PathLike) or an MJCF document (a str starting "
+            f"with '<'), got {type(source).__name__}"
+        )
+    text = source.removeprefix("\ufeff")
     if text.lstrip().startswith("<"):
-        return mujoco.MjModel.from_xml_string(text)
-    if not os.path.exists(text):
-        raise FileNotFoundError(f"no MJCF file at {text!r} (pass a path or an XML string)")
-    return mujoco.MjModel.from_xml_path(text)
+        return True, text.lstrip()
+    if not text.strip():
+        raise ModelError(
+            "source is an empty string: pass a path or an MJCF document (a str starting with '<')"
+        )
+    return False, source
+
+
+def _shown(path: str) -> str:
+    return repr(path if len(path) <= 200 else path[:200] + "...")
+
+
+def _check_path(path: str) -> None:
+    """Raise ModelFileError unless `path` names an existing file."""
+    if "\x00" in path:
+        problem = f"no MJCF file at {_shown(path)}: a path cannot contain a NUL character"
+    elif os.path.isdir(path):
+        problem = f"{_shown(path)} is a directory, not an MJCF file"
+    elif not os.path.isfile(path):
+        problem = (
+            f"no MJCF file at {_shown(path)} (pass the path of an existing file, or an MJCF document "
+            "starting with '<')"
+        )
+    else:
+        return
+    raise ModelFileError(problem)
+
+
+def _compile(source) -> tuple[mujoco.MjModel, int]:
+    """(MuJoCo's compiled model, the `<size memory>` it asks for in bytes, -1 if none)."""
+    is_document, value = _source(source)
+    if not is_document:
+        _check_path(value)
+    try:
+        if is_document:
+            mj = mujoco.MjModel.from_xml_string(value)
+            memory = mujoco.MjSpec.from_string(value).memory
+        else:
+            mj = mujoco.MjModel.from_xml_path(value)
+            memory = mujoco.MjSpec.from_file(value).memory
+    except (ValueError, RuntimeError) as e:
+        what = "the MJCF document" if is_document else f"the MJCF file {_shown(value)}"
+        message = " ".join(str(e).split())
+        raise ModelError(f"MuJoCo could not compile {what}: {message}") from e
+    return mj, int(memory)
+
+
+# ---- values the engine cannot simulate ------------------------------------------------------------
+
+# options MuJoCo compiles whatever their value, and the range the engine needs
+_OPTION_RANGES = {
+    "timestep": ("> 0", lambda v: v > 0),
+    "density": (">= 0", lambda v: v >= 0),
+    "viscosity": (">= 0", lambda v: v >= 0),
+    "impratio": ("> 0", lambda v: v > 0),
+    "tolerance": (">= 0", lambda v: v >= 0),
+    "ls_tolerance": (">= 0", lambda v: v >= 0),
+    "iterations": (">= 0", lambda v: v >= 0),
+    "ls_iterations": (">= 0", lambda v: v >= 0),
+}
+_FLOAT_OPTIONS = (
+    "timestep",
+    "gravity",
+    "wind",
+    "magnetic",
+    "density",
+    "viscosity",
+    "impratio",
+    "tolerance",
+    "ls_tolerance",
+    "noslip_tolerance",
+    "ccd_tolerance",
+    "o_margin",
+    "o_solref",
+    "o_solimp",
+    "o_friction",
+)
+
+
+def _fmt(value) -> str:
+    a = np.atleast_1d(np.asarray(value, dtype=float))
+    return " ".join(repr(float(x)) if not np.isfinite(x) else f"{float(x):g}" for x in a.reshape(-1))
+
+
+def check_options(mj: mujoco.MjModel) -> None:
+    """Raise ModelError for an <option> value MuJoCo compiles but the engine cannot
+    simulate: NaN or inf in any numeric option, a timestep <= 0 (time would stand still or
+    run backwards), negative density, viscosity, tolerances or iteration counts, and an
+    impratio <= 0."""
+    opt = mj.opt
+    for name in _FLOAT_OPTIONS:
+        if not hasattr(opt, name):
+            continue
+        value = np.asarray(getattr(opt, name), dtype=float)
+        if not np.all(np.isfinite(value)):
+            raise ModelError(f'<option {name}="{_fmt(value)}">: {name} must be finite (no NaN or inf)')
+    for name, (rule, ok) in _OPTION_RANGES.items():
+        value = getattr(opt, name)
+        if not ok(value):
+            raise ModelError(f'<option {name}="{_fmt(value)}">: {name} must be {rule}')
+
+
+# fields whose +-inf means "no bound" (NaN is still refused)
+_INF_ALLOWED = {"jnt_range", "tendon_range", "actuator_ctrlrange", "actuator_forcerange"}
+# fields that must be >= 0 for M (armature) or the implicit damping factor to stay positive
+_NONNEGATIVE = ("dof_armature", "dof_damping", "tendon_damping")
+_OWNER = {  # field prefix -> (element, object type)
+    "body_": ("body", mujoco.mjtObj.mjOBJ_BODY),
+    "jnt_": ("joint", mujoco.mjtObj.mjOBJ_JOINT),
+    "geom_": ("geom", mujoco.mjtObj.mjOBJ_GEOM),
+    "site_": ("site", mujoco.mjtObj.mjOBJ_SITE),
+    "tendon_": ("tendon", mujoco.mjtObj.mjOBJ_TENDON),
+    "actuator_": ("actuator", mujoco.mjtObj.mjOBJ_ACTUATOR),
+    "sensor_": ("sensor", mujoco.mjtObj.mjOBJ_SENSOR),
+    "pair_": ("pair", mujoco.mjtObj.mjOBJ_PAIR),
+    "eq_": ("equality", mujoco.mjtObj.mjOBJ_EQUALITY),
+}
+
+
+def _owner(mj: mujoco.MjModel, field: str, i: int) -> str:
+    """'<element attribute> name' of entry i of a Model field, for messages."""
+    OBJ = mujoco.mjtObj
+    if field in ("qpos0", "qpos_spring"):
+        j = int(np.searchsorted(mj.jnt_qposadr, i, side="right")) - 1
+        attr = "ref" if field == "qpos0" else "springref"
+        return f"<joint {attr}> {_name(mj, OBJ.mjOBJ_JOINT, j)}"
+    if field.startswith("dof_"):
+        return f"<joint {field[4:]}> {_name(mj, OBJ.mjOBJ_JOINT, int(mj.dof_jntid[i]))}"
+    if field.startswith("wrap_"):
+        t = int(np.searchsorted(mj.tendon_adr, i, side="right")) - 1
+        return f"<tendon> {_name(mj, OBJ.mjOBJ_TENDON, t)} coef"
+    for prefix, (element, objtype) in _OWNER.items():
+        if field.startswith(prefix):
+            return f"<{element} {field.removeprefix(prefix)}> {_name(mj, objtype, i)}"
+    return f"the model's {field}"
+
+
+def check_values(m: Model, mj: mujoco.MjModel) -> None:
+    """Raise ModelError naming the element and attribute for a number of `m` the engine
+    cannot simulate: NaN or inf in any float field (+-inf is allowed in the ranges
+    jnt_range, tendon_range, ctrlrange and forcerange, where it means no bound), and
+    negative armature or damping."""
+    # fields copied from the MJCF first, so the message names the attribute a user typed;
+    # then those computed from them (mean inertia, inverse weights, mixed pair parameters)
+    derived = [
+        n
+        for n in MODEL_SPECS
+        if n.startswith(("stat_", "cpair_")) or n.endswith("invweight0") or n == "tendon_lengthspring"
+    ]
+    order = [n for n in MODEL_SPECS if n not in derived] + derived
+    for name in order:
+        spec = MODEL_SPECS[name]
+        if spec is float:
+            value = np.array([getattr(m, name)])
+        elif spec is not int and spec.dtype is np.float64:
+            value = getattr(m, name)
+        else:
+            continue
+        bad = np.isnan(value) if name in _INF_ALLOWED else ~np.isfinite(value)
+        if bad.any():
+            i = int(np.argwhere(bad)[0][0])
+            entry = value[i] if spec is not float else value[0]
+            where = _owner(mj, name, i) if spec is not float else f"the model's {name}"
+            if name.startswith("cpair_"):
+                g1, g2 = (int(g) for g in m.cpair_geom[i])
+                OBJ = mujoco.mjtObj
+                where = f"<geom> {_name(mj, OBJ.mjOBJ_GEOM, g1)} and {_name(mj, OBJ.mjOBJ_GEOM, g2)}"
+            raise ModelError(
+                f"{where}: {name} = {_fmt(entry)} is not finite (NaN or inf); "
+                "every number the engine uses must be finite"
+            )
+    for name in _NONNEGATIVE:
+        value = getattr(m, name)
+        if np.any(value < 0):
+            i = int(np.flatnonzero(value < 0)[0])
+            raise ModelError(f"{_owner(mj, name, i)}: {name} must be >= 0, got {_fmt(value[i])}")
 
 
 def _name(mj: mujoco.MjModel, objtype: mujoco.mjtObj, i: int) -> str:
@@ -318,8 +560,14 @@ def check_supported(mj: mujoco.MjModel) -> None:
         _refuse(f'<option integrator="{name}">', "only Euler, RK4, implicit and implicitfast")
     allowed_enable = T.ENBL_ENERGY
     if mj.opt.enableflags & ~allowed_enable:
-        bits = [e.name for e in mujoco.mjtEnableBit if e.name != "mjNENABLE" and mj.opt.enableflags & int(e)]
-        _refuse(f"<option><flag> enable {bits}", "only the energy flag may be enabled")
+        # mjtEnableBit is a pybind11 enum: not iterable, its members are in __members__
+        names = [
+            name.removeprefix("mjENBL_").lower()
+            for name, bit in mujoco.mjtEnableBit.__members__.items()
+            if name != "mjNENABLE" and mj.opt.enableflags & ~allowed_enable & int(bit)
+        ]
+        flags = " ".join(f'{name}="enable"' for name in names) or f"enableflags={mj.opt.enableflags}"
+        _refuse(f"<option><flag {flags}>", "only the energy flag may be enabled")
     if mj.opt.disableactuator:
         _refuse("<option actuatorgroupdisable>", "actuator groups cannot be disabled")
     fluid = mj.opt.density > 0 or mj.opt.viscosity > 0
@@ -413,6 +661,8 @@ _EQ_NAMES = {int(v): k.removeprefix("mjEQ_").lower() for k, v in mujoco.mjtEq.__
 
 def _check_solref(what: str, solref) -> None:
     """MuJoCo replaces a solref with mixed signs by its default (with a warning): refuse it."""
+    if not np.all(np.isfinite(solref)):
+        return  # check_values names the non-finite number
     if (solref[0] > 0) != (solref[1] > 0):
         _refuse(what, f"solref {list(map(float, solref))} mixes the standard (> 0) and direct (<= 0) forms")
 
@@ -575,42 +825,125 @@ def _tree_dofnum(dof_parentid: np.ndarray) -> np.ndarray:
     return counts[root]
 
 
-def _efc_capacity(mj: mujoco.MjModel, nconmax: int, cpair_dim: np.ndarray) -> int:
-    """Most constraint rows one environment can have: every equality (connect 3, weld 6,
-    joint 1 rows), both sides of every limit, and nconmax contacts of the largest condim
-    among the candidate pairs (1 row for condim 1, 2 (condim - 1) for a pyramid)."""
-    flags = mj.opt.disableflags
+def _efc_rows(flags: int, eq_type, jnt_limited, tendon_limited, cpair_dim) -> tuple[int, int]:
+    """(rows that do not depend on contacts, rows of one contact) of one environment at
+    most: every equality (connect 3, weld 6, joint 1 rows) and both sides of every limit,
+    then per contact the largest condim among the candidate pairs gives (1 row for condim
+    1, 2 (condim - 1) for a pyramid). The flags remove what they disable."""
     if flags & T.DSBL_CONSTRAINT:
-        return 0
-    ne = 0
+        return 0, 0
+    fixed = 0
     if not flags & T.DSBL_EQUALITY:
         sizes = {T.EQ_CONNECT: 3, T.EQ_WELD: 6, T.EQ_JOINT: 1}
-        ne = sum(sizes.get(int(t), 0) for t in mj.eq_type)
-    nl = 0
+        fixed += sum(sizes.get(int(t), 0) for t in eq_type)
     if not flags & T.DSBL_LIMIT:
-        nl = 2 * int(np.sum(mj.jnt_limited)) + 2 * int(np.sum(mj.tendon_limited))
-    nc = 0
+        fixed += 2 * int(np.sum(jnt_limited)) + 2 * int(np.sum(tendon_limited))
+    per_contact = 0
     if not flags & T.DSBL_CONTACT and len(cpair_dim):
-        rows = max(1 if dim == 1 else 2 * (int(dim) - 1) for dim in cpair_dim)
-        nc = nconmax * rows
-    return ne + nl + nc
+        per_contact = max(1 if dim == 1 else 2 * (int(dim) - 1) for dim in cpair_dim)
+    return fixed, per_contact
 
 
-def model_from_mujoco(mj: mujoco.MjModel, nconmax: int | None = None) -> Model:
+def efc_rows_needed(m: Model) -> int:
+    """Most constraint rows one environment of `m` can have with m.nconmax contacts; the
+    constraint stage writes rows without bounds checks, so m.nefcmax must be at least this
+    (engine.data.make_data checks it)."""
+    flags = m.opt_disableflags
+    fixed, per_contact = _efc_rows(flags, m.eq_type, m.jnt_limited, m.tendon_limited, m.cpair_dim)
+    return fixed + int(m.nconmax) * per_contact
+
+
+def _bytes_per(mj: mujoco.MjModel, dims: tuple[str, ...]) -> int:
+    """Bytes of one entry along any of the Data dimensions `dims` ("nconmax": one contact,
+    "nefcmax", "npgs": one constraint row) in one environment, from Data's declarations."""
+    # Data's declarations, recorded by engine.fields when engine.data (which imports this
+    # module, so it cannot be imported here) was loaded with the engine package
+    counts = {"nv": mj.nv, "nq": mj.nq, "nu": mj.nu, "nbody": mj.nbody}
+    total = 0
+    for spec in fields.DECLARED["Data"].values():
+        names = [getattr(dim, "name", None) for dim in spec.dims]
+        if not any(name in dims for name in names):
+            continue
+        n = np.dtype(spec.dtype).itemsize
+        for dim, name in zip(spec.dims, names, strict=True):
+            if name == "B" or name in dims:
+                continue
+            n *= dim if isinstance(dim, int) else counts[name]
+        total += n
+    return total
+
+
+def capacities(mj: mujoco.MjModel, cpair: dict, nconmax: int | None, nefcmax: int | None, memory: int = -1):
+    """(nconmax, nefcmax): each row's contact and constraint-row capacity.
+
+    In order of precedence: load_mjcf's `nconmax`/`nefcmax`, the MJCF's `<size nconmax>`
+    and `<size njmax>`, the MJCF's `<size memory>` (bytes per environment for the contact
+    and constraint arrays: the most contacts whose arrays and rows fit, and the rest as
+    rows), then the defaults: nconmax the most contacts the candidate pairs can produce,
+    at most DEFAULT_NCONMAX; nefcmax every row those contacts, the equalities and the
+    limits can need. nefcmax is never more than that (more rows could never be filled);
+    with a smaller nefcmax, nconmax shrinks to the contacts whose rows fit, so a row that
+    finds more contacts raises ContactOverflowError instead of overrunning the rows.
+    Raises ModelError when nefcmax cannot hold the equality and limit rows."""
+    flags = mj.opt.disableflags
+    fixed, per_contact = _efc_rows(flags, mj.eq_type, mj.jnt_limited, mj.tendon_limited, cpair["cpair_dim"])
+    worst = int(cpair["cpair_maxcon"].sum())
+    origin = f"nefcmax={nefcmax}"
+    if nconmax is None and mj.nconmax >= 0:
+        nconmax = int(mj.nconmax)
+    if nefcmax is None and mj.njmax >= 0:
+        nefcmax, origin = int(mj.njmax), f'<size njmax="{mj.njmax}">'
+    if nefcmax is None and memory >= 0:
+        origin = f'<size memory="{memory}"> ({memory} bytes per environment)'
+        row_dims = ("nefcmax", "npgs") if mj.opt.solver == T.SOL_PGS else ("nefcmax",)
+        con_bytes, row_bytes = _bytes_per(mj, ("nconmax",)), _bytes_per(mj, row_dims)
+        if flags & T.DSBL_CONSTRAINT:
+            row_bytes = 0
+        if nconmax is None:
+            free = memory - fixed * row_bytes
+            nconmax = max(0, min(worst, free // (con_bytes + per_contact * row_bytes)))
+        left = memory - nconmax * con_bytes
+        nefcmax = left // row_bytes if row_bytes else 0
+        if left < 0 or nefcmax < fixed:
+            need = fixed * row_bytes + nconmax * con_bytes
+            raise ModelError(
+                f"{origin} cannot hold the model's {fixed} equality and limit rows and "
+                f"{nconmax} contacts: it needs at least {need} bytes; raise memory or remove it"
+            )
+    if nconmax is None:
+        nconmax = min(worst, DEFAULT_NCONMAX)
+    full = fixed + nconmax * per_contact
+    if nefcmax is None:
+        return nconmax, full
+    if nefcmax < fixed:
+        raise ModelError(
+            f"{origin} cannot hold the model's {fixed} equality and limit rows: nefcmax must be >= {fixed}"
+        )
+    if per_contact:
+        nconmax = min(nconmax, (nefcmax - fixed) // per_contact)
+    return nconmax, min(nefcmax, fixed + nconmax * per_contact)
+
+
+def model_from_mujoco(
+    mj: mujoco.MjModel, nconmax: int | None = None, nefcmax: int | None = None, memory: int = -1
+) -> Model:
     """Copy the static arrays of a compiled MjModel into an engine Model.
 
     Every field is converted to its declaration (dtype, and the fixed trailing dimensions:
     MuJoCo keeps some arrays flat). A field with a counterpart of the same name in the MjModel
     (`opt_*` in mj.opt, `stat_*` in mj.stat) is copied from it; the few the engine derives
-    or narrows are computed here (`_derived`)."""
-    if nconmax is not None and nconmax < 0:
-        raise ValueError(f"nconmax must be >= 0, got {nconmax}")
-    derived = _derived(mj, nconmax)
+    or narrows are computed here (`_derived`), the capacities by `capacities`. Raises
+    ModelError for a number the engine cannot simulate (`check_values`)."""
+    nconmax = _capacity_argument("nconmax", nconmax)
+    nefcmax = _capacity_argument("nefcmax", nefcmax)
+    derived = _derived(mj, nconmax, nefcmax, memory)
     values = {}
     for name, spec in MODEL_SPECS.items():
         value = derived[name] if name in derived else _mujoco_field(mj, name)
         values[name] = _as_declared(value, spec)
-    return Model(**values)
+    model = Model(**values)
+    check_values(model, mj)
+    return model
 
 
 def _mujoco_field(mj: mujoco.MjModel, name: str):
@@ -639,15 +972,14 @@ def _as_declared(value, spec):
     return a
 
 
-def _derived(mj: mujoco.MjModel, nconmax: int | None) -> dict:
+def _derived(mj: mujoco.MjModel, nconmax: int | None, nefcmax: int | None, memory: int) -> dict:
     """The fields the engine derives (M's sparsity, candidate contact pairs, capacities) or
     narrows from MuJoCo's wider arrays (the first gear, transmission id and three gain and
     bias parameters, which are all the engine's actuators use)."""
     parent = np.asarray(mj.dof_parentid)
     rownnz, rowadr, colind = _m_sparsity(parent)
     cpair = candidate_pairs(mj)
-    if nconmax is None:
-        nconmax = int(cpair["cpair_maxcon"].sum())
+    nconmax, nefcmax = capacities(mj, cpair, nconmax, nefcmax, memory)
     out = {
         "na": 0,
         "nM": int(rownnz.sum()),
@@ -661,7 +993,7 @@ def _derived(mj: mujoco.MjModel, nconmax: int | None) -> dict:
         "actuator_gainprm": np.asarray(mj.actuator_gainprm).reshape(-1, 10)[:, :3],
         "actuator_biasprm": np.asarray(mj.actuator_biasprm).reshape(-1, 10)[:, :3],
         "nconmax": int(nconmax),
-        "nefcmax": _efc_capacity(mj, int(nconmax), cpair["cpair_dim"]),
+        "nefcmax": int(nefcmax),
         "cpair_refused": cpair["refused"],
     }
     out.update((k, v) for k, v in cpair.items() if k.startswith("cpair_"))

@@ -267,3 +267,67 @@ def test_m_sparsity_contains_mujoco(path: Path):
         assert set(theirs) <= set(ours) and ours[-1] == theirs[-1] == i, f"row {i}: {ours} vs {theirs}"
         if mj.dof_simplenum[i] == 0:
             assert ours == theirs, f"row {i} (not simple): {ours} vs MuJoCo {theirs}"
+
+
+# --- contact and constraint buffers ----------------------------------------------------------
+
+STACK = ASSETS / "tests" / "constraint_stack.xml"  # 4 free boxes on a floor: 64 possible contacts
+
+
+def _stack(size: str = "") -> str:
+    """constraint_stack.xml with `size` (a <size .../> element) as its first child."""
+    text = STACK.read_text()
+    head, rest = text.split("<mujoco", 1)
+    tag, body = rest.split(">", 1)
+    return f"{head}<mujoco{tag}>{size}{body}"
+
+
+def test_default_capacity_is_the_worst_case_up_to_a_cap():
+    """By default nconmax is every contact the candidate pairs can produce, at most
+    DEFAULT_NCONMAX, and nefcmax the rows those contacts can need (no equalities or limits
+    here; 4 rows a pyramid)."""
+    model = engine.load_mjcf(STACK)
+    assert model.nconmax == 64 <= engine.model.DEFAULT_NCONMAX
+    assert model.nefcmax == 4 * 64
+    assert engine.model.efc_rows_needed(model) == model.nefcmax
+
+
+@pytest.mark.parametrize(
+    ("size", "kwargs", "nconmax", "nefcmax"),
+    [
+        ('<size nconmax="5"/>', {}, 5, 20),  # MJCF nconmax
+        ('<size nconmax="5"/>', {"nconmax": 7}, 7, 28),  # the keyword wins
+        ('<size njmax="21"/>', {}, 5, 20),  # rows for 5 contacts (a 21st could never be filled)
+        ('<size njmax="10000"/>', {}, 64, 256),  # more rows than can be filled: capped
+        ('<size nconmax="10" njmax="20"/>', {}, 5, 20),  # nconmax shrinks to the rows
+        ("", {"nefcmax": 0}, 0, 0),  # no rows: every contact overflows
+        ('<size njmax="8"/>', {"nefcmax": -1}, 2, 8),  # -1: the MJCF's value
+    ],
+)
+def test_capacity_from_size_and_keywords(size, kwargs, nconmax, nefcmax):
+    model = engine.load_mjcf(_stack(size), **kwargs)
+    assert (model.nconmax, model.nefcmax) == (nconmax, nefcmax)
+    assert engine.model.efc_rows_needed(model) <= model.nefcmax
+
+
+@pytest.mark.parametrize("memory", ["16K", "64K", "1M"])
+def test_capacity_from_memory(memory):
+    """<size memory>: the contact and constraint arrays of one row fit in it, with as many
+    contacts as fit (at most the worst case) and their rows."""
+    model = engine.load_mjcf(_stack(f'<size memory="{memory}"/>'))
+    budget = int(memory[:-1]) * {"K": 2**10, "M": 2**20}[memory[-1]]
+    per_row = engine.data.data_bytes(model, 1)
+    used = sum(v for k, v in per_row.items() if k.startswith(("contact_", "efc_", "scratch_efc")))
+    used -= per_row["contact_lost"]  # one per row, not per contact
+    print(f"[memory] {memory}: nconmax={model.nconmax} nefcmax={model.nefcmax} uses {used} of {budget} bytes")
+    assert used <= budget and model.nefcmax == 4 * model.nconmax
+    assert model.nconmax == 64 or used > budget / 2  # every possible contact, or most of the budget
+
+
+def test_capacity_with_constraints_disabled():
+    """No constraint rows at all when constraints are off, whatever njmax says."""
+    text = _stack('<size njmax="50"/>').replace(
+        "<option", '<option><flag constraint="disable"/></option><option', 1
+    )
+    model = engine.load_mjcf(text)
+    assert model.nefcmax == 0
