@@ -14,7 +14,14 @@ cache.guard()  # before any compiled code is loaded: drop what an edit made stal
 from engine.api import ContactOverflowError
 from engine.binding import BindingError
 from engine.data import Data, make_data
-from engine.errors import PhysicsWarning, RoboDynError
+from engine.errors import (
+    MemoryWarning,
+    ModelArgumentError,
+    ModelError,
+    ModelFileError,
+    PhysicsWarning,
+    RoboDynError,
+)
 from engine.model import Model, UnsupportedModelError, load_mjcf, without_contacts
 from engine.simulator import NonFiniteError, Rollout, Simulator, Snapshot
 
@@ -22,7 +29,11 @@ __all__ = [
     "BindingError",
     "ContactOverflowError",
     "Data",
+    "MemoryWarning",
     "Model",
+    "ModelArgumentError",
+    "ModelError",
+    "ModelFileError",
     "NonFiniteError",
     "PhysicsWarning",
     "RoboDynError",

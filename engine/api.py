@@ -144,7 +144,8 @@ def overflow_error(m, d, rows: np.ndarray) -> ContactOverflowError:
     return ContactOverflowError(
         f"row {row} has {found} contacts but the contact buffer holds nconmax={m.nconmax}; "
         f"{len(rows)} row(s) overflowed and kept only the first nconmax contacts. "
-        "Load the model with a larger engine.load_mjcf(..., nconmax=...)"
+        "Load the model with a larger capacity: engine.load_mjcf(..., nconmax=...) or "
+        "<size nconmax=... /> (or a larger <size memory=...>) in the MJCF"
     )
 
 
