@@ -18,6 +18,7 @@ cases MuJoCo's compiler writes into these parameters.
 
 from engine import types as T
 from engine.jit import kernel
+from engine.warning import is_bad, warn
 
 
 @kernel
@@ -65,7 +66,7 @@ def clamped_ctrl(m, d, b, a, clamp):
 def first_bad_ctrl(m, d, b, clamp):
     """The first actuator whose clamped control is NaN, inf or beyond MAXVAL, or -1."""
     for a in range(m.nu):
-        if not abs(clamped_ctrl(m, d, b, a, clamp)) <= T.MAXVAL:
+        if is_bad(clamped_ctrl(m, d, b, a, clamp)):
             return a
     return -1
 
@@ -84,9 +85,7 @@ def actuation(m, d, b):
     clamp = not (m.opt_disableflags & T.DSBL_CLAMPCTRL)
     bad = first_bad_ctrl(m, d, b, clamp)
     if bad >= 0:  # MuJoCo takes every control as 0 (mjWARN_BADCTRL)
-        d.warning[b, T.WARN_BADCTRL] += 1
-        d.warning_info[b, T.WARN_BADCTRL] = bad
-        d.warned[b] += 1
+        warn(d, b, T.WARN_BADCTRL, bad)
     for a in range(m.nu):
         u = 0.0 if bad >= 0 else clamped_ctrl(m, d, b, a, clamp)
         length = d.actuator_length[b, a]

@@ -20,28 +20,12 @@ from engine import types as T
 from engine.drive import acceleration_drive, pd_drive
 from engine.jit import kernel, parallel_entry
 from engine.ptr import call_unit, data_at, model_at
+from engine.warning import first_bad, warn
 
 # what run_rows does to each row
 JOB_FORWARD = 0
 JOB_STEP = 1
 JOB_ROLLOUT = 2
-
-
-@kernel
-def first_bad(v, n):
-    """The first of v[0..n-1] that is NaN, inf or beyond MAXVAL (MuJoCo's mju_isBad), or -1."""
-    for i in range(n):
-        if not abs(v[i]) <= T.MAXVAL:
-            return i
-    return -1
-
-
-@kernel
-def warn(d, b, kind, info):
-    """Count warning `kind` (WARN_*) for row b, about dof or actuator `info`."""
-    d.warning[b, kind] += 1
-    d.warning_info[b, kind] = info
-    d.warned[b] += 1
 
 
 @kernel
