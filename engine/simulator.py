@@ -91,10 +91,8 @@ class Simulator:
         if not isinstance(model, Model):
             got = type(model).__name__
             raise TypeError(f"Simulator needs an engine.Model (from engine.load_mjcf), got {got}")
-        if isinstance(batch, bool) or not isinstance(batch, int | np.integer):
-            raise TypeError(f"batch must be an int, got {type(batch).__name__}")
         sizes = check_model(model)  # before make_data sizes arrays from its counts
-        self._bound = bind(model, make_data(model, int(batch)), sizes)
+        self._bound = bind(model, make_data(model, batch), sizes)  # make_data checks batch
         self.nthread = api.default_threads(self.batch) if nthread is None else nthread
         self.on_bad = on_bad
         self.nstep = 0  # steps taken by the whole batch since creation
@@ -292,9 +290,7 @@ class Simulator:
                 "snapshot was taken from a different model (its digest differs: another geometry, "
                 "mass, option or size); refusing to restore it"
             )
-        idx = np.asarray(snap.rows) if rows is None else self._rows(rows)
-        if rows is None:
-            idx = self._rows(idx)
+        idx = self._rows(np.asarray(snap.rows) if rows is None else rows)
         if len(idx) != len(snap.rows):
             raise ValueError(f"snapshot holds {len(snap.rows)} rows, cannot restore into {len(idx)}")
         if len(np.unique(idx)) != len(idx):
