@@ -205,12 +205,7 @@ class EnvCore:
                 f"snapshot was taken from {KINDS.get(snap.kind, repr(snap.kind))}; this is {KINDS[kind]}, "
                 "which restores only its own kind of snapshot"
             )
-        if kind == "vector" and not (isinstance(snap.wrappers, tuple) and not snap.wrappers):
-            names = (
-                ", ".join(_wrapper_name(w) for w in snap.wrappers)
-                if isinstance(snap.wrappers, tuple)
-                else "?"
-            )
+        if kind == "vector" and (names := held_wrappers(snap)) is not None:
             raise SnapshotError(f"snapshot holds the state of wrappers ({names}); a vector env has none")
         ours = self.signature()
         if snap.signature != ours:
@@ -241,6 +236,16 @@ class EnvCore:
         want = {name: (v.dtype, v.shape[1:]) for name, v in ours_state.items()}
         _check_arrays("task state", snap.task_state, want, k)
         _check_arrays("extra state", snap.extra, extra, k)
+
+
+def held_wrappers(snap: EnvSnapshot) -> str | None:
+    """The names of the wrappers whose state a snapshot holds ("?" if its wrapper field is no
+    tuple), or None when it holds none: a snapshot an env's own snapshot() took."""
+    if isinstance(snap.wrappers, tuple) and not snap.wrappers:
+        return None
+    if not isinstance(snap.wrappers, tuple):
+        return "?"
+    return ", ".join(_wrapper_name(w) for w in snap.wrappers)
 
 
 def _wrapper_name(w) -> str:

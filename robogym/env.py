@@ -24,7 +24,7 @@ import gymnasium as gym
 import numpy as np
 
 from robogym.checks import check_count, check_seed
-from robogym.core import EnvCore, EnvSnapshot, _wrapper_name
+from robogym.core import EnvCore, EnvSnapshot, held_wrappers
 from robogym.errors import ArgumentTypeError, InvalidArgumentError, ResetNeededError, SnapshotError
 from robogym.registration import gym_make_max_episode_steps, registered_max_episode_steps
 from robogym.render import EnvFrames
@@ -125,12 +125,7 @@ class RoboDynEnv(gym.Env):
         snapshot is checked whole first; one that does not fit is refused and nothing changes.
         A snapshot taken by robogym.snapshot through wrappers holds their counters too:
         restore it with robogym.restore on the same wrapped env."""
-        if isinstance(snap, EnvSnapshot) and not (isinstance(snap.wrappers, tuple) and not snap.wrappers):
-            names = (
-                ", ".join(_wrapper_name(w) for w in snap.wrappers)
-                if isinstance(snap.wrappers, tuple)
-                else "?"
-            )
+        if isinstance(snap, EnvSnapshot) and (names := held_wrappers(snap)) is not None:
             raise SnapshotError(
                 f"snapshot holds the state of the wrappers {names} too: restore it with "
                 "robogym.restore(env, snap) on the wrapped env, not env.unwrapped.restore"
