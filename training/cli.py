@@ -28,7 +28,6 @@ training.train and the baselines of envs/.
 from __future__ import annotations
 
 import argparse
-import inspect
 import os
 import sys
 import tempfile
@@ -329,18 +328,14 @@ def _probe_env(env_id: str, env_kwargs: dict, user_kwargs: dict):
         raise CLIError(f"--env-kwargs {given}: {env_id} refuses them: {e}") from None
 
 
-def env_keywords(env_id: str) -> set[str] | None:
-    """The keywords the task's vector env takes: its constructor's own and its task class's
-    (which it passes on); None where the task class takes any keyword (**kwargs)."""
+def env_keywords(env_id: str) -> set[str]:
+    """The keywords the task's vector env takes: its own (robogym's VECTOR_KEYWORDS) and its
+    task class's parameters, the set the env's own check (Task.check_parameters) accepts."""
     from robogym import registration
+    from robogym.vector_env import VECTOR_KEYWORDS
 
     cls = registration.load(registration.entry(env_id).vector_entry_point)
-    task_params = inspect.signature(cls.task_class.__init__).parameters.values()
-    if any(p.kind is p.VAR_KEYWORD for p in task_params):
-        return None
-    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    params = [*inspect.signature(cls.__init__).parameters.values(), *task_params]
-    return {p.name for p in params if p.kind in named and p.name != "self"}
+    return {*VECTOR_KEYWORDS, *cls.task_class.parameter_names()}
 
 
 def _env_kwargs(env_id: str, user: dict, scenario: str | None) -> dict:
@@ -353,7 +348,7 @@ def _env_kwargs(env_id: str, user: dict, scenario: str | None) -> dict:
             raise CLIError(
                 f"--env-kwargs: {key} is set by robodyn itself (see its options), not by --env-kwargs"
             )
-        if known is not None and key not in known:
+        if key not in known:
             takes = ", ".join(sorted(known - set(RESERVED_ENV_KWARGS)))
             raise CLIError(f"--env-kwargs: {env_id} takes no keyword {key!r}; it takes: {takes}")
     kwargs = dict(user)
