@@ -8,6 +8,7 @@ arrays are per-row work space for kernels, so nothing allocates while stepping.
 
 from __future__ import annotations
 
+import os
 import warnings
 from typing import NamedTuple
 
@@ -15,7 +16,7 @@ import numpy as np
 
 from engine import fields
 from engine.collision_primitive import BOXBOX_WORK, CON_MAX, CON_WIDTH  # noqa: F401 (in declarations)
-from engine.errors import MemoryWarning, ModelError
+from engine.errors import DataSizeError, MemoryWarning, ModelError
 from engine.fields import (  # noqa: F401 (the names the declarations use)
     B,
     dim_size,
@@ -202,6 +203,29 @@ def data_bytes(m: Model, batch: int) -> dict[str, int]:
     return sizes
 
 
+def physical_memory() -> int | None:
+    """Bytes of physical memory of this machine (None where the OS does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _too_big(m: Model, batch: int, sizes: dict[str, int]) -> str | None:
+    """The DataSizeError message when Data cannot fit in physical memory, else None."""
+    total = sum(sizes.values())
+    memory = physical_memory()
+    if memory is None or total <= memory:
+        return None
+    gib = 2**30
+    fit = max(0, memory // max(1, total // batch))
+    return (
+        f"engine.make_data: Data for batch={batch} needs {total / gib:.1f} GiB "
+        f"({total / batch / 2**20:.2f} MiB per environment) but this machine has {memory / gib:.1f} GiB "
+        f"of memory; at most about {fit} environments of this model fit"
+    )
+
+
 def _memory_warning(m: Model, batch: int, sizes: dict[str, int]) -> str | None:
     """The MemoryWarning message when Data is over a threshold: the size in MiB, the
     arrays that dominate it and how to shrink it; None when it is not."""
@@ -229,7 +253,8 @@ def make_data(m: Model, batch: int) -> Data:
     Raises TypeError for a batch that is not an int, ValueError for batch < 1, and
     ModelError when m.nefcmax cannot hold the rows m.nconmax contacts, the equalities and
     the limits can need (a Model edited by hand: the constraint stage writes rows without
-    bounds checks). Warns with MemoryWarning, before allocating, when Data exceeds
+    bounds checks). Raises DataSizeError when Data would exceed the machine's physical
+    memory. Warns with MemoryWarning, before allocating, when Data exceeds
     MEMORY_WARN_ROW bytes per environment or MEMORY_WARN_TOTAL in all."""
     if not isinstance(m, Model):
         raise TypeError(f"make_data needs an engine.Model (from engine.load_mjcf), got {type(m).__name__}")
@@ -246,6 +271,9 @@ def make_data(m: Model, batch: int) -> Data:
             "with engine.load_mjcf, which sizes them together, instead of editing the Model"
         )
     sizes = data_bytes(m, B)
+    refusal = _too_big(m, B, sizes)
+    if refusal is not None:
+        raise DataSizeError(refusal)
     message = _memory_warning(m, B, sizes)
     if message is not None:
         warnings.warn(message, MemoryWarning, stacklevel=2)
