@@ -37,8 +37,9 @@ class Actuation:
     """An action's meaning for one model. Build it with a classmethod (`ctrl`, `force`,
     `acceleration`, `pd_target`) from a Physics, which looks every name up once.
 
-    kind, dofs (k,), low and high (k,) action bounds, actuators (k,) (all but "force"),
-    and for "pd_target" default (k,), scale (k,), kp, kd (k,), gravity_compensation.
+    kind, dofs (k,) (the dof each component drives, -1 for none), low and high (k,) action
+    bounds, actuators (k,) (all but "force"), and for "pd_target" default (k,), scale (k,), kp,
+    kd (k,), gravity_compensation.
     """
 
     def __init__(
@@ -88,14 +89,12 @@ class Actuation:
     # --- builders (by name) ---------------------------------------------------------------------
     @classmethod
     def ctrl(cls, physics, actuators: Sequence[str]) -> Actuation:
-        """Actions in [-1, 1] mapped onto each named actuator's ctrlrange (actuators with a
-        joint transmission on a slide or hinge joint, of any gain and bias type)."""
+        """Actions in [-1, 1] mapped onto each named actuator's ctrlrange (any gain and bias
+        type; a joint transmission on a slide or hinge joint, or a tendon or site
+        transmission, whose component drives no single dof: its entry in `dofs` is -1)."""
         model = physics.model
         ids = [physics.actuator_id(a) for a in actuators]
-        for a, name in zip(ids, actuators, strict=True):
-            if model.actuator_trntype[a] != T.TRN_JOINT:
-                raise ValueError(f"actuator {name!r}: a 'ctrl' actuation needs a joint transmission")
-        dofs = [model.jnt_dofadr[model.actuator_trnid[a]] for a in ids]
+        dofs = [_joint_dof(model, a) for a in ids]
         return cls(model, "ctrl", dofs, -1.0, 1.0, actuators=ids)
 
     @classmethod
@@ -109,7 +108,7 @@ class Actuation:
     def acceleration(cls, physics, actuator: str, limit: float) -> Actuation:
         """The commanded acceleration of the joint the named motor drives, |a| <= limit."""
         a = physics.actuator_id(actuator)
-        dof = physics.model.jnt_dofadr[physics.model.actuator_trnid[a]]
+        dof = physics.model.jnt_dofadr[_trnid(physics.model, a)]
         return cls(physics.model, "acceleration", [dof], -limit, limit, actuators=[a])
 
     @classmethod
@@ -120,7 +119,7 @@ class Actuation:
         the named motors drive; default: the model's qpos0 at those joints."""
         ids = [physics.actuator_id(a) for a in actuators]
         model = physics.model
-        jnts = [int(model.actuator_trnid[a]) for a in ids]
+        jnts = [_trnid(model, a) for a in ids]
         dofs = [model.jnt_dofadr[j] for j in jnts]
         if default is None:
             default = [model.qpos0[model.jnt_qposadr[j]] for j in jnts]
@@ -147,9 +146,25 @@ class Actuation:
         return f"Actuation({self.kind!r}, dofs={self.dofs.tolist()}, low={self.low}, high={self.high})"
 
 
+def _joint_dof(model, actuator: int) -> int:
+    """The dof actuator drives through a joint transmission; -1 for another transmission."""
+    if model.actuator_trntype[actuator] != T.TRN_JOINT:
+        return -1
+    return int(model.jnt_dofadr[_trnid(model, actuator)])
+
+
+def _trnid(model, actuator: int) -> int:
+    """The actuator's transmission target (joint, tendon or site id)."""
+    trnid = np.asarray(model.actuator_trnid[actuator]).reshape(-1)
+    return int(trnid[0])
+
+
 def _check_mask(model, dofs: np.ndarray) -> None:
-    """Every dof exists and belongs to a slide or hinge joint (never a floating base)."""
+    """Every dof exists and belongs to a slide or hinge joint (never a floating base); -1
+    marks a component that drives no single dof (a 'ctrl' actuator on a tendon or a site)."""
     for dof in dofs.tolist():
+        if dof == -1:
+            continue
         if not 0 <= dof < model.nv:
             raise IndexError(f"dof {dof} out of range (model has {model.nv})")
         jnt = int(model.dof_jntid[dof])
@@ -158,7 +173,8 @@ def _check_mask(model, dofs: np.ndarray) -> None:
             raise ValueError(f"dof {dof} belongs to free joint {jnt}: a floating base is never actuated")
         if jtype == T.JNT_BALL:
             raise ValueError(f"dof {dof} belongs to ball joint {jnt}: the mask holds slide and hinge dofs")
-    if len(set(dofs.tolist())) != len(dofs):
+    driven = [dof for dof in dofs.tolist() if dof != -1]
+    if len(set(driven)) != len(driven):
         raise ValueError(f"a dof appears twice in the actuation mask {dofs.tolist()}")
 
 

@@ -67,6 +67,12 @@ class Physics:
     def joint_qposadr(self, joint: str) -> int:
         return int(self.mj_model.jnt_qposadr[self._id(mujoco.mjtObj.mjOBJ_JOINT, joint)])
 
+    def body_id(self, name: str) -> int:
+        return self._id(mujoco.mjtObj.mjOBJ_BODY, name)
+
+    def geom_id(self, name: str) -> int:
+        return self._id(mujoco.mjtObj.mjOBJ_GEOM, name)
+
     def actuator_id(self, name: str) -> int:
         return self._id(mujoco.mjtObj.mjOBJ_ACTUATOR, name)
 

@@ -247,13 +247,19 @@ def observation_names(vec_env) -> list[str]:
 
 def action_names(vec_env) -> list[str]:
     """A name for every action component: the joint of the dof it drives (the task's
-    actuation mask), named in the model."""
-    task = vec_env.unwrapped.task
+    actuation mask), or the actuator's name where it drives no single dof, named in the model."""
+    actuation = vec_env.unwrapped.task.actuation()
     mj = vec_env.unwrapped.physics.mj_model
-    return [
-        mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_JOINT, int(mj.dof_jntid[dof])) or f"dof {dof}"
-        for dof in task.actuation().dofs
-    ]
+    names = []
+    for j, dof in enumerate(actuation.dofs.tolist()):
+        if dof == -1:
+            a = int(actuation.actuators[j])
+            names.append(mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_ACTUATOR, a) or f"actuator {a}")
+        else:
+            names.append(
+                mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_JOINT, int(mj.dof_jntid[dof])) or f"dof {dof}"
+            )
+    return names
 
 
 # --- results -----------------------------------------------------------------------------------

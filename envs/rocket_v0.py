@@ -1,0 +1,375 @@
+"""RoboDyn/Rocket-v0: land on a pad under gimballed thrust that cannot be switched off."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robogym.actuation import Actuation
+from robogym.checks import NON_NEGATIVE, POSITIVE
+from robogym.env import RoboDynEnv
+from robogym.errors import InvalidArgumentError
+from robogym.task import Task
+from robogym.vector_env import RoboDynVectorEnv
+
+# the four fixed starts: (x of the base relative to the pad centre, its height above the pad,
+# vx, vz), in m and m/s; episode starts are drawn around them
+STARTS = np.array(
+    [
+        [0.0, 50.0, 0.0, -8.0],
+        [-15.0, 50.0, 2.0, -6.0],
+        [20.0, 60.0, -2.0, -8.0],
+        [30.0, 70.0, 0.0, -10.0],
+    ]
+)
+# noise of a randomized start about its fixed start, times reset_noise_scale: x, h, vx, vz, pitch
+START_NOISE = np.array([5.0, 5.0, 1.0, 1.0, 0.05])
+
+# a landing (the seed's bar): vertical speed at touchdown under 0.5 m/s, upright, on the pad
+LAND_SPEED = 0.5
+LAND_TILT = 0.2
+PAD_HALF_WIDTH = 5.0
+
+
+class RocketTask(Task):
+    """Physics readouts, reward, termination and reset distribution of the lander."""
+
+    model_file = "rocket.xml"
+    frame_skip = 5  # 0.01 s physics steps, 20 Hz control
+    render_camera = "side"
+    parameter_bounds = {
+        "profile_weight": NON_NEGATIVE,
+        "upright_weight": NON_NEGATIVE,
+        "control_weight": NON_NEGATIVE,
+        "landing_bonus": NON_NEGATIVE,
+        "crash_penalty": NON_NEGATIVE,
+        "profile_accel": POSITIVE,
+        "velocity_scale": POSITIVE,
+        "tilt_scale": POSITIVE,
+        "max_tilt": POSITIVE,
+        "arena_half_width": POSITIVE,
+        "arena_height": POSITIVE,
+        "reset_noise_scale": NON_NEGATIVE,
+    }
+
+    def __init__(
+        self,
+        profile_weight: float = 1.0,
+        upright_weight: float = 0.2,
+        control_weight: float = 0.05,
+        landing_bonus: float = 100.0,
+        crash_penalty: float = 50.0,
+        profile_accel: float = 1.5,
+        velocity_scale: float = 2.0,
+        tilt_scale: float = 0.3,
+        max_tilt: float = 1.0,
+        arena_half_width: float = 80.0,
+        arena_height: float = 150.0,
+        reset_noise_scale: float = 1.0,
+        start: int | None = None,
+    ):
+        params = dict(locals())
+        del params["self"]
+        self.check_parameters(params)
+        if start is not None and not (
+            isinstance(start, int) and not isinstance(start, bool) and 0 <= start < 4
+        ):
+            raise InvalidArgumentError(
+                f"start must be None or one of 0, 1, 2, 3 (a fixed start), got {start!r}"
+            )
+        self.profile_weight = float(profile_weight)
+        self.upright_weight = float(upright_weight)
+        self.control_weight = float(control_weight)
+        self.landing_bonus = float(landing_bonus)
+        self.crash_penalty = float(crash_penalty)
+        self.profile_accel = float(profile_accel)
+        self.velocity_scale = float(velocity_scale)
+        self.tilt_scale = float(tilt_scale)
+        self.max_tilt = float(max_tilt)
+        self.arena_half_width = float(arena_half_width)
+        self.arena_height = float(arena_height)
+        self.reset_noise_scale = float(reset_noise_scale)
+        self.start = start
+
+    def bind(self, physics) -> None:
+        super().bind(physics)
+        self._actuation = Actuation.ctrl(physics, ["thrust", "gimbal"])
+        model = physics.model
+        self.weight = float(physics.mj_model.body_subtreemass[0]) * physics.gravity  # W (N)
+        thrust = physics.actuator_id("thrust")
+        self.thrust_range = model.actuator_ctrlrange[thrust].copy()  # [0.4 W, 2.0 W]
+        self.gimbal_range = model.actuator_ctrlrange[physics.actuator_id("gimbal")].copy()
+        self._position = physics.sensor("position")  # (B, 3) base relative to the pad top
+        self._velocity = physics.sensor("velocity")
+        self._pitch = physics.sensor("pitch")[:, 0]
+        self._pitch_rate = physics.sensor("pitch_rate")[:, 0]
+        self._thrust = physics.sensor("thrust")[:, 0]
+        self._gimbal = physics.sensor("gimbal")[:, 0]
+        self._hull = physics.geom_id("hull")
+        # slide z of the vehicle when its base is level with the pad's top
+        self._height_offset = float(physics.site_offset("pad")[2] - physics.site_offset("base")[2])
+        # task state (snapshotted): this step's and the last step's action, the vertical
+        # velocity before this step (the touchdown speed is the last one before any contact)
+        self.action = np.zeros((physics.batch, 2))
+        self.prev_vz = np.zeros(physics.batch)
+
+    # --- readouts ((B,) views or new arrays of the current state) ----------------------------------
+    def position(self) -> np.ndarray:
+        """(B, 2) base (between the feet) relative to the pad top centre: (x, height) in m."""
+        return self._position[:, 0::2]
+
+    def velocity(self) -> np.ndarray:
+        """(B, 2) base velocity (vx, vz) in m/s."""
+        return self._velocity[:, 0::2]
+
+    def pitch(self) -> np.ndarray:
+        """(B,) attitude from upright (rad), positive with the nose towards +x."""
+        return self._pitch
+
+    def pitch_rate(self) -> np.ndarray:
+        return self._pitch_rate
+
+    def thrust(self) -> np.ndarray:
+        """(B,) the engine's thrust (N): the actuator force, in [0.4 W, 2.0 W]."""
+        return self._thrust
+
+    def gimbal(self) -> np.ndarray:
+        """(B,) nozzle angle (rad), positive pointing the thrust towards +x at the base."""
+        return self._gimbal
+
+    def touching(self) -> np.ndarray:
+        """(B,) bool: the vehicle touches the ground or the pad (any contact)."""
+        return self.physics.data.ncon > 0
+
+    def hull_contact(self) -> np.ndarray:
+        """(B,) bool: the hull (not a foot) touches the ground or the pad."""
+        d = self.physics.data
+        live = np.arange(d.contact_geom.shape[1])[None, :] < d.ncon[:, None]
+        return np.any(live & np.any(d.contact_geom == self._hull, axis=2), axis=1)
+
+    def descent_profile(self, position: np.ndarray) -> np.ndarray:
+        """(B, 2) the reference velocity at `position` (B, 2): on each axis the fastest
+        approach from which the deceleration profile_accel still stops the vehicle at the
+        pad, v = -sign(e) sqrt(2 a |e|) with e = x (lateral) or the height."""
+        e = position
+        return -np.sign(e) * np.sqrt(2.0 * self.profile_accel * np.abs(e))
+
+    # --- the task -----------------------------------------------------------------------------
+    def actuation(self) -> Actuation:
+        return self._actuation
+
+    def observation_space(self):
+        from gymnasium import spaces
+
+        return spaces.Box(low=-np.inf, high=np.inf, shape=(9,), dtype=np.float64)
+
+    def observation_names(self) -> list[str]:
+        return [
+            "x",
+            "height",
+            "vx",
+            "vz",
+            "sin_pitch",
+            "cos_pitch",
+            "pitch_rate",
+            "thrust_over_weight",
+            "gimbal",
+        ]
+
+    def observe(self) -> np.ndarray:
+        p, v, th = self.position(), self.velocity(), self._pitch
+        return np.stack(
+            [
+                p[:, 0],
+                p[:, 1],
+                v[:, 0],
+                v[:, 1],
+                np.sin(th),
+                np.cos(th),
+                self._pitch_rate,
+                self._thrust / self.weight,
+                self._gimbal,
+            ],
+            axis=1,
+        )
+
+    def start_index(self, rng: np.random.Generator) -> int:
+        """Which fixed start an episode begins near: the `start` keyword if given; with
+        reset_noise_scale = 0 (the fixed scenario) the episode's seed mod 4, so episodes
+        seeded s, s+1, s+2, s+3 run the four; otherwise drawn from the episode's generator."""
+        if self.start is not None:
+            return self.start
+        if self.reset_noise_scale == 0.0:
+            return int(rng.bit_generator.seed_seq.entropy % len(STARTS))
+        return int(rng.integers(len(STARTS)))
+
+    def reset_rows(self, rows, rngs) -> None:
+        p = self.physics
+        s = self.reset_noise_scale
+        for r, rng in zip(rows, rngs, strict=True):
+            x, h, vx, vz = STARTS[self.start_index(rng)]
+            noise = START_NOISE * s * rng.uniform(-1.0, 1.0, size=5)
+            p.set_qpos("x", x + noise[0], [r])
+            p.set_qpos("z", h + noise[1] + self._height_offset, [r])
+            p.set_qpos("pitch", noise[4], [r])
+            p.set_qpos("gimbal", 0.0, [r])
+            p.set_qvel("x", vx + noise[2], [r])
+            p.set_qvel("z", vz + noise[3], [r])
+            p.set_qvel("pitch", 0.0, [r])
+            p.set_qvel("gimbal", 0.0, [r])
+        self.action[rows] = 0.0
+        self.prev_vz[rows] = 0.0
+
+    def apply_action(self, action: np.ndarray) -> None:
+        self.prev_vz[:] = self._velocity[:, 2]
+        self.action[:] = action
+        super().apply_action(action)
+
+    def reward(self, action):
+        return self.evaluate(action)[0], {}
+
+    def terminated(self) -> np.ndarray:
+        return self.evaluate(self.action)[1]
+
+    def metrics(self) -> dict[str, np.ndarray]:
+        return {k: v for k, v in self.evaluate(self.action)[2].items() if not k.startswith("reward_")}
+
+    def evaluate(self, action):
+        """Reward, termination and info (reward terms, then metrics) after a step."""
+        p, v, pitch = self.position(), self.velocity(), self._pitch
+        touching = self.touching()
+        crashed = self.hull_contact()
+        tilt = np.abs(pitch)
+        pad_distance = np.abs(p[:, 0])
+        # touchdown: the vertical speed before this step's contacts acted; else the current one
+        speed = np.where(touching, np.abs(self.prev_vz), np.abs(v[:, 1]))
+        tipped = tilt > self.max_tilt
+        outside = (np.abs(p[:, 0]) > self.arena_half_width) | (p[:, 1] > self.arena_height)
+        success = (
+            touching & ~crashed & (speed < LAND_SPEED) & (tilt < LAND_TILT) & (pad_distance < PAD_HALF_WIDTH)
+        )
+        terminated = touching | tipped | outside
+        dv = v - self.descent_profile(p)
+        a = self.action
+        terms = {
+            "reward_profile": self.profile_weight * np.exp(-np.sum(dv * dv, axis=1) / self.velocity_scale**2),
+            "reward_upright": self.upright_weight * np.exp(-((pitch / self.tilt_scale) ** 2)),
+            "reward_control": -self.control_weight * np.sum(a * a, axis=1),
+            "reward_landing": self.landing_bonus
+            * touching
+            * ~crashed
+            * np.exp(
+                -((speed / LAND_SPEED) ** 2) - (tilt / LAND_TILT) ** 2 - (pad_distance / PAD_HALF_WIDTH) ** 2
+            ),
+            "reward_crash": -self.crash_penalty * (crashed | tipped | outside),
+        }
+        reward = sum(terms.values())
+        info = dict(terms)
+        info["touchdown_speed"] = speed
+        info["tilt"] = tilt
+        info["pad_distance"] = pad_distance
+        info["success"] = success.astype(np.float64)
+        return reward, terminated, info
+
+    def get_state(self) -> dict[str, np.ndarray]:
+        return {"action": self.action, "prev_vz": self.prev_vz}
+
+
+_DOC = """
+## Description
+
+A lander descends under one engine that cannot be switched off: its thrust stays between
+0.4 and 2.0 times the vehicle's weight W. The vehicle moves in the vertical x-z plane
+(slide x, slide z, hinge pitch) and steers by turning the engine's nozzle on a gimbal
+(a hinge with a position servo). The thrust is a MuJoCo `motor` with a site transmission
+on the nozzle, so it acts along the nozzle through the gimbal's pivot. The episode starts
+near one of four fixed starts, 50-70 m above the pad and up to 30 m to its side,
+descending; it ends when the vehicle touches the ground or the pad.
+
+A vehicle that needs less deceleration than 0.4 W provides has one move left: lean over
+and spend part of the thrust sideways.
+
+## Action Space
+
+`Box(-1, 1, (2,), float64)`, each component mapped linearly onto its actuator's ctrlrange.
+
+| Num | Action | -1 | +1 | Unit |
+|-----|--------|----|----|------|
+| 0 | thrust | 0.4 W = 4,120.2 | 2.0 W = 20,601 | N |
+| 1 | gimbal angle target | -0.3 | 0.3 | rad |
+
+Actions outside the box are clipped into it, so the thrust never leaves [0.4 W, 2.0 W].
+
+## Observation Space
+
+`Box(-inf, inf, (9,), float64)`, computed from the model's sensors (assets/rocket.xml):
+
+| Num | Observation | Unit |
+|-----|-------------|------|
+| 0 | x of the base (between the feet) relative to the pad centre | m |
+| 1 | height of the base above the pad's top | m |
+| 2, 3 | base velocity vx, vz | m/s |
+| 4, 5 | sin and cos of the pitch (positive: nose towards +x) | |
+| 6 | pitch rate | rad/s |
+| 7 | thrust / W | |
+| 8 | gimbal angle | rad |
+
+## Rewards
+
+With `v` the base velocity, `v_ref` the descent profile at the base's position (on each
+axis `-sign(e) sqrt(2 profile_accel |e|)`, e the lateral offset or the height: the fastest
+approach from which the deceleration profile_accel still stops at the pad), `a` the action:
+
+- `reward_profile` = profile_weight * exp(-|v - v_ref|^2 / velocity_scale^2)
+- `reward_upright` = upright_weight * exp(-(pitch / tilt_scale)^2)
+- `reward_control` = -control_weight * |a|^2
+- `reward_landing` = at touchdown without the hull touching: landing_bonus *
+  exp(-(touchdown_speed / 0.5)^2 - (tilt / 0.2)^2 - (pad_distance / 5)^2)
+- `reward_crash` = -crash_penalty when the hull touches, the vehicle tips over or leaves the arena
+
+The reward is exactly their sum; each term is in `info`.
+
+## Starting State
+
+One of four fixed starts (x, height, vx, vz): (0, 50, 0, -8), (-15, 50, 2, -6),
+(20, 60, -2, -8), (30, 70, 0, -10) in m and m/s, upright and at rest in pitch, plus
+uniform noise of (5 m, 5 m, 1 m/s, 1 m/s, 0.05 rad in pitch) * reset_noise_scale. The
+start is the `start` keyword if given (0-3); otherwise drawn per episode, except with
+reset_noise_scale = 0 (the `fixed` scenario), where an episode seeded s starts exactly at
+fixed start s mod 4 (`robodyn eval RoboDyn/Rocket-v0 --fixed --episodes 4` runs the four).
+
+## Episode End
+
+- Termination: touchdown (any contact of the vehicle with the ground or the pad), tipping
+  over (|pitch| > max_tilt = 1 rad), or leaving the arena (|x| > 80 m or height > 150 m).
+- Truncation: `max_episode_steps` = 400 steps (20 s at 20 Hz; 5 physics steps of 0.01 s).
+
+`info` reports the metrics `touchdown_speed` (|vz| of the base: at the touchdown step, the
+speed before any contact force acted; before it, the current one), `tilt` (|pitch|, rad),
+`pad_distance` (|x| of the base, m) and `success` (1.0 for a landing: touchdown with the
+feet only, touchdown_speed < 0.5 m/s, tilt < 0.2 rad, pad_distance < 5 m).
+
+## Arguments
+
+`gym.make("RoboDyn/Rocket-v0", **kwargs)` or `gym.make_vec(..., num_envs=64, **kwargs)`:
+profile_weight=1.0, upright_weight=0.2, control_weight=0.05, landing_bonus=100.0,
+crash_penalty=50.0, profile_accel=1.5, velocity_scale=2.0, tilt_scale=0.3, max_tilt=1.0,
+arena_half_width=80.0, arena_height=150.0, reset_noise_scale=1.0, start=None, and the
+env keywords every RoboDyn task takes (render_mode, width, height; for the vector env
+autoreset_mode, nthread, max_episode_steps).
+
+## Version History
+
+- v0: initial version.
+"""
+
+
+class RocketEnv(RoboDynEnv):
+    task_class = RocketTask
+
+
+class RocketVectorEnv(RoboDynVectorEnv):
+    task_class = RocketTask
+
+
+RocketEnv.__doc__ = "RoboDyn/Rocket-v0 as a single Gymnasium Env.\n" + _DOC
+RocketVectorEnv.__doc__ = "RoboDyn/Rocket-v0 as a native batched VectorEnv.\n" + _DOC
