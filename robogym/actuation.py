@@ -92,10 +92,7 @@ class Actuation:
         joint transmission on a slide or hinge joint, of any gain and bias type)."""
         model = physics.model
         ids = [physics.actuator_id(a) for a in actuators]
-        for a, name in zip(ids, actuators, strict=True):
-            if model.actuator_trntype[a] != T.TRN_JOINT:
-                raise ValueError(f"actuator {name!r}: a 'ctrl' actuation needs a joint transmission")
-        dofs = [model.jnt_dofadr[model.actuator_trnid[a]] for a in ids]
+        dofs = [model.jnt_dofadr[j] for j in _joints(model, ids, actuators, "ctrl")]
         return cls(model, "ctrl", dofs, -1.0, 1.0, actuators=ids)
 
     @classmethod
@@ -109,7 +106,8 @@ class Actuation:
     def acceleration(cls, physics, actuator: str, limit: float) -> Actuation:
         """The commanded acceleration of the joint the named motor drives, |a| <= limit."""
         a = physics.actuator_id(actuator)
-        dof = physics.model.jnt_dofadr[physics.model.actuator_trnid[a]]
+        (jnt,) = _joints(physics.model, [a], [actuator], "acceleration")
+        dof = physics.model.jnt_dofadr[jnt]
         return cls(physics.model, "acceleration", [dof], -limit, limit, actuators=[a])
 
     @classmethod
@@ -120,7 +118,7 @@ class Actuation:
         the named motors drive; default: the model's qpos0 at those joints."""
         ids = [physics.actuator_id(a) for a in actuators]
         model = physics.model
-        jnts = [int(model.actuator_trnid[a]) for a in ids]
+        jnts = _joints(model, ids, actuators, "pd_target")
         dofs = [model.jnt_dofadr[j] for j in jnts]
         if default is None:
             default = [model.qpos0[model.jnt_qposadr[j]] for j in jnts]
@@ -145,6 +143,21 @@ class Actuation:
 
     def __repr__(self) -> str:
         return f"Actuation({self.kind!r}, dofs={self.dofs.tolist()}, low={self.low}, high={self.high})"
+
+
+def _joints(model, ids, names, kind: str) -> list[int]:
+    """The joint each actuator drives; ValueError naming an actuator with a tendon or site
+    transmission (the mask holds the one dof each actuator drives, and those have none)."""
+    joints = []
+    for a, name in zip(ids, names, strict=True):
+        if model.actuator_trntype[a] != T.TRN_JOINT:
+            trn = {T.TRN_TENDON: "tendon", T.TRN_SITE: "site"}.get(int(model.actuator_trntype[a]), "other")
+            raise ValueError(
+                f"actuator {name!r}: a {kind!r} actuation needs a joint transmission, not a {trn} "
+                "transmission (its mask holds the one dof each actuator drives)"
+            )
+        joints.append(int(model.actuator_trnid[a, 0]))
+    return joints
 
 
 def _check_mask(model, dofs: np.ndarray) -> None:
