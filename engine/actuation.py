@@ -1,7 +1,32 @@
 """Stage 8, actuation: transmissions, then gain and bias, clamped to ranges.
 
-Transmission (gear g): a joint actuator has length g q and moment g on the joint's dof;
-a tendon actuator has length g ten_length and moment g ten_J.
+Transmission (MuJoCo's mj_transmission). Each actuator has a length l and a moment row
+r (nv), so that its scalar force f acts on the dofs as r^T f and l' = r . qvel:
+
+- joint (hinge or slide, gear g = gear[0]): l = g q, r = g e_dof.
+- tendon (fixed, g = gear[0]): l = g ten_length, r = g ten_J.
+  (MuJoCo reads only gear[0] for these; the other five numbers are ignored, as there.)
+- site s, no refsite: the actuator is a wrench at the site, gear = (force, torque) in
+  the site frame, R_s its world orientation (site_xmat), J_p, J_r the point and rotation
+  Jacobians of the site (world frame, mj_jacSite):
+
+      l = 0,    r = J_p^T (R_s gear[0:3]) + J_r^T (R_s gear[3:6])
+
+  so qfrc_actuator = r^T f is the generalized force of the world force f R_s gear[0:3]
+  at the site and the world torque f R_s gear[3:6] (a thruster: f = thrust).
+- site s with refsite t: the motion of s relative to t, measured in t's frame R_t:
+
+      l = gear[0:3] . R_t^T (x_s - x_t)  +  gear[3:6] . log(q_t^-1 q_s)
+      r = (J_p,s - J_p,t)^T (R_t gear[0:3]) + (J_r,s - J_r,t)^T (R_t gear[3:6])
+
+  with the columns of the dofs the two sites share (the deepest common ancestor dof and
+  its ancestors) set to zero, and each half skipped (no length, no moment) when its three
+  gears are all zero. q_s = xquat(body) * site_quat is the site's world orientation, and
+  log(q_t^-1 q_s) the rotation vector of mju_subQuat (in t's frame, angle in (-pi, pi]).
+  This is what the MuJoCo 4.0.0 binary computes and what we test against; the C source
+  we read forms site_quat * xquat (the other order), which differs for a rotated site.
+  r is not exactly dl/dq (R_t's own motion is left out), as in MuJoCo.
+
 actuator_velocity = moment . qvel.
 
 Force (MuJoCo's general actuator, no activation dynamics):
@@ -17,26 +42,92 @@ cases MuJoCo's compiler writes into these parameters.
 """
 
 from engine import types as T
+from engine.jacobian import apply_ft_chain
 from engine.jit import kernel
+from engine.spatial import mtv3, mv3, qmul, qsub
 from engine.warning import is_bad, warn
+
+
+@kernel
+def _common_dof(m, body0, body1):
+    """The deepest dof that moves both bodies (on both ancestor chains), -1 if none."""
+    w0 = m.body_weldid[body0]
+    w1 = m.body_weldid[body1]
+    d0 = m.body_dofadr[w0] + m.body_dofnum[w0] - 1
+    d1 = m.body_dofadr[w1] + m.body_dofnum[w1] - 1
+    if d0 < 0 or d1 < 0:
+        return -1
+    # a parent dof has a smaller index: step up the deeper chain until they meet
+    while d0 != d1:
+        if d0 < d1:
+            d1 = m.dof_parentid[d1]
+        else:
+            d0 = m.dof_parentid[d0]
+        if d0 < 0 or d1 < 0:
+            return -1
+    return d0
+
+
+@kernel
+def site_transmission(m, d, b, a, mom):
+    """Length of site actuator a of row b, and its moment into mom (nv, zeroed)."""
+    g = m.actuator_gear[a]
+    s = m.actuator_trnid[a, 0]
+    ref = m.actuator_trnid[a, 1]
+    body = m.site_bodyid[s]
+    pos = d.site_xpos[b, s]
+    if ref < 0:
+        # wrench (R_s gear) at the site: moment = J_p^T force + J_r^T torque, length 0
+        rot = d.site_xmat[b, s]
+        force = mv3(rot, (g[0], g[1], g[2]))
+        torque = mv3(rot, (g[3], g[4], g[5]))
+        apply_ft_chain(m, d, b, force, torque, pos, body, -1, 1.0, mom)
+        d.actuator_length[b, a] = 0.0
+        return
+    rbody = m.site_bodyid[ref]
+    rpos = d.site_xpos[b, ref]
+    rmat = d.site_xmat[b, ref]
+    length = 0.0
+    force = (0.0, 0.0, 0.0)
+    torque = (0.0, 0.0, 0.0)
+    if g[0] != 0.0 or g[1] != 0.0 or g[2] != 0.0:
+        # site position in the refsite frame, dotted with the force gear
+        vec = mtv3(rmat, (pos[0] - rpos[0], pos[1] - rpos[1], pos[2] - rpos[2]))
+        length += vec[0] * g[0] + vec[1] * g[1] + vec[2] * g[2]
+        force = mv3(rmat, (g[0], g[1], g[2]))
+    if g[3] != 0.0 or g[4] != 0.0 or g[5] != 0.0:
+        # world orientations xquat * site_quat (the binary's; its source has the other order)
+        q = qmul(d.xquat[b, body], m.site_quat[s])
+        rq = qmul(d.xquat[b, rbody], m.site_quat[ref])
+        vec = qsub(q, rq)
+        length += vec[0] * g[3] + vec[1] * g[4] + vec[2] * g[5]
+        torque = mv3(rmat, (g[3], g[4], g[5]))
+    # relative Jacobian (site minus refsite), the shared dofs' columns left at zero
+    common = _common_dof(m, body, rbody)
+    apply_ft_chain(m, d, b, force, torque, pos, body, common, 1.0, mom)
+    apply_ft_chain(m, d, b, force, torque, rpos, rbody, common, -1.0, mom)
+    d.actuator_length[b, a] = length
 
 
 @kernel
 def transmission(m, d, b):
     """actuator_length and actuator_moment of row b (MuJoCo's mj_transmission)."""
     for a in range(m.nu):
-        g = m.actuator_gear[a]
         mom = d.actuator_moment[b, a]
         for i in range(m.nv):
             mom[i] = 0.0
-        tid = m.actuator_trnid[a]
-        if m.actuator_trntype[a] == T.TRN_JOINT:
+        trn = m.actuator_trntype[a]
+        tid = m.actuator_trnid[a, 0]
+        g = m.actuator_gear[a, 0]
+        if trn == T.TRN_JOINT:
             d.actuator_length[b, a] = g * d.qpos[b, m.jnt_qposadr[tid]]
             mom[m.jnt_dofadr[tid]] = g
-        else:
+        elif trn == T.TRN_TENDON:
             d.actuator_length[b, a] = g * d.ten_length[b, tid]
             for i in range(m.nv):
                 mom[i] = g * d.ten_J[b, tid, i]
+        else:
+            site_transmission(m, d, b, a, mom)
 
 
 @kernel

@@ -32,13 +32,16 @@ def check_motor(model: Model, actuator, what: str) -> tuple[int, int]:
     if not 0 <= actuator < model.nu:
         raise IndexError(f"actuator {actuator} out of range (model has {model.nu})")
     a = int(actuator)
-    if model.actuator_trntype[a] != T.TRN_JOINT:
-        raise ValueError(f"actuator {a}: {what} needs a joint transmission")
+    trn = int(model.actuator_trntype[a])
+    if trn != T.TRN_JOINT:
+        # a tendon or site actuator moves several dofs at once: no one joint to drive
+        kind = {T.TRN_TENDON: "tendon", T.TRN_SITE: "site"}.get(trn, str(trn))
+        raise ValueError(f"actuator {a}: {what} needs a joint transmission, not a {kind} transmission")
     if model.actuator_gaintype[a] != T.GAIN_FIXED or model.actuator_biastype[a] != T.BIAS_NONE:
         raise ValueError(f"actuator {a}: {what} needs a motor (fixed gain, no bias)")
-    if model.actuator_gainprm[a, 0] == 0.0 or model.actuator_gear[a] == 0.0:
+    if model.actuator_gainprm[a, 0] == 0.0 or model.actuator_gear[a, 0] == 0.0:
         raise ValueError(f"actuator {a}: zero gain or gear cannot drive its joint")
-    jnt = int(model.actuator_trnid[a])
+    jnt = int(model.actuator_trnid[a, 0])
     if model.jnt_type[jnt] not in (T.JNT_SLIDE, T.JNT_HINGE):
         raise ValueError(f"actuator {a}: {what} needs a slide or hinge joint")
     return a, int(model.jnt_dofadr[jnt])

@@ -70,6 +70,32 @@ def apply_ft(m, d, b, force, torque, point, body, qfrc):
 
 
 @kernel
+def apply_ft_chain(m, d, b, force, torque, point, body, stop, sign, qfrc):
+    """qfrc[k] += sign (jacp[:, k] . force + jacr[:, k] . torque) for the dofs k on `body`'s
+    ancestor chain below dof `stop`: the chain is walked from the body up and ends before
+    `stop` (-1: the whole chain, as apply_ft). `stop` must be on the chain or -1.
+
+    How a site transmission with a reference site leaves out the dofs the two sites share
+    (MuJoCo clears those columns of the relative Jacobian).
+    """
+    c = d.subtree_com[b, m.body_rootid[body]]
+    o0 = point[0] - c[0]
+    o1 = point[1] - c[1]
+    o2 = point[2] - c[2]
+    wb = m.body_weldid[body]
+    if m.body_dofnum[wb] == 0:
+        return
+    i = m.body_dofadr[wb] + m.body_dofnum[wb] - 1
+    cdof = d.cdof[b]
+    while i >= 0 and i != stop:
+        p = _point_column(cdof[i], o0, o1, o2)
+        s = p[0] * force[0] + p[1] * force[1] + p[2] * force[2]
+        s += cdof[i, 0] * torque[0] + cdof[i, 1] * torque[1] + cdof[i, 2] * torque[2]
+        qfrc[i] += sign * s
+        i = m.dof_parentid[i]
+
+
+@kernel
 def jac_dot_vel(m, d, b, point, body):
     """(d/dt J_p) qvel and (d/dt J_r) qvel at `point` (world) on `body`, two 3-tuples.
 

@@ -198,9 +198,9 @@ class Model(NamedTuple):
     wrap_prm: f64[nwrap]  # coefficient of each term
 
     # actuators
-    actuator_trntype: i32[nu]  # TRN_JOINT or TRN_TENDON
-    actuator_trnid: i32[nu]  # joint or tendon id
-    actuator_gear: f64[nu]  # gear ratio (first component of MuJoCo's gear)
+    actuator_trntype: i32[nu]  # TRN_JOINT, TRN_TENDON or TRN_SITE
+    actuator_trnid: i32[nu, 2]  # joint, tendon or site id; refsite id (-1: none)
+    actuator_gear: f64[nu, 6]  # gear: [0] for joints and tendons; force:torque for sites
     actuator_gaintype: i32[nu]  # GAIN_FIXED or GAIN_AFFINE
     actuator_gainprm: f64[nu, 3]  # gain parameters
     actuator_biastype: i32[nu]  # BIAS_NONE or BIAS_AFFINE
@@ -740,17 +740,15 @@ def _check_actuators(mj: mujoco.MjModel) -> None:
         if mj.actuator_biastype[i] not in (T.BIAS_NONE, T.BIAS_AFFINE):
             bias = mujoco.mjtBias(mj.actuator_biastype[i]).name
             _refuse(what, f"bias type {bias} (only none and affine)")
+        # a hinge, slide or tendon reads gear[0] only (as MuJoCo, which ignores the rest); a
+        # site, with or without refsite, reads all six
         trn = mj.actuator_trntype[i]
         if trn == T.TRN_JOINT:
             if mj.jnt_type[mj.actuator_trnid[i, 0]] not in (T.JNT_SLIDE, T.JNT_HINGE):
                 _refuse(what, "joint transmission on a ball or free joint")
-            if np.any(mj.actuator_gear[i, 1:]):
-                _refuse(what, "gear with more than one component on a hinge/slide joint")
-        elif trn == T.TRN_TENDON:
-            if np.any(mj.actuator_gear[i, 1:]):
-                _refuse(what, "gear with more than one component on a tendon")
-        else:
-            _refuse(what, f"transmission {mujoco.mjtTrn(trn).name} (only joint and tendon)")
+        elif trn not in (T.TRN_TENDON, T.TRN_SITE):
+            kind = mujoco.mjtTrn(trn).name.removeprefix("mjTRN_").lower()
+            _refuse(what, f"{kind} transmission (only joint, tendon and site)")
         if mj.actuator_ctrlnum[i] != 1 or mj.actuator_outnum[i] != 1:
             _refuse(what, "multi-input or multi-output actuators")
         if mj.actuator_damping[i] != 0 or mj.actuator_armature[i] != 0:
@@ -974,8 +972,8 @@ def _as_declared(value, spec):
 
 def _derived(mj: mujoco.MjModel, nconmax: int | None, nefcmax: int | None, memory: int) -> dict:
     """The fields the engine derives (M's sparsity, candidate contact pairs, capacities) or
-    narrows from MuJoCo's wider arrays (the first gear, transmission id and three gain and
-    bias parameters, which are all the engine's actuators use)."""
+    narrows from MuJoCo's wider arrays (the three gain and bias parameters, which are all
+    the engine's actuators use)."""
     parent = np.asarray(mj.dof_parentid)
     rownnz, rowadr, colind = _m_sparsity(parent)
     cpair = candidate_pairs(mj)
@@ -988,8 +986,6 @@ def _derived(mj: mujoco.MjModel, nconmax: int | None, nefcmax: int | None, memor
         "M_colind": colind,
         "D_mask": _d_mask(parent),
         "dof_treedofnum": _tree_dofnum(parent),
-        "actuator_trnid": np.asarray(mj.actuator_trnid).reshape(-1, 2)[:, 0],
-        "actuator_gear": np.asarray(mj.actuator_gear).reshape(-1, 6)[:, 0],
         "actuator_gainprm": np.asarray(mj.actuator_gainprm).reshape(-1, 10)[:, :3],
         "actuator_biasprm": np.asarray(mj.actuator_biasprm).reshape(-1, 10)[:, :3],
         "nconmax": int(nconmax),

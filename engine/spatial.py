@@ -363,6 +363,26 @@ def qnormalized(q):
 
 
 @kernel
+def qsub(qa, qb):
+    """log(qb^-1 qa) as a rotation vector (axis * angle), a 3-tuple: the rotation, in qb's
+    frame, that takes qb to qa (MuJoCo's mju_subQuat; qb * quat(res) = qa). The angle is
+    wrapped to (-pi, pi]; below MINVAL the axis is x, as MuJoCo's normalize3 leaves it."""
+    # qdif = conj(qb) * qa
+    w = qb[0] * qa[0] + qb[1] * qa[1] + qb[2] * qa[2] + qb[3] * qa[3]
+    x = qb[0] * qa[1] - qb[1] * qa[0] - qb[2] * qa[3] + qb[3] * qa[2]
+    y = qb[0] * qa[2] + qb[1] * qa[3] - qb[2] * qa[0] - qb[3] * qa[1]
+    z = qb[0] * qa[3] - qb[1] * qa[2] + qb[2] * qa[1] - qb[3] * qa[0]
+    s = math.sqrt(x * x + y * y + z * z)
+    angle = 2.0 * math.atan2(s, w)
+    if angle > math.pi:
+        angle -= 2.0 * math.pi
+    if s < MINVAL:
+        return (angle, 0.0, 0.0)
+    inv = 1.0 / s
+    return (x * inv * angle, y * inv * angle, z * inv * angle)
+
+
+@kernel
 def qaxisangle(axis, angle):
     """Quaternion of a rotation by `angle` about the unit `axis`, as a 4-tuple."""
     if angle == 0.0:

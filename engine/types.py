@@ -21,6 +21,7 @@ BIAS_AFFINE = 1
 # transmission types (mjtTrn)
 TRN_JOINT = 0
 TRN_TENDON = 3
+TRN_SITE = 4
 
 # object types (mjtObj) used by sensors
 OBJ_BODY = 1

@@ -108,7 +108,8 @@ class Actuation:
     def acceleration(cls, physics, actuator: str, limit: float) -> Actuation:
         """The commanded acceleration of the joint the named motor drives, |a| <= limit."""
         a = physics.actuator_id(actuator)
-        dof = physics.model.jnt_dofadr[_trnid(physics.model, a)]
+        (jnt,) = _joints(physics.model, [a], [actuator], "acceleration")
+        dof = physics.model.jnt_dofadr[jnt]
         return cls(physics.model, "acceleration", [dof], -limit, limit, actuators=[a])
 
     @classmethod
@@ -119,7 +120,7 @@ class Actuation:
         the named motors drive; default: the model's qpos0 at those joints."""
         ids = [physics.actuator_id(a) for a in actuators]
         model = physics.model
-        jnts = [_trnid(model, a) for a in ids]
+        jnts = _joints(model, ids, actuators, "pd_target")
         dofs = [model.jnt_dofadr[j] for j in jnts]
         if default is None:
             default = [model.qpos0[model.jnt_qposadr[j]] for j in jnts]
@@ -150,13 +151,22 @@ def _joint_dof(model, actuator: int) -> int:
     """The dof actuator drives through a joint transmission; -1 for another transmission."""
     if model.actuator_trntype[actuator] != T.TRN_JOINT:
         return -1
-    return int(model.jnt_dofadr[_trnid(model, actuator)])
+    return int(model.jnt_dofadr[model.actuator_trnid[actuator, 0]])
 
 
-def _trnid(model, actuator: int) -> int:
-    """The actuator's transmission target (joint, tendon or site id)."""
-    trnid = np.asarray(model.actuator_trnid[actuator]).reshape(-1)
-    return int(trnid[0])
+def _joints(model, ids, names, kind: str) -> list[int]:
+    """The joint each actuator drives; ValueError naming an actuator with a tendon or site
+    transmission (the mask holds the one dof each actuator drives, and those have none)."""
+    joints = []
+    for a, name in zip(ids, names, strict=True):
+        if model.actuator_trntype[a] != T.TRN_JOINT:
+            trn = {T.TRN_TENDON: "tendon", T.TRN_SITE: "site"}.get(int(model.actuator_trntype[a]), "other")
+            raise ValueError(
+                f"actuator {name!r}: a {kind!r} actuation needs a joint transmission, not a {trn} "
+                "transmission (its mask holds the one dof each actuator drives)"
+            )
+        joints.append(int(model.actuator_trnid[a, 0]))
+    return joints
 
 
 def _check_mask(model, dofs: np.ndarray) -> None:
