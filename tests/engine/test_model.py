@@ -118,6 +118,24 @@ REFUSALS = [
         ["mocap", "'target'"],
     ),
     (
+        "slidercrank_transmission",
+        _xml(
+            extra='<actuator><general name="crank" cranksite="s0" slidersite="s1" cranklength="0.1"/>'
+            "</actuator>"
+        ),
+        ["<actuator>", "'crank'", "slidercrank transmission"],
+    ),
+    (
+        "jointinparent_transmission",
+        _xml(extra='<actuator><general name="parent" jointinparent="hinge"/></actuator>'),
+        ["<actuator>", "'parent'", "jointinparent transmission"],
+    ),
+    (
+        "body_transmission",
+        _xml(extra='<actuator><adhesion name="stick" body="link" ctrlrange="0 1"/></actuator>'),
+        ["<actuator>", "'stick'", "body transmission"],
+    ),
+    (
         "ball_joint_motor",
         _xml(extra='<actuator><motor name="twist" joint="ballj" gear="1 0 0"/></actuator>'),
         ["<actuator>", "'twist'", "ball"],
