@@ -382,15 +382,15 @@ class Simulator:
         rows = ", ".join(str(int(r)) for r in bad[:8])
         if quantity in _MOCAP:
             done = (
-                "mocap_pos and mocap_quat are inputs the physics never writes, so a bad one is refused "
-                "whatever on_bad says (MuJoCo does not check them)"
+                "; mocap_pos and mocap_quat are inputs the physics never writes, so a bad one is "
+                "refused whatever on_bad says (MuJoCo does not check them)"
             )
         else:
-            done = "with Simulator(..., on_bad='reset') they are reset instead, as MuJoCo does"
+            done = " (with Simulator(..., on_bad='reset') they are reset instead, as MuJoCo does)"
         raise NonFiniteError(
             f"{quantity}[{where}] = {value:.6g} in row {row} at step {step} ({what}) is NaN, inf or "
             f"beyond 1e10 (MuJoCo's mjMAXVAL); rows that failed: {rows}{' ...' if len(bad) > 8 else ''}. "
-            f"Those rows were not advanced ({done})."
+            f"Those rows were not advanced{done}."
         )
 
 
