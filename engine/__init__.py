@@ -15,6 +15,7 @@ from engine.api import ContactOverflowError
 from engine.binding import BindingError
 from engine.data import Data, make_data
 from engine.errors import (
+    DataSizeError,
     MemoryWarning,
     ModelArgumentError,
     ModelError,
@@ -29,6 +30,7 @@ __all__ = [
     "BindingError",
     "ContactOverflowError",
     "Data",
+    "DataSizeError",
     "MemoryWarning",
     "Model",
     "ModelArgumentError",

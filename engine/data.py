@@ -8,6 +8,7 @@ arrays are per-row work space for kernels, so nothing allocates while stepping.
 
 from __future__ import annotations
 
+import os
 import warnings
 from typing import NamedTuple
 
@@ -15,7 +16,7 @@ import numpy as np
 
 from engine import fields
 from engine.collision_primitive import BOXBOX_WORK, CON_MAX, CON_WIDTH  # noqa: F401 (in declarations)
-from engine.errors import MemoryWarning, ModelError
+from engine.errors import DataSizeError, MemoryWarning, ModelError
 from engine.fields import (  # noqa: F401 (the names the declarations use)
     B,
     dim_size,
@@ -29,6 +30,7 @@ from engine.fields import (  # noqa: F401 (the names the declarations use)
     ngeom,
     njnt,
     nM,
+    nmocap,
     npgs,
     nq,
     nsensordata,
@@ -53,6 +55,8 @@ class Data(NamedTuple):
     qfrc_applied: f64[B, nv]  # user-applied generalized forces
     xfrc_applied: f64[B, nbody, 6]  # user-applied Cartesian force:torque at body com
     eq_active: i32[B, neq]  # 1: the equality constraint is enforced
+    mocap_pos: f64[B, nmocap, 3]  # mocap body positions (world frame; a mocap body is a child of the world)
+    mocap_quat: f64[B, nmocap, 4]  # mocap body orientations (kinematics uses them normalized)
     qacc_warmstart: f64[B, nv]  # qacc of the last step: the constraint solver's warm start
 
     # kinematics
@@ -202,6 +206,29 @@ def data_bytes(m: Model, batch: int) -> dict[str, int]:
     return sizes
 
 
+def physical_memory() -> int | None:
+    """Bytes of physical memory of this machine (None where the OS does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _too_big(m: Model, batch: int, sizes: dict[str, int]) -> str | None:
+    """The DataSizeError message when Data cannot fit in physical memory, else None."""
+    total = sum(sizes.values())
+    memory = physical_memory()
+    if memory is None or total <= memory:
+        return None
+    gib = 2**30
+    fit = max(0, memory // max(1, total // batch))
+    return (
+        f"engine.make_data: Data for batch={batch} needs {total / gib:.1f} GiB "
+        f"({total / batch / 2**20:.2f} MiB per environment) but this machine has {memory / gib:.1f} GiB "
+        f"of memory; at most about {fit} environments of this model fit"
+    )
+
+
 def _memory_warning(m: Model, batch: int, sizes: dict[str, int]) -> str | None:
     """The MemoryWarning message when Data is over a threshold: the size in MiB, the
     arrays that dominate it and how to shrink it; None when it is not."""
@@ -223,13 +250,15 @@ def _memory_warning(m: Model, batch: int, sizes: dict[str, int]) -> str | None:
 
 def make_data(m: Model, batch: int) -> Data:
     """Allocate a Data for `batch` environments, each at the model's reference pose qpos0:
-    every field as declared above, zero, except qpos (qpos0), eq_active (eq_active0) and
+    every field as declared above, zero, except qpos (qpos0), eq_active (eq_active0),
+    mocap_pos/mocap_quat (each mocap body's body_pos/body_quat, as mj_resetData) and
     contact_efc_address (-1: no rows).
 
     Raises TypeError for a batch that is not an int, ValueError for batch < 1, and
     ModelError when m.nefcmax cannot hold the rows m.nconmax contacts, the equalities and
     the limits can need (a Model edited by hand: the constraint stage writes rows without
-    bounds checks). Warns with MemoryWarning, before allocating, when Data exceeds
+    bounds checks). Raises DataSizeError when Data would exceed the machine's physical
+    memory. Warns with MemoryWarning, before allocating, when Data exceeds
     MEMORY_WARN_ROW bytes per environment or MEMORY_WARN_TOTAL in all."""
     if not isinstance(m, Model):
         raise TypeError(f"make_data needs an engine.Model (from engine.load_mjcf), got {type(m).__name__}")
@@ -246,6 +275,9 @@ def make_data(m: Model, batch: int) -> Data:
             "with engine.load_mjcf, which sizes them together, instead of editing the Model"
         )
     sizes = data_bytes(m, B)
+    refusal = _too_big(m, B, sizes)
+    if refusal is not None:
+        raise DataSizeError(refusal)
     message = _memory_warning(m, B, sizes)
     if message is not None:
         warnings.warn(message, MemoryWarning, stacklevel=2)
@@ -255,6 +287,9 @@ def make_data(m: Model, batch: int) -> Data:
         arrays[name] = np.zeros(shape, dtype=spec.dtype)
     arrays["qpos"][:] = m.qpos0
     arrays["eq_active"][:] = m.eq_active0
+    mocap = m.body_mocapid >= 0
+    arrays["mocap_pos"][:, m.body_mocapid[mocap]] = m.body_pos[mocap]
+    arrays["mocap_quat"][:, m.body_mocapid[mocap]] = m.body_quat[mocap]
     arrays["contact_efc_address"][:] = -1
     return Data(**arrays)
 
@@ -269,5 +304,7 @@ STATE_FIELDS = (
     "qfrc_applied",
     "xfrc_applied",
     "eq_active",
+    "mocap_pos",
+    "mocap_quat",
     "qacc_warmstart",
 )

@@ -27,6 +27,12 @@ class ModelArgumentError(RoboDynError, TypeError):
     (str or os.PathLike) nor an MJCF document (a str), or a capacity that is not an int."""
 
 
+class DataSizeError(RoboDynError, MemoryError):
+    """Data for the requested batch cannot fit in this machine's memory
+    (engine.data.make_data refuses before allocating); the message gives the size, the
+    memory there is, and how to make it smaller."""
+
+
 class PhysicsWarning(RuntimeWarning):
     """The physics met a state or input MuJoCo warns about (mjWARN_*): a control or an
     acceleration that is NaN or too large. The message names the row and what was done."""

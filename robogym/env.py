@@ -27,7 +27,7 @@ from robogym.checks import check_count, check_seed
 from robogym.core import EnvCore, EnvSnapshot, held_wrappers
 from robogym.errors import ArgumentTypeError, InvalidArgumentError, ResetNeededError, SnapshotError
 from robogym.registration import gym_make_max_episode_steps, registered_max_episode_steps
-from robogym.render import EnvFrames
+from robogym.render import EnvFrames, RenderModes
 from robogym.task import Task
 
 # the keywords of RoboDynEnv itself; every other keyword is the task's
@@ -38,7 +38,7 @@ class RoboDynEnv(gym.Env):
     """A Gymnasium Env running `task_class` on the RoboDyn engine (subclasses set it)."""
 
     task_class: type[Task] = Task
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 20}
+    metadata = {"render_modes": RenderModes(["rgb_array"]), "render_fps": 20}
 
     def __init__(
         self,

@@ -106,14 +106,29 @@ class Renderer:
             self._gl = None
 
 
+class RenderModes(list):
+    """An env's `metadata["render_modes"]`.
+
+    gymnasium.make calls string methods on a render_mode it does not find here, so a
+    render_mode that is not a string would fail inside gymnasium with an AttributeError.
+    Such a value counts as a member, which sends it on to the env's constructor, where
+    EnvFrames refuses it with an ArgumentTypeError naming the argument.
+    """
+
+    def __contains__(self, mode) -> bool:
+        return not isinstance(mode, str) or list.__contains__(self, mode)
+
+
 class EnvFrames:
     """The rendering side of an env: validates render_mode and frame size at construction,
     opens MuJoCo's renderer on the first frame, and draws any row of the batch."""
 
     def __init__(self, physics, render_mode: str | None, modes: list, width: int, height: int, camera):
+        allowed = f"render_mode must be one of {list(modes)} or None, got {render_mode!r}"
+        if render_mode is not None and not isinstance(render_mode, str):
+            raise ArgumentTypeError(allowed)
         if render_mode is not None and render_mode not in modes:
-            kind = InvalidArgumentError if isinstance(render_mode, str) else ArgumentTypeError
-            raise kind(f"render_mode must be one of {modes} or None, got {render_mode!r}")
+            raise InvalidArgumentError(allowed)
         self.render_mode = render_mode
         self.size = (check_count("width", width), check_count("height", height))
         if render_mode is not None:

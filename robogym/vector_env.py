@@ -34,7 +34,7 @@ from robogym.core import EnvCore, EnvSnapshot
 from robogym.env import check_options
 from robogym.errors import ArgumentTypeError, InvalidArgumentError, ResetNeededError
 from robogym.registration import registered_max_episode_steps
-from robogym.render import EnvFrames
+from robogym.render import EnvFrames, RenderModes
 from robogym.task import Task
 
 
@@ -71,7 +71,11 @@ class RoboDynVectorEnv(VectorEnv):
     """num_envs environments of `task_class` (subclasses set it), stepped as one batch."""
 
     task_class: type[Task] = Task
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 20, "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {
+        "render_modes": RenderModes(["rgb_array"]),
+        "render_fps": 20,
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+    }
 
     def __init__(
         self,

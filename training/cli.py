@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.errors import RoboDynError
+from engine.errors import DataSizeError, RoboDynError
 from training import jsonio
 
 
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except CLIError as e:
+    except (CLIError, DataSizeError) as e:  # DataSizeError: --num-envs more than memory holds
         print(f"robodyn: error: {_one_line(str(e))}", file=sys.stderr)
         return 2
 

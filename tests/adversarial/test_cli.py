@@ -186,6 +186,11 @@ SUBPROCESS_CASES = [
     ),
     ("train --seed -1", [*TRAIN, *OUT, "--seed", "-1"], r"argument --seed: must be an integer >= 0, got -1"),
     (
+        "train --num-envs beyond memory",
+        ["train", "Crane-v0", "--timesteps", "64", "--num-envs", "1000000000000", "--no-progress", *OUT],
+        r"Data for batch=1000000000000 needs .* GiB .* but this machine has .* GiB of memory",
+    ),
+    (
         "env-kwargs against the scenario",
         [*EVAL, *OUT, "--fixed", "--env-kwargs", '{"reset_noise_scale": 0.5}'],
         r"--env-kwargs sets reset_noise_scale=0.5, which the scenario 'fixed' fixes at 0.0",

@@ -264,7 +264,7 @@ def test_construction_refuses_bad_keywords(kwargs, error, match):
             ArgumentTypeError,
             r"max_episode_steps must be an int >= 1, got str '400'",
         ),
-        # gym.make itself turns "human" into HumanRendering over rgb_array, and fails on a non-str
+        # gym.make itself turns "human" into HumanRendering over rgb_array (see below for non-str)
         (
             {"render_mode": "human"},
             InvalidArgumentError,
@@ -281,6 +281,25 @@ def test_construction_refuses_bad_keywords(kwargs, error, match):
 def test_the_env_constructor_refuses_bad_keywords(kwargs, error, match):
     with pytest.raises(error, match=match):
         CraneEnv(**kwargs)
+
+
+@pytest.mark.parametrize("mode", [1, 2.5, True, ["rgb_array"]])
+def test_gym_make_refuses_a_render_mode_that_is_not_a_string(mode):
+    # gymnasium.make calls str methods on an unknown render_mode; ours must reach the env
+    with pytest.raises(ArgumentTypeError, match=r"render_mode must be one of \['rgb_array'\] or None, got "):
+        gym.make("RoboDyn/Crane-v0", render_mode=mode)
+
+
+def test_gym_make_still_adapts_string_render_modes():
+    env = gym.make("RoboDyn/Crane-v0", render_mode="rgb_array_list", width=32, height=24)
+    try:
+        assert type(env).__name__ == "RenderCollection"
+        env.reset(seed=0)
+        env.step(env.action_space.sample())
+        frames = env.render()
+        assert len(frames) == 2 and frames[0].shape == (24, 32, 3)
+    finally:
+        env.close()
 
 
 @pytest.mark.parametrize(

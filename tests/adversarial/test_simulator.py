@@ -51,12 +51,21 @@ def other_model():
         ({"nthread": False}, ValueError, r"nthread must be an int >= 1, got False"),
         ({"on_bad": "ignore"}, ValueError, r"on_bad must be one of \('raise', 'reset'\), got 'ignore'"),
         ({"on_bad": None}, ValueError, r"on_bad must be one of"),
+        # more than the machine's memory: refused before numpy tries (and fails) to allocate
+        (
+            {"batch": 10**12},
+            MemoryError,
+            r"Data for batch=1000000000000 needs .* GiB .* but this machine has .* GiB of memory; "
+            r"at most about \d+ environments",
+        ),
     ],
 )
 def test_constructor_refuses(kwargs, error, match):
     model = engine.load_mjcf(PENDULUM)
-    with pytest.raises(error, match=match):
+    with pytest.raises(error, match=match) as refused:
         engine.Simulator(model, **kwargs)
+    if error is MemoryError:
+        assert isinstance(refused.value, engine.DataSizeError)
 
 
 @pytest.mark.parametrize("model", [None, "assets/crane.xml", {"nq": 2}, 3])
