@@ -39,7 +39,15 @@ Force (MuJoCo's general actuator, no activation dynamics):
 
 and qfrc_actuator = moment^T force. `motor`, `position` and `velocity` are the special
 cases MuJoCo's compiler writes into these parameters.
+
+A servo on a rotation (site with refsite, gear[0:3] = 0; fixed gain, affine bias with
+biasprm[1] = -gainprm[0], as `position` writes) has a periodic setpoint,
+P = 2 pi |gear[3:6]|: before the gain, u is replaced by its representative nearest the
+length, u <- u - P round((u - length) / P) (halves away from zero), so the servo turns
+the short way round (MuJoCo's wrapSetpoint).
 """
+
+import math
 
 from engine import types as T
 from engine.jacobian import apply_ft_chain
@@ -163,6 +171,40 @@ def first_bad_ctrl(m, d, b, clamp):
 
 
 @kernel
+def wrap_period(m, a):
+    """Period of actuator a's setpoint, 0 if it has none (MuJoCo's wrapPeriod).
+
+    A servo (fixed gain, affine bias with biasprm[1] = -gainprm[0], no dynamics) on a site
+    transmission with a refsite and a purely rotational gear has a length that is an angle
+    times |gear[3:6]|: its setpoint is periodic with 2 pi |gear[3:6]|.
+    """
+    if m.actuator_trntype[a] != T.TRN_SITE or m.actuator_trnid[a, 1] < 0:
+        return 0.0
+    if m.actuator_gaintype[a] != T.GAIN_FIXED or m.actuator_biastype[a] != T.BIAS_AFFINE:
+        return 0.0
+    if m.actuator_gainprm[a, 0] != -m.actuator_biasprm[a, 1]:
+        return 0.0
+    g = m.actuator_gear[a]
+    if g[0] != 0.0 or g[1] != 0.0 or g[2] != 0.0:
+        return 0.0
+    return 2.0 * math.pi * math.sqrt(g[3] * g[3] + g[4] * g[4] + g[5] * g[5])
+
+
+@kernel
+def _round_int(x):
+    """x rounded to the nearest integer, halves away from zero, clamped to the int32 range
+    (MuJoCo's mju_round: C's round, then int)."""
+    if x > 2147483647.0:
+        return 2147483647.0
+    if x < -2147483648.0:
+        return -2147483648.0
+    t = float(math.trunc(x))
+    if abs(x - t) >= 0.5:  # x - trunc(x) is exact
+        t += 1.0 if x > 0 else -1.0
+    return t
+
+
+@kernel
 def actuation(m, d, b):
     """actuator_force and qfrc_actuator of row b (MuJoCo's mj_fwdActuation)."""
     qfrc = d.qfrc_actuator[b]
@@ -180,6 +222,9 @@ def actuation(m, d, b):
     for a in range(m.nu):
         u = 0.0 if bad >= 0 else clamped_ctrl(m, d, b, a, clamp)
         length = d.actuator_length[b, a]
+        period = wrap_period(m, a)
+        if period > 0.0:  # the setpoint nearest the length, on the circle
+            u -= period * _round_int((u - length) / period)
         vel = d.actuator_velocity[b, a]
         gp = m.actuator_gainprm[a]
         gain = gp[0]

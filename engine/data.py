@@ -30,6 +30,7 @@ from engine.fields import (  # noqa: F401 (the names the declarations use)
     ngeom,
     njnt,
     nM,
+    nmocap,
     npgs,
     nq,
     nsensordata,
@@ -54,6 +55,8 @@ class Data(NamedTuple):
     qfrc_applied: f64[B, nv]  # user-applied generalized forces
     xfrc_applied: f64[B, nbody, 6]  # user-applied Cartesian force:torque at body com
     eq_active: i32[B, neq]  # 1: the equality constraint is enforced
+    mocap_pos: f64[B, nmocap, 3]  # mocap body positions (world frame; a mocap body is a child of the world)
+    mocap_quat: f64[B, nmocap, 4]  # mocap body orientations (kinematics uses them normalized)
     qacc_warmstart: f64[B, nv]  # qacc of the last step: the constraint solver's warm start
 
     # kinematics
@@ -247,7 +250,8 @@ def _memory_warning(m: Model, batch: int, sizes: dict[str, int]) -> str | None:
 
 def make_data(m: Model, batch: int) -> Data:
     """Allocate a Data for `batch` environments, each at the model's reference pose qpos0:
-    every field as declared above, zero, except qpos (qpos0), eq_active (eq_active0) and
+    every field as declared above, zero, except qpos (qpos0), eq_active (eq_active0),
+    mocap_pos/mocap_quat (each mocap body's body_pos/body_quat, as mj_resetData) and
     contact_efc_address (-1: no rows).
 
     Raises TypeError for a batch that is not an int, ValueError for batch < 1, and
@@ -283,6 +287,9 @@ def make_data(m: Model, batch: int) -> Data:
         arrays[name] = np.zeros(shape, dtype=spec.dtype)
     arrays["qpos"][:] = m.qpos0
     arrays["eq_active"][:] = m.eq_active0
+    mocap = m.body_mocapid >= 0
+    arrays["mocap_pos"][:, m.body_mocapid[mocap]] = m.body_pos[mocap]
+    arrays["mocap_quat"][:, m.body_mocapid[mocap]] = m.body_quat[mocap]
     arrays["contact_efc_address"][:] = -1
     return Data(**arrays)
 
@@ -297,5 +304,7 @@ STATE_FIELDS = (
     "qfrc_applied",
     "xfrc_applied",
     "eq_active",
+    "mocap_pos",
+    "mocap_quat",
     "qacc_warmstart",
 )

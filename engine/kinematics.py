@@ -8,6 +8,14 @@ Each joint then moves the body about its anchor a = x_i + R_i jnt_pos (world):
 - ball:   q_i <- q_i * normalize(qpos[0:4]), with the same off-centre correction
 - free:   x_i = qpos[0:3], q_i = normalize(qpos[3:7]) (parent ignored)
 The joint axis and anchor are recorded before the joint's own rotation (`xaxis`, `xanchor`).
+
+(pos_i, quat_i) is the model's (body_pos, body_quat), except for a mocap body
+(body_mocapid[i] = k >= 0), whose offset is the row's (mocap_pos[k], normalize(mocap_quat[k])):
+as in MuJoCo, a copy is normalized (norm < 1e-15, a zero quaternion: the identity) and
+mocap_quat keeps what the user wrote. MuJoCo's compiler makes every mocap body a joint-less
+child of the world, so x_i = mocap_pos and q_i = normalize(mocap_quat); bodies welded or
+jointed under it follow it, and its geoms and sites move with it. It has no dofs, so the
+dynamics see it as static at each step (no velocity, a zero Jacobian), as MuJoCo does.
 """
 
 from engine import types as T
@@ -29,7 +37,8 @@ def _local_to_global(xpos_out, xmat_out, body_xpos, body_xquat, pos, quat):
 @kernel
 def kinematics(m, d, b):
     """Forward kinematics of row b: xpos, xquat, xmat, xanchor, xaxis, xipos, ximat,
-    geom_xpos/xmat and site_xpos/xmat from qpos (MuJoCo's mj_kinematics)."""
+    geom_xpos/xmat and site_xpos/xmat from qpos, mocap_pos and mocap_quat (MuJoCo's
+    mj_kinematics)."""
     qpos = d.qpos[b]
     xpos = d.xpos[b]
     xquat = d.xquat[b]
@@ -56,15 +65,26 @@ def kinematics(m, d, b):
             put(d.xaxis[b, jntadr], m.jnt_axis[jntadr])
         else:
             p = m.body_parentid[i]
-            if p > 0:
-                r = mv3(xmat[p], m.body_pos[i])
-                pos = (r[0] + xpos[p, 0], r[1] + xpos[p, 1], r[2] + xpos[p, 2])
-                quat = qmul(xquat[p], m.body_quat[i])
+            k = m.body_mocapid[i]
+            if k >= 0:
+                # a mocap body: its offset is the row's mocap pose, the quaternion normalized
+                # here (a zero one becomes the identity); mocap_quat itself is left as written
+                bp = d.mocap_pos[b, k]
+                bq = d.mocap_quat[b, k]
+                bpos = (bp[0], bp[1], bp[2])
+                bquat = qnormalized((bq[0], bq[1], bq[2], bq[3]))
             else:
                 bp = m.body_pos[i]
                 bq = m.body_quat[i]
-                pos = (bp[0], bp[1], bp[2])
-                quat = (bq[0], bq[1], bq[2], bq[3])
+                bpos = (bp[0], bp[1], bp[2])
+                bquat = (bq[0], bq[1], bq[2], bq[3])
+            if p > 0:
+                r = mv3(xmat[p], bpos)
+                pos = (r[0] + xpos[p, 0], r[1] + xpos[p, 1], r[2] + xpos[p, 2])
+                quat = qmul(xquat[p], bquat)
+            else:
+                pos = bpos
+                quat = bquat
             for j in range(jntadr, jntadr + jntnum):
                 qa = m.jnt_qposadr[j]
                 axis = qrot(quat, m.jnt_axis[j])

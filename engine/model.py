@@ -86,6 +86,7 @@ class Model(NamedTuple):
     nu: int  # number of actuators / controls
     na: int  # number of activation states (always 0: no actuator dynamics yet)
     nbody: int  # number of bodies, world included
+    nmocap: int  # number of mocap bodies
     njnt: int  # number of joints
     ngeom: int  # number of geoms
     nsite: int  # number of sites
@@ -115,6 +116,7 @@ class Model(NamedTuple):
     # bodies
     body_parentid: i32[nbody]  # parent body, parent-first ordering
     body_rootid: i32[nbody]  # top-level ancestor (child of the world)
+    body_mocapid: i32[nbody]  # row of mocap_pos/mocap_quat that poses the body, -1 if not mocap
     body_weldid: i32[nbody]  # outermost ancestor welded to this body
     body_jntnum: i32[nbody]  # number of joints on the body
     body_jntadr: i32[nbody]  # first joint, -1 if none
@@ -584,8 +586,6 @@ def check_supported(mj: mujoco.MjModel) -> None:
         if count:
             _refuse(name, "not supported by the engine")
     for b in range(mj.nbody):
-        if mj.body_mocapid[b] >= 0:
-            _refuse(f"<body mocap='true'> {_name(mj, OBJ.mjOBJ_BODY, b)}", "mocap bodies")
         if mj.body_gravcomp[b] != 0:
             _refuse(f"<body gravcomp> {_name(mj, OBJ.mjOBJ_BODY, b)}", "gravity compensation")
     for g in range(mj.ngeom):

@@ -26,7 +26,7 @@ from engine.step import JOB_FORWARD, JOB_ROLLOUT, JOB_STEP, run_rows
 
 class NonFiniteError(RoboDynError, FloatingPointError):
     """The physics met a NaN, an inf or a value beyond MuJoCo's 1e10 (mjMAXVAL) in qpos,
-    qvel or qacc; the message names row, step and quantity."""
+    qvel, mocap_pos, mocap_quat or qacc; the message names row, step and quantity."""
 
 
 class Snapshot(NamedTuple):
@@ -40,6 +40,9 @@ class Snapshot(NamedTuple):
 
 ON_BAD = ("raise", "reset")
 
+# inputs of the kinematics a step checks but never writes (engine.step.mocap_ok)
+_MOCAP = ("mocap_pos", "mocap_quat")
+
 # what each counted warning is about, and MuJoCo's name for it
 _WARNINGS = {
     T.WARN_BADQPOS: ("qpos", "mjWARN_BADQPOS"),
@@ -52,6 +55,8 @@ _WARNINGS = {
 _DIAGNOSE = (
     "qpos",
     "qvel",
+    "mocap_pos",
+    "mocap_quat",
     "qfrc_applied",
     "xfrc_applied",
     "qM",
@@ -85,6 +90,8 @@ class Simulator:
     row goes back to the model's initial state and steps on, with a PhysicsWarning, as
     MuJoCo's mj_step does. Either way data.warning counts it per row; a bad control is
     counted and warned about, and every control of its row is taken as 0 (as in MuJoCo).
+    A bad mocap_pos or mocap_quat (written by the caller; MuJoCo does not check them) fails
+    its row with NonFiniteError whatever on_bad says, in step() and forward() alike.
     """
 
     def __init__(self, model: Model, batch: int = 1, nthread: int | None = None, on_bad: str = "raise"):
@@ -152,7 +159,8 @@ class Simulator:
     # --- dynamics ------------------------------------------------------------------------
     def forward(self, rows=None) -> None:
         """Every derived quantity at the current state, for every row or the rows given
-        (like mj_forward). Raises NonFiniteError if a qacc is bad, whatever on_bad says."""
+        (like mj_forward). Raises NonFiniteError if a qacc, mocap_pos or mocap_quat is bad,
+        whatever on_bad says (a row with a bad mocap pose is not computed)."""
         mask = self._all_rows
         if rows is not None:
             mask = np.zeros(self.batch, dtype=np.uint8)
@@ -272,8 +280,8 @@ class Simulator:
 
     def snapshot(self, rows=None) -> Snapshot:
         """Copy the state (time, qpos, qvel, act, ctrl, applied forces, equality switches,
-        solver warm start) of `rows` (all by default). Restoring it reproduces the following
-        steps bit for bit."""
+        mocap poses, solver warm start) of `rows` (all by default). Restoring it reproduces
+        the following steps bit for bit."""
         idx = self._rows(rows)
         fields = {name: getattr(self.data, name)[idx].copy() for name in STATE_FIELDS}
         return Snapshot(self.model_digest(), idx, fields, self.nstep)
@@ -372,11 +380,17 @@ class Simulator:
         where = ", ".join(str(int(i)) for i in np.unravel_index(flat, arr.shape))
         value = arr.reshape(-1)[flat]
         rows = ", ".join(str(int(r)) for r in bad[:8])
+        if quantity in _MOCAP:
+            done = (
+                "; mocap_pos and mocap_quat are inputs the physics never writes, so a bad one is "
+                "refused whatever on_bad says (MuJoCo does not check them)"
+            )
+        else:
+            done = " (with Simulator(..., on_bad='reset') they are reset instead, as MuJoCo does)"
         raise NonFiniteError(
             f"{quantity}[{where}] = {value:.6g} in row {row} at step {step} ({what}) is NaN, inf or "
             f"beyond 1e10 (MuJoCo's mjMAXVAL); rows that failed: {rows}{' ...' if len(bad) > 8 else ''}. "
-            "Those rows were not advanced (with Simulator(..., on_bad='reset') they are reset instead, "
-            "as MuJoCo does)."
+            f"Those rows were not advanced{done}."
         )
 
 

@@ -6,10 +6,11 @@ with nthread > 1 the batch is split into nthread contiguous blocks that numba's 
 run at once (`prange`); the pipeline itself is reached through the model's unit addresses
 (`m.unit_forward`, `m.unit_integrate`, ...), so a parallel loop compiles in seconds.
 
-A row whose state or acceleration is bad (NaN, inf or beyond MuJoCo's 1e10), or that found
-more contacts than its buffer holds, is flagged in `d.status` and not advanced, so the
-Python layer can raise with the row, the step and the reason while its state is intact;
-with STEP_RESET_BAD a bad state or acceleration resets the row instead, as MuJoCo does.
+A row whose state, mocap pose or acceleration is bad (NaN, inf or beyond MuJoCo's 1e10), or
+that found more contacts than its buffer holds, is flagged in `d.status` and not advanced,
+so the Python layer can raise with the row, the step and the reason while its state is
+intact; with STEP_RESET_BAD a bad state or acceleration resets the row instead, as MuJoCo
+does (a bad mocap pose, an input the physics never writes, fails the row either way).
 Warnings are counted per row in `d.warning`. Every entry returns the number of flagged and
 of warned rows, so Python looks at `status` and `warning` only when something happened.
 """
@@ -20,7 +21,7 @@ from engine import types as T
 from engine.drive import acceleration_drive, pd_drive
 from engine.jit import kernel, parallel_entry
 from engine.ptr import call_unit, data_at, model_at
-from engine.warning import first_bad, warn
+from engine.warning import first_bad, is_bad, warn
 
 # what run_rows does to each row
 JOB_FORWARD = 0
@@ -32,7 +33,8 @@ JOB_ROLLOUT = 2
 def reset_row(m, d, b):
     """Row b back to the model's initial state (MuJoCo's mj_resetData for the state):
     time 0, qpos0, zero velocities, activations, controls, applied forces and warm start,
-    equality constraints as the model declares them."""
+    equality constraints as the model declares them, mocap bodies at their body_pos and
+    body_quat."""
     d.time[b] = 0.0
     for i in range(m.nq):
         d.qpos[b, i] = m.qpos0[i]
@@ -49,13 +51,38 @@ def reset_row(m, d, b):
             d.xfrc_applied[b, i, k] = 0.0
     for i in range(m.neq):
         d.eq_active[b, i] = m.eq_active0[i]
+    for i in range(m.nbody):
+        k = m.body_mocapid[i]
+        if k >= 0:
+            for c in range(3):
+                d.mocap_pos[b, k, c] = m.body_pos[i, c]
+            for c in range(4):
+                d.mocap_quat[b, k, c] = m.body_quat[i, c]
+
+
+@kernel
+def mocap_ok(m, d, b):
+    """True if every mocap_pos and mocap_quat number of row b is good (not NaN, inf or
+    beyond MAXVAL). They are inputs the physics never writes, so a bad one is the caller's
+    error: the row fails whatever STEP_RESET_BAD says (MuJoCo does not check them)."""
+    for k in range(m.nmocap):
+        for c in range(3):
+            if is_bad(d.mocap_pos[b, k, c]):
+                return False
+        for c in range(4):
+            if is_bad(d.mocap_quat[b, k, c]):
+                return False
+    return True
 
 
 @kernel
 def state_ok(m, d, b, reset):
     """MuJoCo's mj_checkPos and mj_checkVel for row b: a bad qpos or qvel is counted
     (WARN_BADQPOS / WARN_BADQVEL); with `reset` the row is reset and stepping goes on,
-    otherwise it fails. Returns False if the step must not run."""
+    otherwise it fails. A bad mocap pose (mocap_ok) always fails. Returns False if the step
+    must not run."""
+    if not mocap_ok(m, d, b):
+        return False
     i = first_bad(d.qpos[b], m.nq)
     kind = T.WARN_BADQPOS
     if i < 0:
@@ -188,9 +215,11 @@ def rollout_row(m, d, b, flags, ctrl, qpos, qvel, sensordata):
 @kernel
 def row_job(m, d, b, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, sensordata):
     """One row's part of a call: JOB_FORWARD (forward_row; 1 if qacc is bad or the
-    contacts overflowed), JOB_STEP (step_row with the drive) or JOB_ROLLOUT (rollout_row).
-    Returns the row's status."""
+    contacts overflowed, or without running it if the mocap pose is bad), JOB_STEP
+    (step_row with the drive) or JOB_ROLLOUT (rollout_row). Returns the row's status."""
     if job == JOB_FORWARD:
+        if not mocap_ok(m, d, b):
+            return 1
         forward_row(m, d, b)
         return 0 if acc_ok(m, d, b) else 1
     if job == JOB_STEP:

@@ -29,7 +29,7 @@ __all__ = ["EnvCore", "EnvSnapshot", "InvalidActionError"]
 @dataclass(frozen=True)
 class EnvSnapshot:
     """Everything a rollout of some rows depends on: physics state (qpos, qvel, act, ctrl,
-    time, applied forces), each row's random generator, step counters and task state, the
+    time, applied forces, mocap poses), each row's random generator, step counters and task state, the
     env face's own per-row state (`extra`), and for a snapshot taken through the wrappers of
     gym.make, theirs (`wrappers`: TimeLimit's step count, OrderEnforcing's reset flag)."""
 
@@ -66,7 +66,9 @@ class EnvCore:
             self.rngs[r] = np.random.default_rng(s)
 
     def reset_rows(self, rows: np.ndarray) -> None:
-        """Fresh episodes for `rows` (others untouched); derived quantities recomputed."""
+        """Fresh episodes for `rows` (others untouched); derived quantities recomputed. The
+        inputs start as MuJoCo's mj_resetData leaves them (no applied forces, activations or
+        controls, time 0, mocap bodies at their declared pose); the task sets the rest."""
         rows = np.asarray(rows, dtype=np.int64)
         if len(rows) == 0:
             return
@@ -74,6 +76,7 @@ class EnvCore:
         for name in ("qfrc_applied", "xfrc_applied", "act", "ctrl"):
             getattr(d, name)[rows] = 0.0
         d.time[rows] = 0.0
+        self.physics.reset_mocap(rows)
         self.task.reset_rows(rows, [self.rngs[r] for r in rows])
         self.elapsed[rows] = 0
         self.physics.sim.forward()

@@ -135,6 +135,38 @@ class Physics:
         self.data.qvel[r, dof : dof + 3] = linear
         self.data.qvel[r, dof + 3 : dof + 6] = angular
 
+    def mocap_pose(self, body: str) -> tuple[np.ndarray, np.ndarray]:
+        """(pos (B, 3), quat (B, 4) as w, x, y, z) of a mocap body: views into mocap_pos and
+        mocap_quat (writing into them moves the body at the next forward pass or step)."""
+        k = self._mocap(body)
+        return self.data.mocap_pos[:, k], self.data.mocap_quat[:, k]
+
+    def set_mocap_pose(self, body: str, pos, quat=None, rows=None) -> None:
+        """Write a mocap body's position (world frame) and, if given, orientation (a
+        quaternion w, x, y, z; the kinematics normalize it, a zero one is the identity, as
+        in MuJoCo) in `rows` (all by default). Non-finite values are refused before anything
+        is written."""
+        k = self._mocap(body)
+        r = _rows(rows)
+        pos = np.asarray(pos, dtype=np.float64)
+        quat = None if quat is None else np.asarray(quat, dtype=np.float64)
+        for name, value in (("pos", pos), ("quat", quat)):
+            if value is not None and not np.all(np.isfinite(value)):
+                raise ValueError(f"mocap body {body!r}: {name} must be finite, got {value}")
+        self.data.mocap_pos[r, k] = pos
+        if quat is not None:
+            self.data.mocap_quat[r, k] = quat
+
+    def reset_mocap(self, rows=None) -> None:
+        """Every mocap body of `rows` (all by default) back at its body_pos/body_quat, the
+        pose the model declares (as MuJoCo's mj_resetData)."""
+        m = self.model
+        r = _rows(rows)
+        for b in np.flatnonzero(m.body_mocapid >= 0):
+            k = m.body_mocapid[b]
+            self.data.mocap_pos[r, k] = m.body_pos[b]
+            self.data.mocap_quat[r, k] = m.body_quat[b]
+
     def site_pos(self, site: str) -> np.ndarray:
         """(B, 3) world position of a site at the last forward pass."""
         return self.data.site_xpos[:, self._id(mujoco.mjtObj.mjOBJ_SITE, site)]
@@ -169,6 +201,13 @@ class Physics:
             kind = mujoco.mjtJoint(jtype).name.removeprefix("mjJNT_").lower()
             raise ValueError(f"joint {joint!r} is a {kind} joint, not a slide or hinge (see free_pose)")
         return int(self.mj_model.jnt_qposadr[j]), int(self.mj_model.jnt_dofadr[j])
+
+    def _mocap(self, body: str) -> int:
+        """Row of mocap_pos/mocap_quat that poses a mocap body."""
+        k = int(self.model.body_mocapid[self._id(mujoco.mjtObj.mjOBJ_BODY, body)])
+        if k < 0:
+            raise ValueError(f'body {body!r} is not a mocap body (<body mocap="true">)')
+        return k
 
     def _free(self, joint: str) -> tuple[int, int]:
         """(qpos address, dof address) of a free joint."""

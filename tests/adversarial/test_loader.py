@@ -16,6 +16,7 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+import mujoco
 import numpy as np
 import pytest
 
@@ -99,7 +100,6 @@ UNSUPPORTED = [
     ("noslip", arm(option='noslip_iterations="3"'), r"<option noslip_iterations>"),
     ("frictionloss", arm(joint='frictionloss="0.1"'), r"<joint frictionloss> 'hinge'"),
     ("condim_6", arm(floor='condim="6"'), r"<geom condim> of 'floor' and 'ball'.*condim 6"),
-    ("mocap", arm(tail='<worldbody><body name="target" mocap="true"/></worldbody>'), r"mocap.*'target'"),
     ("gravcomp", arm(body='gravcomp="1"'), r"<body gravcomp> 'arm'"),
     ("adhesion", arm(geom='adhesion="1"'), r"<geom adhesion> 'ball'"),
     (
@@ -143,6 +143,20 @@ def test_unsupported_is_a_model_error():
 def test_energy_flag_is_allowed():
     """The one enable flag the engine honours still loads."""
     engine.load_mjcf(arm(flag='energy="enable"'))
+
+
+def test_mocap_body_loads():
+    """A mocap body (once refused) loads: its mocap id is MuJoCo's, and every row of a new
+    Data holds it at its body_pos/body_quat, as a new MjData does (tests/engine/test_mocap.py
+    compares its physics with MuJoCo's)."""
+    target = '<body name="target" mocap="true" pos="0.3 0 0.2" euler="0 0 40"><geom size="0.05"/></body>'
+    xml = arm(tail=f"<worldbody>{target}</worldbody>")
+    model, mj = engine.load_mjcf(xml), mujoco.MjModel.from_xml_string(xml)
+    assert model.nmocap == mj.nmocap == 1
+    np.testing.assert_array_equal(model.body_mocapid, mj.body_mocapid)
+    data, mjd = engine.make_data(model, 3), mujoco.MjData(mj)
+    np.testing.assert_array_equal(data.mocap_pos, np.broadcast_to(mjd.mocap_pos, (3, 1, 3)))
+    np.testing.assert_array_equal(data.mocap_quat, np.broadcast_to(mjd.mocap_quat, (3, 1, 4)))
 
 
 # --- option values MuJoCo compiles but the engine cannot simulate ------------------------------
@@ -195,6 +209,11 @@ NUMBERS = [
     ("body_quat", {"body": 'quat="nan 0 0 1"'}, r"<body quat> 'arm'"),
     ("body_euler", {"body": 'euler="nan 0 0"'}, r"<body quat> 'arm'"),
     ("body_pos_inf", {"pos": "inf 0 0.5"}, r"<body pos> 'arm'"),
+    (
+        "mocap_pos_inf",
+        {"tail": '<worldbody><body name="target" mocap="true" pos="0 -inf 0"/></worldbody>'},
+        r"<body pos> 'target'",
+    ),
     ("geom_friction", {"geom": 'friction="nan 0.005 0.0001"'}, r"<geom friction> 'ball'"),
     ("geom_margin", {"geom": 'margin="nan"'}, r"<geom margin> 'ball'"),
     ("geom_solimp", {"geom": 'solimp="nan 0.95 0.001"'}, r"<geom solimp> 'ball'"),
@@ -234,6 +253,16 @@ COMPILER = [
     ("zero_quaternion", arm(body='quat="0 0 0 0"'), r"zero quaternion.*Element 'body'"),
     ("zero_axis", arm().replace('axis="0 1 0"', 'axis="0 0 0"'), r"axis too small in joint"),
     ("bad_keyword", arm().replace('type="hinge"', 'type="spiral"'), r"invalid keyword: 'spiral'.*'joint'"),
+    (
+        "mocap_with_joint",
+        arm(tail='<worldbody><body name="target" mocap="true"><joint type="slide"/></body></worldbody>'),
+        r"mocap body 'target' is not a fixed child of world",
+    ),
+    (
+        "mocap_not_child_of_world",
+        arm(tail='<worldbody><body name="holder"><body name="target" mocap="true"/></body></worldbody>'),
+        r"mocap body 'target' is not a fixed child of world",
+    ),
     ("bad_number", arm(option='timestep="fast"'), r"bad format in attribute 'timestep'.*'option'"),
     ("short_vector", arm(option='gravity="0 0"'), r"attribute 'gravity' does not have enough data"),
     ("overflowing_number", arm(option='gravity="0 0 1e400"'), r"too large in attribute 'gravity'"),

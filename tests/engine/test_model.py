@@ -1,4 +1,5 @@
-"""engine.load_mjcf: refusals of unsupported features, path vs string loading, M's sparsity.
+"""engine.load_mjcf: refusals of unsupported features, what it copies (mocap bodies), path vs
+string loading, M's sparsity.
 
 No numba kernel runs here: loading a model is pure Python (MuJoCo's compiler + copies).
 """
@@ -113,9 +114,22 @@ REFUSALS = [
         ["<actuator>", "'biceps'"],
     ),
     (
-        "mocap_body",
-        _xml(world='<body name="target" mocap="true" pos="1 0 0"><geom type="sphere" size="0.1"/></body>'),
-        ["mocap", "'target'"],
+        "slidercrank_transmission",
+        _xml(
+            extra='<actuator><general name="crank" cranksite="s0" slidersite="s1" cranklength="0.1"/>'
+            "</actuator>"
+        ),
+        ["<actuator>", "'crank'", "slidercrank transmission"],
+    ),
+    (
+        "jointinparent_transmission",
+        _xml(extra='<actuator><general name="parent" jointinparent="hinge"/></actuator>'),
+        ["<actuator>", "'parent'", "jointinparent transmission"],
+    ),
+    (
+        "body_transmission",
+        _xml(extra='<actuator><adhesion name="stick" body="link" ctrlrange="0 1"/></actuator>'),
+        ["<actuator>", "'stick'", "body transmission"],
     ),
     (
         "ball_joint_motor",
@@ -172,6 +186,26 @@ def test_refusal(xml: str, needles: list[str]):
 
 def test_refusal_is_a_value_error():
     assert issubclass(engine.UnsupportedModelError, ValueError)
+
+
+def test_mocap_bodies_are_copied():
+    """Mocap bodies load (no longer refused): nmocap and body_mocapid are MuJoCo's, with
+    -1 for every other body, and the Data of the model holds each at its body_pos/body_quat."""
+    targets = (
+        '<body name="target" mocap="true" pos="1 0 0"><geom type="sphere" size="0.1"/></body>'
+        '<body name="marker" mocap="true" pos="0 1 2" quat="0 1 1 0"/>'
+    )
+    xml = _xml(world=targets)
+    model, mj = engine.load_mjcf(xml), mujoco.MjModel.from_xml_string(xml)
+    assert model.nmocap == mj.nmocap == 2
+    np.testing.assert_array_equal(model.body_mocapid, mj.body_mocapid)
+    assert sorted(model.body_mocapid[model.body_mocapid >= 0]) == [0, 1]
+    data = engine.make_data(model, 2)
+    for name in ("target", "marker"):
+        b = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_BODY, name)
+        k = model.body_mocapid[b]
+        np.testing.assert_array_equal(data.mocap_pos[:, k], [mj.body_pos[b]] * 2)
+        np.testing.assert_array_equal(data.mocap_quat[:, k], [mj.body_quat[b]] * 2)
 
 
 # --- path vs string --------------------------------------------------------------------------

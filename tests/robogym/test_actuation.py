@@ -93,3 +93,26 @@ def test_refusals_name_what_is_wrong():
         Actuation(p.model, "pd_target", [6], -1.0, 1.0, [1], 0.0, 1.0, 1.0, 1.0)
     with pytest.raises(KeyError, match="no actuator named 'wrist'"):
         Actuation.ctrl(p, ["wrist"])
+
+
+SITE_MOTOR = """<mujoco><option><flag contact="disable" constraint="disable"/></option><worldbody>
+  <body name="rocket"><freejoint/><geom type="box" size=".1 .1 .3" mass="1"/>
+    <site name="nozzle" pos="0 0 -.3"/></body></worldbody>
+  <actuator>
+    <motor name="thrust" site="nozzle" gear="0 0 1 0 0 0" ctrllimited="true" ctrlrange="0 20"/>
+  </actuator>
+</mujoco>"""
+
+
+def test_joint_kinds_refuse_a_site_actuator(tmp_path):
+    """The mask holds the one dof each actuator drives: an actuator on a site (a thruster)
+    has none, and every kind that takes actuators says so by name."""
+    path = tmp_path / "rocket.xml"
+    path.write_text(SITE_MOTOR)
+    p = Physics(path, 1)
+    with pytest.raises(ValueError, match="'thrust'.*not a site transmission"):
+        Actuation.ctrl(p, ["thrust"])
+    with pytest.raises(ValueError, match="'thrust'.*not a site transmission"):
+        Actuation.acceleration(p, "thrust", 1.0)
+    with pytest.raises(ValueError, match="'thrust'.*not a site transmission"):
+        Actuation.pd_target(p, ["thrust"], kp=1.0, kd=0.1, scale=1.0)

@@ -1,0 +1,96 @@
+"""robogym.Physics: reads and writes by name. Here: mocap bodies (a task's moving target),
+through Physics and through EnvCore's reset, on the mocap model of tests/engine/test_mocap.py."""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pytest
+
+import robogym.core
+from robogym.actuation import Actuation
+from robogym.core import EnvCore
+from robogym.physics import Physics
+from robogym.task import Task
+from tests.engine.test_mocap import MODEL
+
+
+@pytest.fixture
+def model_path(tmp_path):
+    path = tmp_path / "mocap_push.xml"
+    path.write_text(MODEL)
+    return path
+
+
+def _declared(physics: Physics, body: str) -> tuple[np.ndarray, np.ndarray]:
+    b = mujoco.mj_name2id(physics.mj_model, mujoco.mjtObj.mjOBJ_BODY, body)
+    return physics.model.body_pos[b], physics.model.body_quat[b]
+
+
+def test_mocap_pose_by_name(model_path):
+    physics = Physics(model_path, batch=3, nthread=1)
+    pos, quat = physics.mocap_pose("pusher")
+    assert pos.shape == (3, 3) and quat.shape == (3, 4)
+    np.testing.assert_array_equal(pos, np.broadcast_to(_declared(physics, "pusher")[0], (3, 3)))
+    physics.set_mocap_pose("pusher", [0.1, 0.2, 0.3], [0.0, 0.0, 0.0, 2.0], rows=[1])
+    physics.set_mocap_pose("carrier", [[0.0, 0.0, 1.0]] * 3)  # every row, orientation kept
+    physics.sim.forward()
+    b = mujoco.mj_name2id(physics.mj_model, mujoco.mjtObj.mjOBJ_BODY, "pusher")
+    np.testing.assert_array_equal(physics.body_pos("pusher")[1], [0.1, 0.2, 0.3])
+    np.testing.assert_array_equal(physics.data.xquat[1, b], [0.0, 0.0, 0.0, 1.0])  # normalized
+    np.testing.assert_array_equal(physics.mocap_pose("pusher")[1][1], [0.0, 0.0, 0.0, 2.0])  # as written
+    np.testing.assert_array_equal(physics.body_pos("carrier"), [[0.0, 0.0, 1.0]] * 3)
+    np.testing.assert_array_equal(
+        physics.mocap_pose("carrier")[1], np.broadcast_to(_declared(physics, "carrier")[1], (3, 4))
+    )
+
+
+def test_mocap_pose_refusals_change_nothing(model_path):
+    physics = Physics(model_path, batch=2, nthread=1)
+    before = (physics.data.mocap_pos.copy(), physics.data.mocap_quat.copy())
+    with pytest.raises(ValueError, match="'pusher': quat must be finite"):
+        physics.set_mocap_pose("pusher", [1.0, 2.0, 3.0], [1.0, np.nan, 0.0, 0.0])
+    with pytest.raises(ValueError, match="'pusher': pos must be finite"):
+        physics.set_mocap_pose("pusher", [np.inf, 2.0, 3.0])
+    with pytest.raises(ValueError, match="'base' is not a mocap body"):
+        physics.set_mocap_pose("base", [1.0, 2.0, 3.0])
+    with pytest.raises(KeyError, match="no body named 'nowhere'"):
+        physics.mocap_pose("nowhere")
+    np.testing.assert_array_equal(physics.data.mocap_pos, before[0])
+    np.testing.assert_array_equal(physics.data.mocap_quat, before[1])
+
+
+class _PushTask(Task):
+    """The least task EnvCore accepts: shoulder and elbow forces, nothing rewarded; an
+    episode starts with the arm at rest and the mocap bodies where the model puts them."""
+
+    model_file = "mocap_push.xml"
+
+    def bind(self, physics) -> None:
+        super().bind(physics)
+        self._actuation = Actuation.force(physics, ["shoulder", "elbow"], 1.0)
+
+    def actuation(self) -> Actuation:
+        return self._actuation
+
+    def reset_rows(self, rows, rngs) -> None:
+        self.physics.data.qpos[rows] = 0.0
+        self.physics.data.qvel[rows] = 0.0
+
+
+def test_env_reset_puts_mocap_bodies_back(model_path, monkeypatch):
+    """EnvCore.reset_rows starts an episode's inputs as mj_resetData does: the mocap bodies
+    of the reset rows go back to their declared pose, the other rows keep theirs."""
+    monkeypatch.setattr(robogym.core, "asset_path", lambda name: model_path)
+    core = EnvCore(_PushTask(), num_envs=3, nthread=1)
+    core.physics.set_mocap_pose("pusher", [0.5, -0.5, 0.2], [0.0, 1.0, 0.0, 0.0])
+    core.reset_rows(np.array([0, 2]))
+    mjd = mujoco.MjData(core.physics.mj_model)
+    mjd.mocap_pos[:] = 1.0
+    mujoco.mj_resetData(core.physics.mj_model, mjd)
+    for r in (0, 2):
+        np.testing.assert_array_equal(core.physics.data.mocap_pos[r], mjd.mocap_pos)
+        np.testing.assert_array_equal(core.physics.data.mocap_quat[r], mjd.mocap_quat)
+    pos, quat = core.physics.mocap_pose("pusher")
+    np.testing.assert_array_equal(pos[1], [0.5, -0.5, 0.2])
+    np.testing.assert_array_equal(quat[1], [0.0, 1.0, 0.0, 0.0])
