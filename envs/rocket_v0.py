@@ -43,6 +43,8 @@ class RocketTask(Task):
         "landing_bonus": NON_NEGATIVE,
         "crash_penalty": NON_NEGATIVE,
         "profile_accel": POSITIVE,
+        "lateral_accel": POSITIVE,
+        "touchdown_velocity": NON_NEGATIVE,
         "velocity_scale": POSITIVE,
         "tilt_scale": POSITIVE,
         "max_tilt": POSITIVE,
@@ -58,7 +60,9 @@ class RocketTask(Task):
         control_weight: float = 0.05,
         landing_bonus: float = 100.0,
         crash_penalty: float = 50.0,
-        profile_accel: float = 1.5,
+        profile_accel: float = 1.0,
+        lateral_accel: float = 2.0,
+        touchdown_velocity: float = 0.1,
         velocity_scale: float = 2.0,
         tilt_scale: float = 0.3,
         max_tilt: float = 1.0,
@@ -82,6 +86,8 @@ class RocketTask(Task):
         self.landing_bonus = float(landing_bonus)
         self.crash_penalty = float(crash_penalty)
         self.profile_accel = float(profile_accel)
+        self.lateral_accel = float(lateral_accel)
+        self.touchdown_velocity = float(touchdown_velocity)
         self.velocity_scale = float(velocity_scale)
         self.tilt_scale = float(tilt_scale)
         self.max_tilt = float(max_tilt)
@@ -147,11 +153,15 @@ class RocketTask(Task):
         return np.any(live & np.any(d.contact_geom == self._hull, axis=2), axis=1)
 
     def descent_profile(self, position: np.ndarray) -> np.ndarray:
-        """(B, 2) the reference velocity at `position` (B, 2): on each axis the fastest
-        approach from which the deceleration profile_accel still stops the vehicle at the
-        pad, v = -sign(e) sqrt(2 a |e|) with e = x (lateral) or the height."""
-        e = position
-        return -np.sign(e) * np.sqrt(2.0 * self.profile_accel * np.abs(e))
+        """(..., 2) the reference velocity at `position` (..., 2) = (x, height): on each axis
+        the fastest approach from which a constant deceleration a still stops the vehicle at
+        the pad, v = -sign(e) sqrt(2 a |e|), with a = lateral_accel for x and profile_accel
+        for the height (smaller, so the vehicle is over the pad before it is down); the
+        vertical one less touchdown_velocity, so that it arrives rather than hovers."""
+        a = np.array([self.lateral_accel, self.profile_accel])
+        v = -np.sign(position) * np.sqrt(2.0 * a * np.abs(position))
+        v[..., 1] -= self.touchdown_velocity
+        return v
 
     # --- the task -----------------------------------------------------------------------------
     def actuation(self) -> Actuation:

@@ -87,6 +87,15 @@ TASKS = (
             )
         },
     ),
+    TaskEntry(
+        id="RoboDyn/Rocket-v0",
+        entry_point="envs.rocket_v0:RocketEnv",
+        vector_entry_point="envs.rocket_v0:RocketVectorEnv",
+        max_episode_steps=400,
+        summary="lander under gimballed thrust in [0.4 W, 2 W]: touch down softly on the pad (ctrl)",
+        baselines={"pd": "envs.baselines.rocket:rocket_pd", "mpc": "envs.baselines.rocket:rocket_mpc"},
+        scenarios={"fixed": {"reset_noise_scale": 0.0}},
+    ),
 )
 
 

@@ -10,7 +10,8 @@ cannot get there settles for what it can reach.
 The PD turns the errors into a wanted acceleration of the base and allocates it:
 
     a = omega^2 (0 - p) + 2 zeta omega (v_ref(p) - v) + (0, g)      (p = (x, height))
-    lean* = atan2(a_x, a_z), clipped to +-max_lean;   thrust = m |a|, clipped to [0.4 W, 2 W]
+    lean* = atan2(a_x, max(a_z, g / 2)), clipped to +-max_lean
+    thrust = m a_z / cos(lean*), clipped to [0.4 W, 2 W]
     gimbal = -(I / (thrust l)) (w^2 (lean* - pitch) - 2 w pitch_rate), clipped to +-0.3 rad
 
 (a positive gimbal pitches the nose towards -x; l is the pivot's distance below the centre
@@ -34,6 +35,7 @@ from envs.baselines.tuned import tuned_parameters
 TASK_ID = "RoboDyn/Rocket-v0"
 MAX_LEAN = 0.35  # rad: the PD's largest commanded lean
 ATTITUDE_OMEGA = 3.0  # rad/s: the PD's attitude loop
+VERTICAL_GAIN = 4.0  # 1/s: the PD's vertical velocity loop
 # MPC weights on the tangent state (x, z, pitch, gimbal, vx, vz, pitch rate, gimbal rate)
 MPC_Q = (0.05, 0.05, 20.0, 0.0, 2.0, 4.0, 2.0, 0.0)
 MPC_QF = (0.5, 0.5, 100.0, 0.0, 20.0, 40.0, 20.0, 0.0)
@@ -77,10 +79,13 @@ class DescentPD:
         task = env.task
         p, v = task.position(), task.velocity()
         w, z = self.omega[:, None], self.zeta[:, None]
-        a = w * w * (0.0 - p) + 2.0 * z * w * (task.descent_profile(p) - v)
-        a[:, 1] += self.g
-        lean = np.clip(np.arctan2(a[:, 0], np.maximum(a[:, 1], 1e-6)), -MAX_LEAN, MAX_LEAN)
-        thrust = np.clip(self.mass * np.hypot(a[:, 0], a[:, 1]), *self.thrust_range)
+        a = task.descent_profile(p) - v
+        a[:, 0:1] *= 2.0 * z * w
+        a[:, 1] = VERTICAL_GAIN * a[:, 1] + self.g
+        # lean towards the wanted lateral acceleration (against at least half of g), and the
+        # thrust whose vertical part gives the wanted vertical acceleration at that lean
+        lean = np.clip(np.arctan2(a[:, 0], np.maximum(a[:, 1], 0.5 * self.g)), -MAX_LEAN, MAX_LEAN)
+        thrust = np.clip(self.mass * a[:, 1] / np.cos(lean), *self.thrust_range)
         wa = ATTITUDE_OMEGA
         alpha = wa * wa * (lean - task.pitch()) - 2.0 * wa * task.pitch_rate()
         gimbal = np.clip(-alpha * self.inertia / (thrust * self.arm), *self.gimbal_range)
@@ -110,6 +115,7 @@ def descent_reference(env, horizon: int, dt: float) -> np.ndarray:
         ref[:, k, 4:6] = v
         step = v * dt
         p = np.where(np.abs(step) >= np.abs(p), 0.0, p + step)
+        p[:, 1] = np.maximum(p[:, 1], 0.0)
     return ref
 
 

@@ -105,14 +105,28 @@ SITE_MOTOR = """<mujoco><option><flag contact="disable" constraint="disable"/></
 
 
 def test_joint_kinds_refuse_a_site_actuator(tmp_path):
-    """The mask holds the one dof each actuator drives: an actuator on a site (a thruster)
-    has none, and every kind that takes actuators says so by name."""
+    """The acceleration and pd_target kinds drive the one dof of each actuator's joint: an
+    actuator on a site (a thruster) has none, and they say so by name."""
     path = tmp_path / "rocket.xml"
     path.write_text(SITE_MOTOR)
     p = Physics(path, 1)
     with pytest.raises(ValueError, match="'thrust'.*not a site transmission"):
-        Actuation.ctrl(p, ["thrust"])
-    with pytest.raises(ValueError, match="'thrust'.*not a site transmission"):
         Actuation.acceleration(p, "thrust", 1.0)
     with pytest.raises(ValueError, match="'thrust'.*not a site transmission"):
         Actuation.pd_target(p, ["thrust"], kp=1.0, kd=0.1, scale=1.0)
+
+
+def test_ctrl_drives_a_site_actuator(tmp_path):
+    """A 'ctrl' component maps [-1, 1] onto the thruster's ctrlrange; it drives no single dof
+    (-1 in the mask), and the force acts along the site's z axis through the site."""
+    path = tmp_path / "rocket.xml"
+    path.write_text(SITE_MOTOR)
+    p = Physics(path, 1)
+    act = Actuation.ctrl(p, ["thrust"])
+    assert act.dofs.tolist() == [-1]
+    act.apply(p.sim, np.array([[0.5]]), 1)
+    assert p.data.ctrl[0, 0] == 15.0  # 10 + 10 * 0.5
+    np.testing.assert_allclose(p.data.actuator_force[0], [15.0])
+    # a 1 kg box with 15 N up through its axis: az = 15 - 9.81, no rotation
+    np.testing.assert_allclose(p.data.qacc[0, :3], [0.0, 0.0, 15.0 - 9.81], atol=1e-12)
+    np.testing.assert_allclose(p.data.qacc[0, 3:], 0.0, atol=1e-12)
