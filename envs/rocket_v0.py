@@ -38,7 +38,7 @@ class RocketTask(Task):
     render_camera = "side"
     parameter_bounds = {
         "profile_weight": NON_NEGATIVE,
-        "upright_weight": NON_NEGATIVE,
+        "tilt_weight": NON_NEGATIVE,
         "control_weight": NON_NEGATIVE,
         "landing_bonus": NON_NEGATIVE,
         "crash_penalty": NON_NEGATIVE,
@@ -55,15 +55,15 @@ class RocketTask(Task):
 
     def __init__(
         self,
-        profile_weight: float = 1.0,
-        upright_weight: float = 0.2,
+        profile_weight: float = 0.5,
+        tilt_weight: float = 0.1,
         control_weight: float = 0.05,
-        landing_bonus: float = 100.0,
-        crash_penalty: float = 50.0,
+        landing_bonus: float = 200.0,
+        crash_penalty: float = 100.0,
         profile_accel: float = 1.0,
         lateral_accel: float = 2.0,
         touchdown_velocity: float = 0.1,
-        velocity_scale: float = 2.0,
+        velocity_scale: float = 1.0,
         tilt_scale: float = 0.3,
         max_tilt: float = 1.0,
         arena_half_width: float = 80.0,
@@ -81,7 +81,7 @@ class RocketTask(Task):
                 f"start must be None or one of 0, 1, 2, 3 (a fixed start), got {start!r}"
             )
         self.profile_weight = float(profile_weight)
-        self.upright_weight = float(upright_weight)
+        self.tilt_weight = float(tilt_weight)
         self.control_weight = float(control_weight)
         self.landing_bonus = float(landing_bonus)
         self.crash_penalty = float(crash_penalty)
@@ -113,10 +113,13 @@ class RocketTask(Task):
         self._hull = physics.geom_id("hull")
         # slide z of the vehicle when its base is level with the pad's top
         self._height_offset = float(physics.site_offset("pad")[2] - physics.site_offset("base")[2])
-        # task state (snapshotted): this step's and the last step's action, the vertical
-        # velocity before this step (the touchdown speed is the last one before any contact)
-        self.action = np.zeros((physics.batch, 2))
-        self.prev_vz = np.zeros(physics.batch)
+        # task state (snapshotted): this step's action, and what its physics steps met: a
+        # contact (touched), the hull in contact, the vertical speed at the first contact
+        B = physics.batch
+        self.action = np.zeros((B, 2))
+        self.touched = np.zeros(B, dtype=bool)
+        self.hull_touched = np.zeros(B, dtype=bool)
+        self.touch_speed = np.zeros(B)
 
     # --- readouts ((B,) views or new arrays of the current state) ----------------------------------
     def position(self) -> np.ndarray:
@@ -227,12 +230,26 @@ class RocketTask(Task):
             p.set_qvel("pitch", 0.0, [r])
             p.set_qvel("gimbal", 0.0, [r])
         self.action[rows] = 0.0
-        self.prev_vz[rows] = 0.0
+        self.touched[rows] = False
+        self.hull_touched[rows] = False
+        self.touch_speed[rows] = 0.0
 
     def apply_action(self, action: np.ndarray) -> None:
-        self.prev_vz[:] = self._velocity[:, 2]
+        """frame_skip physics steps under `action`, one at a time, so that the first contact
+        is seen at the physics step it happens (a foot can touch and bounce off within one
+        control step): touchdown, its speed and hull contact are recorded per row."""
         self.action[:] = action
-        super().apply_action(action)
+        self.touched[:] = False
+        self.hull_touched[:] = False
+        sim = self.physics.sim
+        for _ in range(self.frame_skip):
+            self._actuation.apply(sim, action, 1)
+            touching = self.touching()
+            first = touching & ~self.touched
+            # contacts found at this state have not pushed yet: the speed they meet
+            self.touch_speed[first] = np.abs(self._velocity[first, 2])
+            self.touched |= touching
+            self.hull_touched |= self.hull_contact()
 
     def reward(self, action):
         return self.evaluate(action)[0], {}
@@ -246,12 +263,12 @@ class RocketTask(Task):
     def evaluate(self, action):
         """Reward, termination and info (reward terms, then metrics) after a step."""
         p, v, pitch = self.position(), self.velocity(), self._pitch
-        touching = self.touching()
-        crashed = self.hull_contact()
+        touching = self.touched
+        crashed = self.hull_touched
         tilt = np.abs(pitch)
         pad_distance = np.abs(p[:, 0])
-        # touchdown: the vertical speed before this step's contacts acted; else the current one
-        speed = np.where(touching, np.abs(self.prev_vz), np.abs(v[:, 1]))
+        # at a touchdown: the vertical speed the first contact met; else the current one
+        speed = np.where(touching, self.touch_speed, np.abs(v[:, 1]))
         tipped = tilt > self.max_tilt
         outside = (np.abs(p[:, 0]) > self.arena_half_width) | (p[:, 1] > self.arena_height)
         success = (
@@ -262,7 +279,7 @@ class RocketTask(Task):
         a = self.action
         terms = {
             "reward_profile": self.profile_weight * np.exp(-np.sum(dv * dv, axis=1) / self.velocity_scale**2),
-            "reward_upright": self.upright_weight * np.exp(-((pitch / self.tilt_scale) ** 2)),
+            "reward_tilt": -self.tilt_weight * (pitch / self.tilt_scale) ** 2,
             "reward_control": -self.control_weight * np.sum(a * a, axis=1),
             "reward_landing": self.landing_bonus
             * touching
@@ -281,7 +298,12 @@ class RocketTask(Task):
         return reward, terminated, info
 
     def get_state(self) -> dict[str, np.ndarray]:
-        return {"action": self.action, "prev_vz": self.prev_vz}
+        return {
+            "action": self.action,
+            "touched": self.touched,
+            "hull_touched": self.hull_touched,
+            "touch_speed": self.touch_speed,
+        }
 
 
 _DOC = """

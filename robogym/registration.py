@@ -31,7 +31,10 @@ class Tuning:
     least final `minimize` metric. The grid is extended past an end while the best sits
     there (so a worse or failing setting lies on both sides of it: the trend reversed), then
     refined with `refine` points between the best's neighbours. The best values are stored
-    to `digits` significant figures, about what the refined grid resolves.
+    to `digits` significant figures, about what the refined grid resolves. Each setting runs
+    `episodes` episodes of the scenario, seeded consecutively (for a scenario whose start
+    follows the episode's seed, such as the rocket's four fixed starts, every start once),
+    and its metrics are their means.
     """
 
     parameter: str
@@ -46,6 +49,7 @@ class Tuning:
     refine: int = 17
     max_extensions: int = 4
     digits: int = 3
+    episodes: int = 1
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,21 @@ TASKS = (
         summary="lander under gimballed thrust in [0.4 W, 2 W]: touch down softly on the pad (ctrl)",
         baselines={"pd": "envs.baselines.rocket:rocket_pd", "mpc": "envs.baselines.rocket:rocket_mpc"},
         scenarios={"fixed": {"reset_noise_scale": 0.0}},
+        tuning={
+            # the lateral loop's omega, on the four fixed starts: the best lands nearest the
+            # pad's centre on average, among those touching down under 1 m/s on average
+            "pd": Tuning(
+                parameter="omega",
+                start=0.05,
+                stop=3.2,
+                points=13,
+                scenario="fixed",
+                minimize="pad_distance",
+                require="touchdown_speed",
+                require_below=1.0,
+                episodes=4,
+            )
+        },
     ),
 )
 

@@ -109,15 +109,23 @@ def bracket_sweep(tuning, run: Callable[[list[dict]], list[dict]]) -> SweepResul
 
 
 def _sweep_runner(task_id: str, baseline: str, tuning) -> Callable[[list[dict]], list[dict]]:
-    """run(settings): one batch on the tuning's scenario, row i running the baseline with
-    settings[i] (its factory takes each parameter as a (B, 1) array), and the final value of
-    every task metric of each row."""
+    """run(settings): one batch on the tuning's scenario, `tuning.episodes` rows per setting
+    running the baseline with it (its factory takes each parameter as a (B, 1) array), and
+    the mean over those rows of every task metric's final value."""
     factory = registration.load(registration.entry(task_id).baselines[baseline])
 
+    n = tuning.episodes
+
     def run(settings: list[dict]) -> list[dict]:
-        params = {k: np.array([s[k] for s in settings])[:, None] for k in settings[0]}
-        results = run_scenario(task_id, tuning.scenario, lambda env: factory(env, **params), len(settings))
-        return [dict(s, **results.episodes[i]["final"]) for i, s in enumerate(settings)]
+        # setting i runs as rows i n .. i n + n - 1 (seeds 0 .. n - 1 past its first row's)
+        params = {k: np.repeat([s[k] for s in settings], n)[:, None] for k in settings[0]}
+        results = run_scenario(task_id, tuning.scenario, lambda env: factory(env, **params), n * len(settings))
+        finals = [e["final"] for e in results.episodes]
+        rows = []
+        for i, s in enumerate(settings):
+            block = finals[i * n : (i + 1) * n]
+            rows.append(dict(s, **{k: float(np.mean([f[k] for f in block])) for k in block[0]}))
+        return rows
 
     return run
 
