@@ -20,6 +20,10 @@ Single envs: `gym.make("RoboDyn/Crane-v0")` against `gym.make("InvertedDoublePen
 both with Gymnasium's default wrappers; only `env.step` is on the clock (sampling, and the
 resets when an episode ends, are not).
 
+Every other registered task: env-steps per second of its native vector env with the same
+number of environments and the same random-action loop (its own physics: a lander with
+contacts, an arm, ...; no gymnasium counterpart to compare with).
+
 Every number is the best of three timed runs; a ratio is ours / gym. The project's
 targets: vector ratio >= 20, single-env ratio >= 1.
 """
@@ -35,6 +39,7 @@ import gymnasium as gym
 import numpy as np
 
 import robogym  # noqa: F401  (registers RoboDyn/*)
+from robogym import registration
 
 TARGET_RATIO = 20.0
 SINGLE_TARGET_RATIO = 1.0
@@ -128,6 +133,13 @@ def main(argv=None) -> dict:
     single_ours.close()
     single_gym.close()
 
+    others = {}
+    for task in registration.TASKS:
+        if task.id != "RoboDyn/Crane-v0":
+            env = gym.make_vec(task.id, num_envs=n)
+            others[task.id] = env_steps_per_second(env, max(50, args.steps // 4))
+            env.close()
+
     us = 1e6
     print(f"{'env':<52} {'num_envs':>8} {'env-steps/s':>12}")
     print(f"{'RoboDyn/Crane-v0 (native RoboDynVectorEnv)':<52} {n:>8} {r_ours:>12,.0f}")
@@ -140,6 +152,8 @@ def main(argv=None) -> dict:
     print(f"{'RoboDyn/Crane-v0 (gym.make)':<52} {1:>8} {s_ours:>12,.0f}")
     print(f"{'InvertedDoublePendulum-v5 (gym.make)':<52} {1:>8} {s_gym:>12,.0f}")
     print(f"ratio ours/gym, single env: {single_ratio:.2f}x ({_verdict(single_ratio, SINGLE_TARGET_RATIO)})")
+    for task_id, rate in others.items():
+        print(f"{task_id + ' (native RoboDynVectorEnv)':<52} {n:>8} {rate:>12,.0f}")
     out = {
         "num_envs": n,
         "ours": r_ours,
@@ -156,6 +170,7 @@ def main(argv=None) -> dict:
         "single_gym": s_gym,
         "single_ratio": single_ratio,
         "single_target": SINGLE_TARGET_RATIO,
+        "other_tasks": others,
     }
     if args.json:
         with open(args.json, "w") as f:

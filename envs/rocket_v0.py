@@ -28,10 +28,12 @@ START_NOISE = np.array([5.0, 5.0, 1.0, 1.0, 0.05])
 LAND_SPEED = 0.5
 LAND_TILT = 0.2
 PAD_HALF_WIDTH = 5.0
+FLAME_LENGTH = 6.0  # m: the drawn flame at full thrust
 
 
 class RocketTask(Task):
-    """Physics readouts, reward, termination and reset distribution of the lander."""
+    """Physics readouts, reward, termination and reset distribution of the lander (the
+    env classes below carry the task's documentation)."""
 
     model_file = "rocket.xml"
     frame_skip = 5  # 0.01 s physics steps, 20 Hz control
@@ -42,10 +44,10 @@ class RocketTask(Task):
         "control_weight": NON_NEGATIVE,
         "landing_bonus": NON_NEGATIVE,
         "crash_penalty": NON_NEGATIVE,
+        "impact_weight": NON_NEGATIVE,
         "profile_accel": POSITIVE,
         "lateral_accel": POSITIVE,
         "touchdown_velocity": NON_NEGATIVE,
-        "velocity_scale": POSITIVE,
         "tilt_scale": POSITIVE,
         "max_tilt": POSITIVE,
         "arena_half_width": POSITIVE,
@@ -55,15 +57,15 @@ class RocketTask(Task):
 
     def __init__(
         self,
-        profile_weight: float = 0.5,
+        profile_weight: float = 0.1,
         tilt_weight: float = 0.1,
         control_weight: float = 0.05,
         landing_bonus: float = 200.0,
         crash_penalty: float = 100.0,
+        impact_weight: float = 20.0,
         profile_accel: float = 1.0,
         lateral_accel: float = 2.0,
         touchdown_velocity: float = 0.1,
-        velocity_scale: float = 1.0,
         tilt_scale: float = 0.3,
         max_tilt: float = 1.0,
         arena_half_width: float = 80.0,
@@ -85,10 +87,10 @@ class RocketTask(Task):
         self.control_weight = float(control_weight)
         self.landing_bonus = float(landing_bonus)
         self.crash_penalty = float(crash_penalty)
+        self.impact_weight = float(impact_weight)
         self.profile_accel = float(profile_accel)
         self.lateral_accel = float(lateral_accel)
         self.touchdown_velocity = float(touchdown_velocity)
-        self.velocity_scale = float(velocity_scale)
         self.tilt_scale = float(tilt_scale)
         self.max_tilt = float(max_tilt)
         self.arena_half_width = float(arena_half_width)
@@ -111,6 +113,12 @@ class RocketTask(Task):
         self._thrust = physics.sensor("thrust")[:, 0]
         self._gimbal = physics.sensor("gimbal")[:, 0]
         self._hull = physics.geom_id("hull")
+        self._flame = physics.geom_id("flame")
+        flame_pos, flame_size = (
+            physics.mj_model.geom_pos[self._flame],
+            physics.mj_model.geom_size[self._flame],
+        )
+        self._flame_top = float(flame_pos[2] + flame_size[1])  # where the flame leaves the nozzle
         # slide z of the vehicle when its base is level with the pad's top
         self._height_offset = float(physics.site_offset("pad")[2] - physics.site_offset("base")[2])
         # task state (snapshotted): this step's action, and what its physics steps met: a
@@ -215,6 +223,14 @@ class RocketTask(Task):
             return int(rng.bit_generator.seed_seq.entropy % len(STARTS))
         return int(rng.integers(len(STARTS)))
 
+    def decorate_frame(self, mj_model, row: int) -> None:
+        """The flame's length follows the thrust: FLAME_LENGTH at 2 W, down to 0.2 of it at
+        0.4 W, hanging from the nozzle's exit (the capsule's half-length and centre)."""
+        fraction = float(self._thrust[row]) / float(self.thrust_range[1])
+        half = 0.5 * FLAME_LENGTH * fraction
+        mj_model.geom_size[self._flame, 1] = half
+        mj_model.geom_pos[self._flame, 2] = self._flame_top - half
+
     def reset_rows(self, rows, rngs) -> None:
         p = self.physics
         s = self.reset_noise_scale
@@ -278,7 +294,7 @@ class RocketTask(Task):
         dv = v - self.descent_profile(p)
         a = self.action
         terms = {
-            "reward_profile": self.profile_weight * np.exp(-np.sum(dv * dv, axis=1) / self.velocity_scale**2),
+            "reward_profile": -self.profile_weight * np.sqrt(np.sum(dv * dv, axis=1)),
             "reward_tilt": -self.tilt_weight * (pitch / self.tilt_scale) ** 2,
             "reward_control": -self.control_weight * np.sum(a * a, axis=1),
             "reward_landing": self.landing_bonus
@@ -287,6 +303,7 @@ class RocketTask(Task):
             * np.exp(
                 -((speed / LAND_SPEED) ** 2) - (tilt / LAND_TILT) ** 2 - (pad_distance / PAD_HALF_WIDTH) ** 2
             ),
+            "reward_impact": -self.impact_weight * touching * speed,
             "reward_crash": -self.crash_penalty * (crashed | tipped | outside),
         }
         reward = sum(terms.values())
@@ -347,15 +364,20 @@ Actions outside the box are clipped into it, so the thrust never leaves [0.4 W, 
 
 ## Rewards
 
-With `v` the base velocity, `v_ref` the descent profile at the base's position (on each
-axis `-sign(e) sqrt(2 profile_accel |e|)`, e the lateral offset or the height: the fastest
-approach from which the deceleration profile_accel still stops at the pad), `a` the action:
+With `v` the base velocity, `v_ref` the descent profile at the base's position, `a` the
+action. The profile: on each axis `-sign(e) sqrt(2 A |e|)`, e the lateral offset (A =
+lateral_accel, 2 m/s^2) or the height (A = profile_accel, 1 m/s^2, so the vehicle is over
+the pad before it is down), the vertical one less touchdown_velocity (0.1 m/s, so that it
+arrives rather than hovers): the fastest approach from which that deceleration still stops
+the vehicle at the pad, the reference the MPC baseline plans on too.
 
-- `reward_profile` = profile_weight * exp(-|v - v_ref|^2 / velocity_scale^2)
-- `reward_upright` = upright_weight * exp(-(pitch / tilt_scale)^2)
+- `reward_profile` = -profile_weight * |v - v_ref|: a penalty on every step, so hovering
+  and diving both cost, and following the profile costs nothing
+- `reward_tilt` = -tilt_weight * (pitch / tilt_scale)^2
 - `reward_control` = -control_weight * |a|^2
 - `reward_landing` = at touchdown without the hull touching: landing_bonus *
   exp(-(touchdown_speed / 0.5)^2 - (tilt / 0.2)^2 - (pad_distance / 5)^2)
+- `reward_impact` = at touchdown: -impact_weight * touchdown_speed
 - `reward_crash` = -crash_penalty when the hull touches, the vehicle tips over or leaves the arena
 
 The reward is exactly their sum; each term is in `info`.
@@ -375,19 +397,25 @@ fixed start s mod 4 (`robodyn eval RoboDyn/Rocket-v0 --fixed --episodes 4` runs 
   over (|pitch| > max_tilt = 1 rad), or leaving the arena (|x| > 80 m or height > 150 m).
 - Truncation: `max_episode_steps` = 400 steps (20 s at 20 Hz; 5 physics steps of 0.01 s).
 
-`info` reports the metrics `touchdown_speed` (|vz| of the base: at the touchdown step, the
-speed before any contact force acted; before it, the current one), `tilt` (|pitch|, rad),
+The physics steps of a control step run one at a time, so a touchdown is seen at the
+physics step it happens, even when a foot touches and bounces off within the control step.
+`info` reports the metrics `touchdown_speed` (|vz| of the base: at a touchdown, the speed
+the first contact met, before any contact force acted; before it, the current one),
+`tilt` (|pitch|, rad),
 `pad_distance` (|x| of the base, m) and `success` (1.0 for a landing: touchdown with the
 feet only, touchdown_speed < 0.5 m/s, tilt < 0.2 rad, pad_distance < 5 m).
 
 ## Arguments
 
 `gym.make("RoboDyn/Rocket-v0", **kwargs)` or `gym.make_vec(..., num_envs=64, **kwargs)`:
-profile_weight=1.0, upright_weight=0.2, control_weight=0.05, landing_bonus=100.0,
-crash_penalty=50.0, profile_accel=1.5, velocity_scale=2.0, tilt_scale=0.3, max_tilt=1.0,
-arena_half_width=80.0, arena_height=150.0, reset_noise_scale=1.0, start=None, and the
-env keywords every RoboDyn task takes (render_mode, width, height; for the vector env
-autoreset_mode, nthread, max_episode_steps).
+profile_weight=0.1, tilt_weight=0.1, control_weight=0.05, landing_bonus=200.0,
+crash_penalty=100.0, impact_weight=20.0, profile_accel=1.0, lateral_accel=2.0,
+touchdown_velocity=0.1, tilt_scale=0.3, max_tilt=1.0, arena_half_width=80.0,
+arena_height=150.0, reset_noise_scale=1.0, start=None (or 0-3), and the env keywords every
+RoboDyn task takes (render_mode, width, height; for the vector env autoreset_mode, nthread,
+max_episode_steps). Weights, penalties, touchdown_velocity and reset_noise_scale must be
+finite and >= 0, the accelerations, scales and arena sizes finite and > 0; anything else is
+refused when the env is built.
 
 ## Version History
 

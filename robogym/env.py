@@ -59,7 +59,9 @@ class RoboDynEnv(gym.Env):
         self.metadata = dict(self.metadata, render_fps=int(round(1.0 / self.core.dt)))
         self.render_mode = render_mode
         modes = self.metadata["render_modes"]
-        self._frames = EnvFrames(self.physics, render_mode, modes, width, height, self.task.render_camera)
+        self._frames = EnvFrames(
+            self.physics, render_mode, modes, width, height, self.task.render_camera, self.task.decorate_frame
+        )
         self._obs = np.zeros(self.observation_space.shape)
         self._started = False  # reset() was called: step() and snapshot() need it
         if max_episode_steps is None:

@@ -123,7 +123,9 @@ class EnvFrames:
     """The rendering side of an env: validates render_mode and frame size at construction,
     opens MuJoCo's renderer on the first frame, and draws any row of the batch."""
 
-    def __init__(self, physics, render_mode: str | None, modes: list, width: int, height: int, camera):
+    def __init__(
+        self, physics, render_mode: str | None, modes: list, width: int, height: int, camera, decorate=None
+    ):
         allowed = f"render_mode must be one of {list(modes)} or None, got {render_mode!r}"
         if render_mode is not None and not isinstance(render_mode, str):
             raise ArgumentTypeError(allowed)
@@ -135,11 +137,14 @@ class EnvFrames:
             check_frame_size(physics.mj_model, *self.size)
         self._physics = physics
         self._camera = camera
+        self._decorate = decorate  # decorate(mj_model, row): drawing-only changes before a frame
         self._renderer: Renderer | None = None
 
     def frame(self, row: int) -> np.ndarray:
         if self._renderer is None:
             self._renderer = Renderer(self._physics.mj_model, *self.size, camera=self._camera)
+        if self._decorate is not None:
+            self._decorate(self._physics.mj_model, row)
         d = self._physics.data
         return self._renderer.render(d.qpos[row], d.qvel[row])
 

@@ -132,6 +132,12 @@ class Task:
         info.update((k, np.array(v, dtype=np.float64)) for k, v in self.metrics().items())
         return np.array(reward, dtype=np.float64), np.array(self.terminated(), dtype=bool), info
 
+    # --- drawing -------------------------------------------------------------------------------
+    def decorate_frame(self, mj_model, row: int) -> None:
+        """Change drawing-only values of `mj_model` (the MuJoCo model the renderer draws, never
+        the engine's) for environment `row` before its frame is drawn, e.g. a geom scaled
+        from an actuator's force. Default: nothing."""
+
     # --- task state (beyond physics) for snapshot/restore ----------------------------------
     def get_state(self) -> dict[str, np.ndarray]:
         return {}

@@ -109,7 +109,9 @@ class RoboDynVectorEnv(VectorEnv):
             self.metadata, autoreset_mode=self.autoreset_mode, render_fps=int(round(1.0 / self.core.dt))
         )
         modes = self.metadata["render_modes"]
-        self._frames = EnvFrames(self.physics, render_mode, modes, width, height, self.task.render_camera)
+        self._frames = EnvFrames(
+            self.physics, render_mode, modes, width, height, self.task.render_camera, self.task.decorate_frame
+        )
         self._nthread = nthread
         self._obs = np.zeros((self.num_envs, *self.single_observation_space.shape))
         self._done = np.zeros(self.num_envs, dtype=bool)  # episode ended at the last step

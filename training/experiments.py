@@ -119,7 +119,9 @@ def _sweep_runner(task_id: str, baseline: str, tuning) -> Callable[[list[dict]],
     def run(settings: list[dict]) -> list[dict]:
         # setting i runs as rows i n .. i n + n - 1 (seeds 0 .. n - 1 past its first row's)
         params = {k: np.repeat([s[k] for s in settings], n)[:, None] for k in settings[0]}
-        results = run_scenario(task_id, tuning.scenario, lambda env: factory(env, **params), n * len(settings))
+        results = run_scenario(
+            task_id, tuning.scenario, lambda env: factory(env, **params), n * len(settings)
+        )
         finals = [e["final"] for e in results.episodes]
         rows = []
         for i, s in enumerate(settings):
