@@ -45,6 +45,8 @@ class RocketTask(Task):
         "landing_bonus": NON_NEGATIVE,
         "crash_penalty": NON_NEGATIVE,
         "impact_weight": NON_NEGATIVE,
+        "time_weight": NON_NEGATIVE,
+        "landing_speed_scale": POSITIVE,
         "profile_accel": POSITIVE,
         "lateral_accel": POSITIVE,
         "touchdown_velocity": NON_NEGATIVE,
@@ -57,12 +59,14 @@ class RocketTask(Task):
 
     def __init__(
         self,
-        profile_weight: float = 0.1,
-        tilt_weight: float = 0.1,
-        control_weight: float = 0.05,
+        profile_weight: float = 2.0,
+        tilt_weight: float = 2.0,
+        control_weight: float = 0.01,
         landing_bonus: float = 200.0,
         crash_penalty: float = 100.0,
         impact_weight: float = 20.0,
+        time_weight: float = 0.05,
+        landing_speed_scale: float = 1.0,
         profile_accel: float = 1.0,
         lateral_accel: float = 2.0,
         touchdown_velocity: float = 0.1,
@@ -88,6 +92,8 @@ class RocketTask(Task):
         self.landing_bonus = float(landing_bonus)
         self.crash_penalty = float(crash_penalty)
         self.impact_weight = float(impact_weight)
+        self.time_weight = float(time_weight)
+        self.landing_speed_scale = float(landing_speed_scale)
         self.profile_accel = float(profile_accel)
         self.lateral_accel = float(lateral_accel)
         self.touchdown_velocity = float(touchdown_velocity)
@@ -128,6 +134,7 @@ class RocketTask(Task):
         self.touched = np.zeros(B, dtype=bool)
         self.hull_touched = np.zeros(B, dtype=bool)
         self.touch_speed = np.zeros(B)
+        self.potential_before = np.zeros(B)  # the shaping potential at the step's start
 
     # --- readouts ((B,) views or new arrays of the current state) ----------------------------------
     def position(self) -> np.ndarray:
@@ -249,11 +256,21 @@ class RocketTask(Task):
         self.touched[rows] = False
         self.hull_touched[rows] = False
         self.touch_speed[rows] = 0.0
+        self.potential_before[rows] = 0.0
+
+    def potential(self) -> np.ndarray:
+        """(B,) the shaping potential of the current state: -profile_weight |v - v_ref(p)|
+        - tilt_weight (pitch / tilt_scale)^2 (0 on the profile, upright)."""
+        p, v = self.position(), self.velocity()
+        dv = v - self.descent_profile(p)
+        tilt = self._pitch / self.tilt_scale
+        return -self.profile_weight * np.sqrt(np.sum(dv * dv, axis=1)) - self.tilt_weight * tilt * tilt
 
     def apply_action(self, action: np.ndarray) -> None:
         """frame_skip physics steps under `action`, one at a time, so that the first contact
         is seen at the physics step it happens (a foot can touch and bounce off within one
         control step): touchdown, its speed and hull contact are recorded per row."""
+        self.potential_before[:] = self.potential()
         self.action[:] = action
         self.touched[:] = False
         self.hull_touched[:] = False
@@ -291,17 +308,18 @@ class RocketTask(Task):
             touching & ~crashed & (speed < LAND_SPEED) & (tilt < LAND_TILT) & (pad_distance < PAD_HALF_WIDTH)
         )
         terminated = touching | tipped | outside
-        dv = v - self.descent_profile(p)
         a = self.action
         terms = {
-            "reward_profile": -self.profile_weight * np.sqrt(np.sum(dv * dv, axis=1)),
-            "reward_tilt": -self.tilt_weight * (pitch / self.tilt_scale) ** 2,
+            "reward_shaping": self.potential() - self.potential_before,
             "reward_control": -self.control_weight * np.sum(a * a, axis=1),
+            "reward_time": np.full(len(a), -self.time_weight),
             "reward_landing": self.landing_bonus
             * touching
             * ~crashed
             * np.exp(
-                -((speed / LAND_SPEED) ** 2) - (tilt / LAND_TILT) ** 2 - (pad_distance / PAD_HALF_WIDTH) ** 2
+                -((speed / self.landing_speed_scale) ** 2)
+                - (tilt / LAND_TILT) ** 2
+                - (pad_distance / PAD_HALF_WIDTH) ** 2
             ),
             "reward_impact": -self.impact_weight * touching * speed,
             "reward_crash": -self.crash_penalty * (crashed | tipped | outside),
@@ -320,6 +338,7 @@ class RocketTask(Task):
             "touched": self.touched,
             "hull_touched": self.hull_touched,
             "touch_speed": self.touch_speed,
+            "potential_before": self.potential_before,
         }
 
 
@@ -371,12 +390,15 @@ the pad before it is down), the vertical one less touchdown_velocity (0.1 m/s, s
 arrives rather than hovers): the fastest approach from which that deceleration still stops
 the vehicle at the pad, the reference the MPC baseline plans on too.
 
-- `reward_profile` = -profile_weight * |v - v_ref|: a penalty on every step, so hovering
-  and diving both cost, and following the profile costs nothing
-- `reward_tilt` = -tilt_weight * (pitch / tilt_scale)^2
+- `reward_shaping` = Phi(s') - Phi(s), with the potential Phi = -profile_weight |v - v_ref|
+  - tilt_weight (pitch / tilt_scale)^2: potential-based shaping (Ng, Harada and Russell,
+  1999), which pays for moving towards the profile and upright without paying for a longer
+  or a shorter episode (a per-step penalty taught hovering or tipping over on purpose)
 - `reward_control` = -control_weight * |a|^2
+- `reward_time` = -time_weight on every step (hovering until the episode is truncated costs
+  400 time_weight; less than tipping over, so that is never worth it)
 - `reward_landing` = at touchdown without the hull touching: landing_bonus *
-  exp(-(touchdown_speed / 0.5)^2 - (tilt / 0.2)^2 - (pad_distance / 5)^2)
+  exp(-(touchdown_speed / landing_speed_scale)^2 - (tilt / 0.2)^2 - (pad_distance / 5)^2)
 - `reward_impact` = at touchdown: -impact_weight * touchdown_speed
 - `reward_crash` = -crash_penalty when the hull touches, the vehicle tips over or leaves the arena
 
@@ -408,8 +430,9 @@ feet only, touchdown_speed < 0.5 m/s, tilt < 0.2 rad, pad_distance < 5 m).
 ## Arguments
 
 `gym.make("RoboDyn/Rocket-v0", **kwargs)` or `gym.make_vec(..., num_envs=64, **kwargs)`:
-profile_weight=0.1, tilt_weight=0.1, control_weight=0.05, landing_bonus=200.0,
-crash_penalty=100.0, impact_weight=20.0, profile_accel=1.0, lateral_accel=2.0,
+profile_weight=2.0, tilt_weight=2.0, control_weight=0.01, landing_bonus=200.0,
+crash_penalty=100.0, impact_weight=20.0, time_weight=0.05, landing_speed_scale=1.0,
+profile_accel=1.0, lateral_accel=2.0,
 touchdown_velocity=0.1, tilt_scale=0.3, max_tilt=1.0, arena_half_width=80.0,
 arena_height=150.0, reset_noise_scale=1.0, start=None (or 0-3), and the env keywords every
 RoboDyn task takes (render_mode, width, height; for the vector env autoreset_mode, nthread,

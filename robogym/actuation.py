@@ -126,6 +126,29 @@ class Actuation:
             default = [model.qpos0[model.jnt_qposadr[j]] for j in jnts]
         return cls(model, "pd_target", dofs, -1.0, 1.0, ids, default, scale, kp, kd, gravity_compensation)
 
+    def for_model(self, model) -> Actuation:
+        """The same actuation for another Model of the same structure (e.g. the task's model
+        loaded with contacts disabled, for a planner): actions mean the same there."""
+        if (model.nq, model.nv, model.nu) != (self.model.nq, self.model.nv, self.model.nu):
+            raise ValueError(
+                f"model has (nq, nv, nu) = {(model.nq, model.nv, model.nu)}, this actuation's "
+                f"{(self.model.nq, self.model.nv, self.model.nu)}"
+            )
+        pd = self.kind == "pd_target"
+        return Actuation(
+            model,
+            self.kind,
+            self.dofs,
+            self.low,
+            self.high,
+            self.actuators,
+            self.default if pd else None,
+            self.scale if pd else None,
+            self.kp if pd else None,
+            self.kd if pd else None,
+            self.gravity_compensation if pd else False,
+        )
+
     # --- applying an action ----------------------------------------------------------------------
     def apply(self, sim, action: np.ndarray, nstep: int) -> None:
         """Run nstep physics steps of every row of `sim` (a Simulator of this model) under

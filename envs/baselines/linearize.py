@@ -31,13 +31,17 @@ class EngineDynamics:
     x = (qpos, qvel): (N, nq + nv); u: (N, m) actions, NOT clipped to the task's bounds (the env
     clips; a planner keeps its controls in the box itself), so f stays smooth in u and centred
     differences at a bound see both sides. Every other input of the model (applied forces,
-    time, controls not driven by the action) starts at zero in each call.
+    time, controls not driven by the action) starts at zero in each call. `model`: plan on
+    another Model of the same structure (default: the env's own), e.g. one loaded with
+    contacts disabled.
     """
 
-    def __init__(self, env):
+    def __init__(self, env, model=None):
         physics = env.physics
-        self.model = physics.model
+        self.model = physics.model if model is None else model
         self.actuation = env.task.actuation()
+        if model is not None:
+            self.actuation = self.actuation.for_model(model)
         self.frame_skip = int(env.task.frame_skip)
         self.dt = float(env.dt)
         self.nq, self.nv = self.model.nq, self.model.nv

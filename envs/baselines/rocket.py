@@ -17,8 +17,10 @@ The PD turns the errors into a wanted acceleration of the base and allocates it:
 (a positive gimbal pitches the nose towards -x; l is the pivot's distance below the centre
 of mass). Its default omega is the stored output of `robodyn tune RoboDyn/Rocket-v0 pd`.
 
-The MPC is iLQR on the full state (qpos, qvel) through the engine's control step itself,
-re-linearized at every knot of every iteration, with the action box [-1, 1]^2 (so the
+The MPC is iLQR on the full state (qpos, qvel) through the engine's control step itself
+(the model in flight: contacts disabled, so the plan cannot use the pad to stop on; with
+them, more iterations found that and touched down harder), re-linearized at every knot of
+every iteration, with the action box [-1, 1]^2 (so the
 thrust's asymmetric bound [0.4 W, 2 W] is a box constraint of the solve, and leaning to
 spend thrust sideways falls out of it), a line search on the true rollout cost, and the
 last plan shifted one knot as the warm start (envs.baselines.mpc.MPC).
@@ -27,6 +29,8 @@ last plan shifted one knot as the warm start (envs.baselines.mpc.MPC).
 from __future__ import annotations
 
 import numpy as np
+
+import engine
 
 from envs.baselines.linearize import EngineDynamics
 from envs.baselines.mpc import MPC
@@ -41,6 +45,7 @@ MPC_Q = (0.05, 0.05, 20.0, 0.0, 2.0, 4.0, 2.0, 0.0)
 MPC_QF = (0.5, 0.5, 100.0, 0.0, 20.0, 40.0, 20.0, 0.0)
 MPC_R = (0.05, 0.05)
 MPC_HORIZON = 60  # knots of 0.05 s: 3 s
+MPC_TOL = 1e-6  # iLQR stops when its predicted improvement is below this fraction of the cost
 
 
 def rocket_state(env) -> np.ndarray:
@@ -124,11 +129,14 @@ def rocket_mpc(
     horizon: int = MPC_HORIZON,
     iterations: int = 2,
     cold_iterations: int = 60,
+    tol: float = MPC_TOL,
     **kwargs,
 ) -> MPC:
-    """iLQR MPC of the module docstring; `iterations` warm iLQR iterations per tick. kwargs go
-    to MPC (replan_every, tol)."""
-    dynamics = EngineDynamics(env)
+    """iLQR MPC of the module docstring; at most `iterations` warm iLQR iterations per tick
+    (fewer once converged to `tol`). kwargs go to MPC (replan_every)."""
+    # in flight: a planner that models the pad's contact learns to stop on it instead of above it
+    flight = engine.load_mjcf(engine.without_contacts(env.physics.model_path))
+    dynamics = EngineDynamics(env, model=flight)
     dt = float(env.dt)
     return MPC(
         env,
@@ -141,5 +149,6 @@ def rocket_mpc(
         horizon=horizon,
         iterations=iterations,
         cold_iterations=cold_iterations,
+        tol=tol,
         **kwargs,
     )
