@@ -41,8 +41,8 @@ import math
 import numpy as np
 
 from engine import types as T
-from engine.constraint import MINVAL, dot
-from engine.factor import mul_m, solve_ld
+from engine.constraint import MINVAL, dot, dot_sparse
+from engine.factor import mul_m, solve_ld, solve_ld_range
 from engine.jit import kernel, unit
 
 _PCG_MULT = np.uint64(6364136223846793005)
@@ -89,7 +89,7 @@ def constraint_update(m, d, b, jar):
 
 @kernel
 def _jt_force(m, d, b):
-    """qfrc_constraint = J^T efc_force, accumulated row by row."""
+    """qfrc_constraint = J^T efc_force, accumulated row by row over each row's entries."""
     q = d.qfrc_constraint[b]
     for v in range(m.nv):
         q[v] = 0.0
@@ -97,21 +97,22 @@ def _jt_force(m, d, b):
         fi = d.efc_force[b, i]
         if fi != 0.0:
             row = d.efc_J[b, i]
-            for v in range(m.nv):
-                q[v] += row[v] * fi
+            col = d.efc_J_colind[b, i]
+            for t in range(d.efc_J_rownnz[b, i]):
+                q[col[t]] += row[t] * fi
 
 
 @kernel
 def _mul_j(m, d, b, out, x):
-    """out[i] = J_i . x for the nefc rows."""
+    """out[i] = J_i . x for the nefc rows (x: nv)."""
     for i in range(d.nefc[b]):
-        out[i] = dot(d.efc_J[b, i], x, m.nv)
+        out[i] = dot_sparse(d.efc_J[b, i], d.efc_J_colind[b, i], x, d.efc_J_rownnz[b, i])
 
 
 @kernel
 def _island_scale(m, d, b):
     """The solvers' scale (see the module docstring); marks in scratch_nv[b, 5] (indexed by
-    tree) the trees the rows touch, i.e. where some row of J is nonzero."""
+    tree) the trees the rows touch, i.e. where some stored entry of a row of J is nonzero."""
     nv = m.nv
     if m.opt_disableflags & T.DSBL_ISLAND:
         return 1.0 / (m.stat_meaninertia * max(1, nv))
@@ -120,9 +121,10 @@ def _island_scale(m, d, b):
         mark[k] = 0.0
     for i in range(d.nefc[b]):
         row = d.efc_J[b, i]
-        for k in range(nv):
-            if row[k] != 0.0:
-                mark[m.dof_treeid[k]] = 1.0
+        col = d.efc_J_colind[b, i]
+        for t in range(d.efc_J_rownnz[b, i]):
+            if row[t] != 0.0:
+                mark[m.dof_treeid[col[t]]] = 1.0
     inertia = 0.0
     for k in range(nv):
         if mark[m.dof_treeid[k]] != 0.0:
@@ -203,15 +205,55 @@ def _pcg32(state):
 
 @kernel
 def _minv_jt_f(m, d, b, v):
-    """v = M^-1 J^T f = sum_i f_i (M^-1 J_i^T), from the rows kept by solve_pgs."""
-    Y = d.scratch_efc_nv[b]
+    """v = M^-1 J^T f = sum_i f_i (M^-1 J_i^T), from the rows Y_i kept by solve_pgs."""
+    Y = d.scratch_efc_Y[b]
+    Ycol = d.scratch_efc_Y_colind[b]
     for k in range(m.nv):
         v[k] = 0.0
     for i in range(d.nefc[b]):
         fi = d.efc_force[b, i]
         if fi != 0.0:
-            for k in range(m.nv):
-                v[k] += fi * Y[i, k]
+            for t in range(d.scratch_efc_Y_rownnz[b, i]):
+                v[Ycol[i, t]] += fi * Y[i, t]
+
+
+@kernel
+def _minv_jt_rows(m, d, b):
+    """Y_i = M^-1 J_i^T for every row, kept on the dofs of the trees J_i touches (M is
+    block diagonal over the trees, so Y_i is zero elsewhere; each tree is the contiguous
+    dof range tree_dofadr .. + tree_dofnum, so Y_i's columns come out ascending), and
+    scratch_efc[b, 0][i] = 1 / (J_i Y_i + R_i) (PGS's ARinv)."""
+    Y = d.scratch_efc_Y[b]
+    Ycol = d.scratch_efc_Y_colind[b]
+    w = d.scratch_nv[b, 0]  # J_i^T, then M^-1 J_i^T, dense on those trees
+    ARinv = d.scratch_efc[b, 0]
+    for i in range(d.nefc[b]):
+        nnz = d.efc_J_rownnz[b, i]
+        col = d.efc_J_colind[b, i]
+        row = d.efc_J[b, i]
+        n = 0
+        last = -1
+        for t in range(nnz):
+            tree = m.dof_treeid[col[t]]
+            if tree != last:  # a new tree (J's columns ascending: each tree once)
+                last = tree
+                for k in range(m.tree_dofadr[tree], m.tree_dofadr[tree] + m.tree_dofnum[tree]):
+                    w[k] = 0.0
+                    Ycol[i, n] = k
+                    n += 1
+        d.scratch_efc_Y_rownnz[b, i] = n
+        for t in range(nnz):
+            w[col[t]] = row[t]
+        last = -1
+        for t in range(nnz):
+            tree = m.dof_treeid[col[t]]
+            if tree != last:
+                last = tree
+                start = m.tree_dofadr[tree]
+                solve_ld_range(w, d.qLD[b], d.qLDiagInv[b], m, start, start + m.tree_dofnum[tree])
+        ARinv[i] = 1.0 / (dot_sparse(row, col, w, nnz) + d.efc_R[b, i])
+        for t in range(n):
+            Y[i, t] = w[Ycol[i, t]]
 
 
 @kernel
@@ -224,7 +266,8 @@ def solve_pgs(m, d, b, scale):
     f = d.efc_force[b]
     R = d.efc_R[b]
     rhs = d.efc_b[b]
-    Y = d.scratch_efc_nv[b]
+    Y = d.scratch_efc_Y[b]
+    Ycol = d.scratch_efc_Y_colind[b]
     ARinv = d.scratch_efc[b, 0]
     fprev = d.scratch_efc[b, 1]
     fmom = d.scratch_efc[b, 2]
@@ -232,12 +275,8 @@ def solve_pgs(m, d, b, scale):
     v = d.scratch_nv[b, 1]
     tol = m.opt_tolerance
     # Y_i = M^-1 J_i^T;  ARinv_i = 1 / (J_i M^-1 J_i^T + R_i)
+    _minv_jt_rows(m, d, b)
     for i in range(nefc):
-        y = Y[i]
-        for k in range(nv):
-            y[k] = d.efc_J[b, i, k]
-        solve_ld(y, d.qLD[b], d.qLDiagInv[b], m)
-        ARinv[i] = 1.0 / (dot(d.efc_J[b, i], y, nv) + R[i])
         fprev[i] = f[i]
         order[i] = i
     _minv_jt_f(m, d, b, v)
@@ -272,7 +311,11 @@ def solve_pgs(m, d, b, scale):
         improvement = 0.0
         for c in range(nefc):
             i = order[c]
-            res = rhs[i] + dot(d.efc_J[b, i], v, nv) + R[i] * f[i]
+            res = (
+                rhs[i]
+                + dot_sparse(d.efc_J[b, i], d.efc_J_colind[b, i], v, d.efc_J_rownnz[b, i])
+                + R[i] * f[i]
+            )
             old = f[i]
             f[i] -= res * ARinv[i]
             if i >= ne and f[i] < 0:
@@ -283,9 +326,8 @@ def solve_pgs(m, d, b, scale):
                 f[i] = old
                 change = 0.0
             elif delta != 0.0:
-                y = Y[i]
-                for k in range(nv):
-                    v[k] += delta * y[k]
+                for t in range(d.scratch_efc_Y_rownnz[b, i]):
+                    v[Ycol[i, t]] += delta * Y[i, t]
             improvement -= change
         improvement *= scale
         # gradient restart (O'Donoghue-Candes): when the sweep undid the extrapolation
@@ -334,11 +376,13 @@ def _hessian(m, d, b):
             continue
         Di = d.efc_D[b, i]
         row = d.efc_J[b, i]
-        for r in range(nv):
-            x = Di * row[r]
+        col = d.efc_J_colind[b, i]
+        for t in range(d.efc_J_rownnz[b, i]):
+            x = Di * row[t]
             if x != 0.0:
-                for c in range(r + 1):
-                    H[r, c] += x * row[c]
+                r = col[t]
+                for s in range(t + 1):  # columns ascending: col[s] <= r
+                    H[r, col[s]] += x * row[s]
     for i in range(nv):
         start = m.M_rowadr[i]
         for t in range(m.M_rownnz[i]):

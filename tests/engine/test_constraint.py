@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import engine
-from tests.helpers import ASSETS, GYM_ASSETS, random_states, report, rollout_states, set_state
+from tests.helpers import ASSETS, GYM_ASSETS, mj_efc_J, random_states, report, rollout_states, set_state
 
 TOL = 1e-9
 N_GYM = 60  # touching states per gymnasium model
@@ -39,16 +39,20 @@ INT_FIELDS = ("type", "id")
 def mj_rows(mj: mujoco.MjModel, d: mujoco.MjData) -> dict[str, np.ndarray]:
     n = d.nefc
     out = {f: np.array(getattr(d, "efc_" + f)[:n]) for f in (*FLOAT_FIELDS, *INT_FIELDS) if f != "J"}
-    out["J"] = np.array(d.efc_J).reshape(-1, mj.nv)[:n]
+    out["J"] = mj_efc_J(mj, d)
     out["efc_address"] = np.array(d.contact.efc_address[: d.ncon])
     out["mu"] = np.array(d.contact.mu[: d.ncon])
     out["counts"] = (d.nefc, d.ne, d.nl, d.ncon)
     return out
 
 
-def our_rows(data: engine.Data, i: int) -> dict[str, np.ndarray]:
+def our_rows(sim: engine.Simulator, i: int, J: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Row i's constraint rows; efc_J expanded to dense (J: engine.dense_efc_J of the batch,
+    if the caller has it)."""
+    data = sim.data
     n = int(data.nefc[i])
-    out = {f: np.array(getattr(data, "efc_" + f)[i, :n]) for f in (*FLOAT_FIELDS, *INT_FIELDS)}
+    out = {f: np.array(getattr(data, "efc_" + f)[i, :n]) for f in (*FLOAT_FIELDS, *INT_FIELDS) if f != "J"}
+    out["J"] = (engine.dense_efc_J(sim.model, data) if J is None else J)[i, :n]
     ncon = int(data.ncon[i])
     out["efc_address"] = np.array(data.contact_efc_address[i, :ncon])
     out["mu"] = np.array(data.contact_mu[i, :ncon])
@@ -99,10 +103,11 @@ def compare_rows(label: str, source, mj: mujoco.MjModel, states: dict) -> RowCom
     sim.forward()
     d = mujoco.MjData(mj)
     result = RowComparison(label)
+    J = engine.dense_efc_J(sim.model, sim.data)
     for i in range(n):
         set_state(None, states, d, i)
         mujoco.mj_forward(mj, d)
-        result.add(mj_rows(mj, d), our_rows(sim.data, i), i)
+        result.add(mj_rows(mj, d), our_rows(sim, i, J), i)
     return result
 
 
@@ -164,7 +169,7 @@ def test_both_limit_sides_and_inactive_equality():
     d.eq_active[:] = 1
     mujoco.mj_forward(mj, d)
     result = RowComparison("all equalities active")
-    result.add(mj_rows(mj, d), our_rows(sim.data, 1), 1)
+    result.add(mj_rows(mj, d), our_rows(sim, 1), 1)
     result.check(1, 20)
 
 
