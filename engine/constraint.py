@@ -1,9 +1,18 @@
 """Stage 10, constraints: the rows of the constraint problem of one environment (MuJoCo's
 mj_makeConstraint, mj_referenceConstraint in engine_core_constraint.c).
 
-Each active constraint contributes rows i of a Jacobian efc_J (dense, nefc x nv) and a
-violation efc_pos, in MuJoCo's order: equalities (connect 3 rows, weld 6, joint 1), then
-limits (joints, then tendons; lower side before upper), then contacts (in contact order).
+Each active constraint contributes rows i of a Jacobian J (nefc x nv) and a violation
+efc_pos, in MuJoCo's order: equalities (connect 3 rows, weld 6, joint 1), then limits
+(joints, then tendons; lower side before upper), then contacts (in contact order).
+
+J is stored compact, as MuJoCo's sparse efc_J: row i holds efc_J_rownnz[i] entries,
+J[i, efc_J_colind[i, t]] = efc_J[i, t], at the dofs that can move the row's bodies, in
+ascending order (mj_mergeChain), values of 0 included; J is 0 at every other dof. A row
+of a constraint between bodies b1 and b2 lists the dofs of both dof chains (the dofs of a
+body's weld root and its ancestors); a contact leaves out the chains' common ancestors,
+whose columns J_p(b2, p) - J_p(b1, p) vanish. The rows of one constraint share their
+columns. Model.nefcdof, the widest row the model can make, is the width of efc_J
+(engine.model.efc_widths); dense_efc_J expands the rows.
 
 - connect:  pos = p1 - p2 (the two anchors, world), J = J_p(body1, p1) - J_p(body2, p2).
 - weld: connect's three rows, then three rotation rows: with q = q1 * relpose and

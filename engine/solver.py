@@ -11,18 +11,26 @@ efc_force = -D_i (J_i qacc - aref_i) where a row is active (state QUADRATIC), 0 
 is satisfied, and qfrc_constraint = J^T efc_force. Two solvers, chosen by
 <option solver=...>, stop on the model's iterations and tolerance:
 
-- Newton (primal): from a warm start, repeat: H = M + J^T diag(D_active) J (dense,
-  Cholesky), search = -H^-1 grad with grad = M (a - a0) - J^T efc_force, then MuJoCo's
-  exact line search along `search` on the piecewise-quadratic cost (Newton steps on its
-  derivative inside a bracket). Stops when the scaled improvement or gradient, or the
-  Newton decrement 1/2 grad^T H^-1 grad, falls below the tolerance (scaled; see
-  Islands below), or at once if the warm start is certified optimal.
+- Newton (primal): from a warm start, repeat: H = M + J^T diag(D_active) J (dense
+  nv x nv, summed from the compact rows of J; Cholesky), search = -H^-1 grad with
+  grad = M (a - a0) - J^T efc_force, then MuJoCo's exact line search along `search` on
+  the piecewise-quadratic cost (Newton steps on its derivative inside a bracket). Stops
+  when the scaled improvement or gradient, or the Newton decrement 1/2 grad^T H^-1 grad,
+  falls below the tolerance (scaled; see Islands below), or at once if the warm start is
+  certified optimal.
 - PGS (dual): projected Gauss-Seidel on the forces of min_f 1/2 f^T (A + R) f + f^T b,
   A = J M^-1 J^T, b = J a0 - aref, f >= 0 on limit and contact rows, visiting rows in
   MuJoCo's shuffled order (PCG32, fixed seed) with its Nesterov extrapolation and
   restarts; stops when the scaled cost improvement of a sweep falls below the
   tolerance. Rows of A are applied as J_i (M^-1 J^T f), keeping M^-1 J^T f up to date,
-  so A is never formed. Then qacc = a0 + M^-1 J^T f.
+  so A is never formed. Then qacc = a0 + M^-1 J^T f. Each Y_i = M^-1 J_i^T is kept compact
+  like J's rows, on the dofs of the kinematic trees J_i touches (M is block diagonal over
+  the trees, and a tree's dofs are the contiguous range tree_dofadr .. + tree_dofnum, so
+  Y_i is one solve with M's factor per tree and zero elsewhere; Model.nefctreedof wide).
+
+Every product with J (J x, J^T f, the Hessian's J^T D J) runs over a row's stored entries
+only (engine.constraint: efc_J, efc_J_colind, efc_J_rownnz; dot_sparse is MuJoCo's
+mju_dotSparse).
 
 Warm start (both): the last step's qacc (Data.qacc_warmstart) if its cost is lower than
 that of qacc_smooth (Newton), or its forces if their dual cost is negative (PGS).
