@@ -485,11 +485,11 @@ def test_large_data_warns_before_allocating(sim):
     with warnings.catch_warnings():
         warnings.simplefilter("error", MemoryWarning)
         match = (
-            r"batch=64 needs 25\d{3}\.\d MiB \(401\.5 MiB per environment, nconmax=39802, "
+            r"batch=8 needs 3212\.\d MiB \(401\.5 MiB per environment, nconmax=39802, "
             r"nefcmax=159608, nv=200, nefcdof=200\).*efc_J \(nefcmax=159608, nefcdof=200\) 243\.5 MiB, "
             r"efc_J_colind \(nefcmax=159608, nefcdof=200\) 121\.8 MiB.*nconmax=.*<size memory"
         )
-        assert_refused(lambda: engine.make_data(worst, 64), MemoryWarning, match, sim)
+        assert_refused(lambda: engine.make_data(worst, 8), MemoryWarning, match, sim)
 
 
 def test_default_buffers_of_a_long_chain_are_bounded():
