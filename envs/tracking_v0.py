@@ -42,6 +42,7 @@ class TrackingTask(Task):
         "tracking_weight": NON_NEGATIVE,
         "control_weight": NON_NEGATIVE,
         "tracking_scale": POSITIVE,
+        "max_joint_speed": POSITIVE,
         "reset_noise_scale": NON_NEGATIVE,
     }
 
@@ -53,6 +54,7 @@ class TrackingTask(Task):
         tracking_weight: float = 1.0,
         control_weight: float = 0.05,
         tracking_scale: float = 0.1,
+        max_joint_speed: float = 30.0,
         reset_noise_scale: float = 1.0,
     ):
         params = dict(locals())  # the arguments, before anything else is bound here
@@ -64,6 +66,7 @@ class TrackingTask(Task):
         self.tracking_weight = float(tracking_weight)
         self.control_weight = float(control_weight)
         self.tracking_scale = float(tracking_scale)
+        self.max_joint_speed = float(max_joint_speed)
         self.reset_noise_scale = float(reset_noise_scale)
 
     def bind(self, physics) -> None:
@@ -246,21 +249,34 @@ class TrackingTask(Task):
         }
         return sum(terms.values()), terms
 
-    def metrics(self) -> dict[str, np.ndarray]:
-        return self._metrics(self.tracking_error())
+    def terminated(self) -> np.ndarray:
+        """(B,) a joint turns faster than max_joint_speed: the arm is out of control (a safety
+        stop; it also keeps a flailing arm far from the speeds at which 2 ms Euler steps of the
+        spinning chain blow up, over 100 rad/s)."""
+        return np.max(np.abs(self._qdot), axis=1) > self.max_joint_speed
 
-    def _metrics(self, error) -> dict[str, np.ndarray]:
+    def metrics(self) -> dict[str, np.ndarray]:
+        return self._metrics(self.tracking_error(), self.terminated())
+
+    def _metrics(self, error, overspeed) -> dict[str, np.ndarray]:
         """rms_error over the episode's steps so far (at reset: the error now), the error now,
-        and the tool point's distance to the target; every array new."""
+        the tool point's distance to the target, and whether the episode ended on overspeed;
+        every array new."""
         started = self.steps > 0
         rms = np.where(started, np.sqrt(self.sq_error_sum / np.where(started, self.steps, 1.0)), error)
-        return {"rms_error": rms, "tracking_error": error.copy(), "hand_error": self.hand_error()}
+        return {
+            "rms_error": rms,
+            "tracking_error": error.copy(),
+            "hand_error": self.hand_error(),
+            "overspeed": overspeed.astype(np.float64),
+        }
 
     def evaluate(self, action):
         error = self.tracking_error()
+        terminated = self.terminated()
         reward, info = self._reward_terms(error, action)
-        info.update(self._metrics(error))
-        return reward, np.zeros(len(error), dtype=bool), info
+        info.update(self._metrics(error, terminated))
+        return reward, terminated, info
 
     def get_state(self) -> dict[str, np.ndarray]:
         return {
@@ -351,28 +367,32 @@ which the baselines are compared (`robodyn eval --fixed`, `envs.baselines.tracki
 
 ## Episode End
 
-- Termination: none (nothing fails; the arm has no joint ranges and touches nothing).
+- Termination: a joint turns faster than `max_joint_speed` (30 rad/s; the circle needs at most
+  2): the arm is out of control (a safety stop, which also keeps a flailing arm from the speeds,
+  over 100 rad/s, at which 2 ms Euler steps of the spinning chain blow up). Under uniformly random
+  actions almost every episode runs its full length. Nothing else fails: the arm has no joint
+  ranges and touches nothing.
 - Truncation: `max_episode_steps` = 400 steps (4 s at 100 Hz, 5 physics steps of 2 ms each;
   about 2.5 laps at 1 m/s), counted by the env itself (so its snapshots hold the count).
 
 `info` also reports the task metrics `rms_error` (the joint-space RMS error over the
 episode's steps so far, rad: its value at the last step is the episode's score; at reset, the
 error then), `tracking_error` (e now, rad) and `hand_error` (the tool point's distance to the
-target now, m).
+target now, m) and `overspeed` (1.0 when the episode ended on the speed limit).
 
 ## Arguments
 
 `gym.make("RoboDyn/Tracking-v0", **kwargs)` or `gym.make_vec("RoboDyn/Tracking-v0",
 num_envs=64, **kwargs)`: speed=1.0 (m/s along the circle), tilt=0.5 (rad), radius=0.25 (m),
-tracking_weight=1.0, control_weight=0.05, tracking_scale=0.1 (rad), reset_noise_scale=1.0,
-render_mode=None ("rgb_array"), width=640, height=480. The vector env also takes
-autoreset_mode (NEXT_STEP, SAME_STEP, DISABLED), nthread and max_episode_steps=400 (the single
-env takes it from the registration; `gym.make`'s own max_episode_steps argument adds
-Gymnasium's TimeLimit instead). speed, radius and tracking_scale must be finite and > 0, the
-weights and reset_noise_scale finite and >= 0, tilt in [-pi/2, pi/2], and the circle must stay
-inside the arm's reach with 5 cm to spare (the wrist, 0.5 m behind the tool point along the
-approach, within 0.15 to 1.05 m of the shoulder); any other value, a non-number or an unknown
-keyword is refused when the env is built.
+tracking_weight=1.0, control_weight=0.05, tracking_scale=0.1 (rad), max_joint_speed=30.0
+(rad/s), reset_noise_scale=1.0, render_mode=None ("rgb_array"), width=640, height=480. The
+vector env also takes autoreset_mode (NEXT_STEP, SAME_STEP, DISABLED), nthread and
+max_episode_steps=400 (the single env takes it from the registration; `gym.make`'s own
+max_episode_steps argument adds Gymnasium's TimeLimit instead). speed, radius, tracking_scale
+and max_joint_speed must be finite and > 0, the weights and reset_noise_scale finite and >= 0,
+tilt in [-pi/2, pi/2], and the circle must stay inside the arm's reach with 5 cm to spare (the
+wrist, 0.5 m behind the tool point along the approach, within 0.15 to 1.05 m of the shoulder);
+any other value, a non-number or an unknown keyword is refused when the env is built.
 
 ## Version History
 

@@ -108,7 +108,7 @@ TASKS = (
                 cross=(("zeta", (1.0, 0.7, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05)),),
                 scenario="fixed",
                 minimize="rms_error",
-                require="rms_error",
+                require="overspeed",
                 require_below=0.5,
             )
         },

@@ -157,6 +157,28 @@ def test_observation_layout_and_rms_metric():
     )
 
 
+def test_overspeed_ends_the_episode_and_random_actions_rarely_do():
+    """Full torque on every motor spins a joint past max_joint_speed: the episode terminates
+    there with overspeed = 1; under uniformly random actions most episodes run their 400 steps."""
+    env = gym.make(TASK_ID, max_joint_speed=10.0)
+    env.reset(seed=0)
+    steps, term = 0, False
+    while not term and steps < 400:
+        _, _, term, trunc, info = env.step(np.ones(5))
+        steps += 1
+    speed = np.abs(env.unwrapped.task.joint_velocities()).max()
+    assert term and not trunc and info["overspeed"] == 1.0 and speed > 10.0 and steps < 100
+    venv = gym.make_vec(TASK_ID, num_envs=16)  # NEXT_STEP autoreset: an ended row starts again
+    venv.reset(seed=0)
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(400):
+        _, _, term, _, info = venv.step(rng.uniform(-1.0, 1.0, (16, 5)))
+        ended += int(term.sum())
+    print(f"[oracle] random actions: {ended} overspeed ends in 16 x 400 steps")
+    assert ended <= 4
+
+
 def test_unreachable_circles_and_bad_tilts_are_refused():
     with pytest.raises(InvalidArgumentError, match="leaves the arm's reach"):
         gym.make(TASK_ID, radius=0.6)
