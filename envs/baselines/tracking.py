@@ -13,8 +13,10 @@ joint-space inertia's diagonal (kp = omega^2, kv = 2 zeta omega, in rad/s):
 It sees the reference q*(t) now and nothing of its motion, so at steady state it lags by
 e = kv q*' / kp = 2 zeta q*' / omega: the error shrinks only as omega grows, until the torque
 limit and the 10 ms control step stop it. Its default gains are the stored output of `robodyn
-tune RoboDyn/Tracking-v0 pd` (envs/baselines/tuned/): omega swept on a geometric grid for zeta 1
-and 0.7, extended until the RMS error grows again on both sides of the best, then refined.
+tune RoboDyn/Tracking-v0 pd` (envs/baselines/tuned/): omega swept on a geometric grid (8 to 256
+rad/s) for eight damping ratios from 1 to 0.05, extended until the RMS error grows again on both
+sides of the best, then refined (best: omega 94.5, zeta 0.25; lighter damping lags less until
+the loop rings, so the damping ratio's trend reverses too).
 
 The MPC runs iLQR (envs/baselines/ilqr.py) on the engine itself (EngineDynamics: one control
 step of the task, five 2 ms Euler steps under the held action, re-linearized by central
@@ -33,8 +35,8 @@ VELOCITY_TIME rad; Qf is the infinite-horizon LQR value of the engine linearized
 circle's first reference pose under gravity compensation.
 
 Cost: a warm tick linearizes 30 knots x 30 perturbations of 5 physics steps (4,500 steps) and
-rolls 6 line-search candidates out (900 steps) per row, about 15-20 ms for one row on this
-project's machine: an episode of 400 ticks in about 10 s (planning on a fixed linearization
+rolls 6 line-search candidates out (900 steps) per row, about 22 ms for one row on this
+project's machine: an episode of 400 ticks in about 9 s (planning on a fixed linearization
 would be cheaper, and wrong by the change of gravity's load and inertia along the circle).
 """
 
