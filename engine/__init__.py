@@ -13,6 +13,7 @@ cache.guard()  # before any compiled code is loaded: drop what an edit made stal
 
 from engine.api import ContactOverflowError
 from engine.binding import BindingError
+from engine.constraint import dense_efc_J
 from engine.data import Data, make_data
 from engine.errors import (
     DataSizeError,
@@ -43,6 +44,7 @@ __all__ = [
     "Simulator",
     "Snapshot",
     "UnsupportedModelError",
+    "dense_efc_J",
     "load_mjcf",
     "make_data",
     "without_contacts",

@@ -20,7 +20,7 @@ from engine.binding import Bound
 from engine.collision_driver import GEOM_TYPE_NAMES
 from engine.collision_driver import collision as collision_unit
 from engine.constraint import contact_force as contact_force_row
-from engine.constraint import dot
+from engine.constraint import dot_sparse
 from engine.errors import RoboDynError
 from engine.factor import mul_m
 from engine.forward import fwd_position, fwd_velocity
@@ -159,7 +159,8 @@ def _inverse_rows(mp, dp):
         # constraint forces of the given qacc: efc_force = -D (J qacc - aref) on active rows
         jar = d.scratch_efc[b, 0]
         for i in range(d.nefc[b]):
-            jar[i] = dot(d.efc_J[b, i], d.qacc[b], m.nv) - d.efc_aref[b, i]
+            Ji = d.efc_J[b, i]
+            jar[i] = dot_sparse(Ji, d.efc_J_colind[b, i], d.qacc[b], d.efc_J_rownnz[b, i]) - d.efc_aref[b, i]
         constraint_update(m, d, b, jar)
         work = d.scratch_body[b]
         out = d.qfrc_inverse[b]

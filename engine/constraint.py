@@ -1,9 +1,18 @@
 """Stage 10, constraints: the rows of the constraint problem of one environment (MuJoCo's
 mj_makeConstraint, mj_referenceConstraint in engine_core_constraint.c).
 
-Each active constraint contributes rows i of a Jacobian efc_J (dense, nefc x nv) and a
-violation efc_pos, in MuJoCo's order: equalities (connect 3 rows, weld 6, joint 1), then
-limits (joints, then tendons; lower side before upper), then contacts (in contact order).
+Each active constraint contributes rows i of a Jacobian J (nefc x nv) and a violation
+efc_pos, in MuJoCo's order: equalities (connect 3 rows, weld 6, joint 1), then limits
+(joints, then tendons; lower side before upper), then contacts (in contact order).
+
+J is stored compact, as MuJoCo's sparse efc_J: row i holds efc_J_rownnz[i] entries,
+J[i, efc_J_colind[i, t]] = efc_J[i, t], at the dofs that can move the row's bodies, in
+ascending order (mj_mergeChain), values of 0 included; J is 0 at every other dof. A row
+of a constraint between bodies b1 and b2 lists the dofs of both dof chains (the dofs of a
+body's weld root and its ancestors); a contact leaves out the chains' common ancestors,
+whose columns J_p(b2, p) - J_p(b1, p) vanish. The rows of one constraint share their
+columns. Model.nefcdof, the widest row the model can make, is the width of efc_J
+(engine.model.efc_widths); dense_efc_J expands the rows.
 
 - connect:  pos = p1 - p2 (the two anchors, world), J = J_p(body1, p1) - J_p(body2, p2).
 - weld: connect's three rows, then three rotation rows: with q = q1 * relpose and
@@ -31,8 +40,10 @@ R = 2 mu^2 R_normal / impratio over its edges). For connect and weld, aref also 
 
 import math
 
+import numpy as np
+
 from engine import types as T
-from engine.jacobian import jac, jac_dot_vel
+from engine.jacobian import jac_dif_pair, jac_dot_vel
 from engine.jit import kernel, unit
 from engine.spatial import mv3, qderiv, qmul, qmul_axis
 
@@ -64,6 +75,25 @@ def dot(a, b, n):
 
 
 @kernel
+def dot_sparse(vals, ind, x, n):
+    """vals[:n] . x[ind[:n]] in MuJoCo's order (mju_dotSparse: four partial sums, then the
+    rest); vals a compact row, ind its columns."""
+    s0 = s1 = s2 = s3 = 0.0
+    i = 0
+    while i <= n - 4:
+        s0 += vals[i] * x[ind[i]]
+        s1 += vals[i + 1] * x[ind[i + 1]]
+        s2 += vals[i + 2] * x[ind[i + 2]]
+        s3 += vals[i + 3] * x[ind[i + 3]]
+        i += 4
+    res = (s0 + s2) + (s1 + s3)
+    while i < n:
+        res += vals[i] * x[ind[i]]
+        i += 1
+    return res
+
+
+@kernel
 def rows_of_contact(condim):
     """Constraint rows of one contact: 1 for condim 1, 2 (condim - 1) pyramid edges else."""
     return 1 if condim == 1 else 2 * (condim - 1)
@@ -76,14 +106,15 @@ def rows_of_contact(condim):
 def _commit(m, d, b, size, ctype, cid, check_empty):
     """Count rows nefc..nefc+size-1 (J and pos already written) as constraint rows.
 
-    As in MuJoCo's dense mode, an equality or limit whose rows are all zero adds nothing.
+    As in MuJoCo's dense mode, an equality or limit whose rows are all zero adds nothing
+    (the stored entries are every entry that can be nonzero).
     """
     r = d.nefc[b]
     if check_empty:
         empty = True
         for k in range(r, r + size):
-            for v in range(m.nv):
-                if d.efc_J[b, k, v] != 0.0:
+            for t in range(d.efc_J_rownnz[b, k]):
+                if d.efc_J[b, k, t] != 0.0:
                     empty = False
         if empty:
             return
@@ -95,6 +126,16 @@ def _commit(m, d, b, size, ctype, cid, check_empty):
         d.ne[b] += size
     elif ctype == T.CNSTR_LIMIT_JOINT or ctype == T.CNSTR_LIMIT_TENDON:
         d.nl[b] += size
+
+
+@kernel
+def _share_chain(d, b, r, size, n):
+    """Rows r+1..r+size-1 get row r's n columns (the rows of one constraint share a chain)."""
+    d.efc_J_rownnz[b, r] = n
+    for k in range(r + 1, r + size):
+        d.efc_J_rownnz[b, k] = n
+        for t in range(n):
+            d.efc_J_colind[b, k, t] = d.efc_J_colind[b, r, t]
 
 
 @kernel
@@ -138,9 +179,7 @@ def weld_quats(m, d, b, i, body1, body2):
 @kernel
 def instantiate_equality(m, d, b):
     """Rows of the active connect, weld and joint equalities (mj_instantiateEquality)."""
-    nv = m.nv
-    J1 = d.scratch_jac[b]
-    J2 = d.scratch_jac2[b]
+    Jd = d.scratch_jac[b]
     for i in range(m.neq):
         if not d.eq_active[b, i]:
             continue
@@ -148,13 +187,15 @@ def instantiate_equality(m, d, b):
         etype = m.eq_type[i]
         if etype == T.EQ_CONNECT or etype == T.EQ_WELD:
             p1, p2, body1, body2 = eq_anchors(m, d, b, i)
-            jac(m, d, b, p1, body1, J1[0:3], J1[3:6])
-            jac(m, d, b, p2, body2, J2[0:3], J2[3:6])
+            # Jd <- J(body1, p1) - J(body2, p2) on the merged chain (colind of row r)
+            n = jac_dif_pair(m, d, b, p2, body2, p1, body1, False, d.efc_J_colind[b, r], Jd[0:3], Jd[3:6])
+            size = 3 if etype == T.EQ_CONNECT else 6
+            _share_chain(d, b, r, size, n)
             for k in range(3):
                 d.efc_pos[b, r + k] = p1[k] - p2[k]
                 d.efc_margin[b, r + k] = 0.0
-                for v in range(nv):
-                    d.efc_J[b, r + k, v] = J1[k, v] - J2[k, v]
+                for t in range(n):
+                    d.efc_J[b, r + k, t] = Jd[k, t]
             if etype == T.EQ_CONNECT:
                 _commit(m, d, b, 3, T.CNSTR_EQUALITY, i, True)
                 continue
@@ -164,31 +205,43 @@ def instantiate_equality(m, d, b):
             for k in range(3):
                 d.efc_pos[b, r + 3 + k] = e[1 + k] * ts
                 d.efc_margin[b, r + 3 + k] = 0.0
-            for v in range(nv):
+            for t in range(n):
                 # jr = J_r(body1) - J_r(body2); column: 0.5 (q2^-1 * (0, jr) * q)_xyz
-                t = qmul_axis(q2inv, J1[3, v] - J2[3, v], J1[4, v] - J2[4, v], J1[5, v] - J2[5, v])
-                t = qmul(t, q)
+                u = qmul(qmul_axis(q2inv, Jd[3, t], Jd[4, t], Jd[5, t]), q)
                 for k in range(3):
-                    d.efc_J[b, r + 3 + k, v] = 0.5 * t[1 + k] * ts
+                    d.efc_J[b, r + 3 + k, t] = 0.5 * u[1 + k] * ts
             _commit(m, d, b, 6, T.CNSTR_EQUALITY, i, True)
         elif etype == T.EQ_JOINT:
             j1 = m.eq_obj1id[i]
             j2 = m.eq_obj2id[i]
-            row = d.efc_J[b, r]
-            for v in range(nv):
-                row[v] = 0.0
-            row[m.jnt_dofadr[j1]] = 1.0
+            dof1 = m.jnt_dofadr[j1]
             a1 = m.jnt_qposadr[j1]
             data = m.eq_data[i]
+            row = d.efc_J[b, r]
+            col = d.efc_J_colind[b, r]
+            n = 1
+            col[0] = dof1
+            row[0] = 1.0
             if j2 >= 0:
                 a2 = m.jnt_qposadr[j2]
                 x = d.qpos[b, a2] - m.qpos0[a2]
                 poly = data[1] * x + data[2] * x * x + data[3] * x * x * x + data[4] * x * x * x * x
                 pos = d.qpos[b, a1] - m.qpos0[a1] - data[0] - poly
                 deriv = data[1] + 2 * data[2] * x + 3 * data[3] * x * x + 4 * data[4] * x * x * x
-                row[m.jnt_dofadr[j2]] += -deriv
+                # J = e_dof1 - p'(x) e_dof2, columns ascending
+                dof2 = m.jnt_dofadr[j2]
+                if dof2 == dof1:
+                    row[0] += -deriv
+                else:
+                    n = 2
+                    k = 1 if dof2 > dof1 else 0
+                    col[1 - k] = dof1
+                    row[1 - k] = 1.0
+                    col[k] = dof2
+                    row[k] = -deriv
             else:
                 pos = d.qpos[b, a1] - m.qpos0[a1] - data[0]
+            d.efc_J_rownnz[b, r] = n
             d.efc_pos[b, r] = pos
             d.efc_margin[b, r] = 0.0
             _commit(m, d, b, 1, T.CNSTR_EQUALITY, i, True)
@@ -204,7 +257,6 @@ def _limit_row(m, d, b, dist, margin, ctype, cid):
 @kernel
 def instantiate_limit(m, d, b):
     """Rows of active joint and fixed-tendon limits, lower side first (mj_instantiateLimit)."""
-    nv = m.nv
     for j in range(m.njnt):
         if not m.jnt_limited[j]:
             continue
@@ -213,29 +265,33 @@ def instantiate_limit(m, d, b):
         for side in (-1, 1):
             dist = side * (m.jnt_range[j, (side + 1) // 2] - value)
             if dist < margin:
-                row = d.efc_J[b, d.nefc[b]]
-                for v in range(nv):
-                    row[v] = 0.0
-                row[m.jnt_dofadr[j]] = -float(side)
+                r = d.nefc[b]
+                d.efc_J_rownnz[b, r] = 1
+                d.efc_J_colind[b, r, 0] = m.jnt_dofadr[j]
+                d.efc_J[b, r, 0] = -float(side)
                 _limit_row(m, d, b, dist, margin, T.CNSTR_LIMIT_JOINT, j)
     for t in range(m.ntendon):
         if not m.tendon_limited[t]:
             continue
         margin = m.tendon_margin[t]
         value = d.ten_length[b, t]
+        adr = m.ten_J_rowadr[t]
+        n = m.ten_J_rownnz[t]
         for side in (-1, 1):
             dist = side * (m.tendon_range[t, (side + 1) // 2] - value)
             if dist < margin:
-                row = d.efc_J[b, d.nefc[b]]
-                for v in range(nv):
-                    row[v] = -side * d.ten_J[b, t, v]
+                r = d.nefc[b]
+                d.efc_J_rownnz[b, r] = n
+                for k in range(n):
+                    dof = m.ten_J_colind[adr + k]
+                    d.efc_J_colind[b, r, k] = dof
+                    d.efc_J[b, r, k] = -side * d.ten_J[b, t, dof]
                 _limit_row(m, d, b, dist, margin, T.CNSTR_LIMIT_TENDON, t)
 
 
 @kernel
 def instantiate_contact(m, d, b):
     """Rows of the contacts that are not excluded (mj_instantiateContact, pyramidal cone)."""
-    nv = m.nv
     J1 = d.scratch_jac[b]
     J2 = d.scratch_jac2[b]
     for c in range(d.ncon[b]):
@@ -245,22 +301,25 @@ def instantiate_contact(m, d, b):
         r = d.nefc[b]
         d.contact_efc_address[b, c] = r
         pos = d.contact_pos[b, c]
-        jac(m, d, b, pos, m.geom_bodyid[d.contact_geom[b, c, 0]], J1[0:3], J1[3:6])
-        jac(m, d, b, pos, m.geom_bodyid[d.contact_geom[b, c, 1]], J2[0:3], J2[3:6])
-        # J2[0:3] <- jd = J_p(body2) - J_p(body1);  J1[k] <- frame row k . jd
+        body1 = m.geom_bodyid[d.contact_geom[b, c, 0]]
+        body2 = m.geom_bodyid[d.contact_geom[b, c, 1]]
+        # J1[0:3] <- jd = J_p(body2) - J_p(body1) on the chains without their common part
+        n = jac_dif_pair(m, d, b, pos, body1, pos, body2, True, d.efc_J_colind[b, r], J1[0:3], J1[3:6])
+        # J2[k] <- frame row k . jd
         fr = d.contact_frame[b, c]
-        for v in range(nv):
-            x = J2[0, v] - J1[0, v]
-            y = J2[1, v] - J1[1, v]
-            z = J2[2, v] - J1[2, v]
+        for t in range(n):
+            x = J1[0, t]
+            y = J1[1, t]
+            z = J1[2, t]
             for k in range(3):
-                J1[k, v] = fr[3 * k] * x + fr[3 * k + 1] * y + fr[3 * k + 2] * z
+                J2[k, t] = fr[3 * k] * x + fr[3 * k + 1] * y + fr[3 * k + 2] * z
         dim = d.contact_dim[b, c]
         dist = d.contact_dist[b, c]
         margin = d.contact_includemargin[b, c]
+        _share_chain(d, b, r, rows_of_contact(dim), n)
         if dim == 1:
-            for v in range(nv):
-                d.efc_J[b, r, v] = J1[0, v]
+            for t in range(n):
+                d.efc_J[b, r, t] = J2[0, t]
             d.efc_pos[b, r] = dist
             d.efc_margin[b, r] = margin
             _commit(m, d, b, 1, T.CNSTR_CONTACT_FRICTIONLESS, c, False)
@@ -268,9 +327,9 @@ def instantiate_contact(m, d, b):
         for k in range(1, dim):
             mu = d.contact_friction[b, c, k - 1]
             rr = d.nefc[b]
-            for v in range(nv):
-                d.efc_J[b, rr, v] = J1[0, v] + mu * J1[k, v]
-                d.efc_J[b, rr + 1, v] = J1[0, v] + -mu * J1[k, v]
+            for t in range(n):
+                d.efc_J[b, rr, t] = J2[0, t] + mu * J2[k, t]
+                d.efc_J[b, rr + 1, t] = J2[0, t] + -mu * J2[k, t]
             for s in range(2):
                 d.efc_pos[b, rr + s] = dist
                 d.efc_margin[b, rr + s] = margin
@@ -538,10 +597,9 @@ def _jdotv(m, d, b):
 def reference_constraint(m, d, b):
     """efc_vel = J qvel and efc_aref = -B vel - K I (pos - margin) (mj_referenceConstraint);
     needs com_vel (cvel, cdof_dot) for the connect/weld correction."""
-    nv = m.nv
     qvel = d.qvel[b]
     for i in range(d.nefc[b]):
-        vel = dot(d.efc_J[b, i], qvel, nv)
+        vel = dot_sparse(d.efc_J[b, i], d.efc_J_colind[b, i], qvel, d.efc_J_rownnz[b, i])
         d.efc_vel[b, i] = vel
         k = d.efc_KBIP[b, i]
         d.efc_aref[b, i] = -k[1] * vel - k[0] * k[2] * (d.efc_pos[b, i] - d.efc_margin[b, i])
@@ -573,3 +631,27 @@ def contact_force(m, d, b, c, out):
     for k in range(dim - 1):
         edge = d.efc_force[b, adr + 2 * k] - d.efc_force[b, adr + 2 * k + 1]
         out[k + 1] = edge * d.contact_friction[b, c, k]
+
+
+# ---- for users and tests -------------------------------------------------------------------------
+
+
+def dense_efc_J(model, data) -> np.ndarray:
+    """(B, nefcmax, nv) dense constraint Jacobian of every row from Data's compact rows:
+    J[b, i, efc_J_colind[b, i, t]] = efc_J[b, i, t] for t < efc_J_rownnz[b, i]; zero in
+    every other column and in rows i >= nefc[b] (what MuJoCo's dense efc_J, or
+    mju_sparse2dense of its sparse one, holds for the first nefc rows)."""
+    nv = int(model.nv)
+    J = np.asarray(data.efc_J)
+    if J.ndim != 3 or J.shape[2] != model.nefcdof:
+        raise ValueError(
+            f"data.efc_J has shape {J.shape}; this model's rows are nefcdof={model.nefcdof} wide"
+        )
+    batch, rows, width = J.shape
+    nnz = np.asarray(data.efc_J_rownnz)
+    live = np.arange(rows)[None, :] < np.asarray(data.nefc)[:, None]
+    keep = (np.arange(width)[None, None, :] < nnz[:, :, None]) & live[:, :, None]
+    b, i, t = np.nonzero(keep)
+    out = np.zeros((batch, rows, nv))
+    out[b, i, np.asarray(data.efc_J_colind)[b, i, t]] = J[b, i, t]
+    return out

@@ -25,7 +25,9 @@ from engine.fields import (  # noqa: F401 (the names the declarations use)
     na,
     nbody,
     nconmax,
+    nefcdof,
     nefcmax,
+    nefctreedof,
     neq,
     ngeom,
     njnt,
@@ -39,7 +41,7 @@ from engine.fields import (  # noqa: F401 (the names the declarations use)
     nu,
     nv,
 )
-from engine.model import Model, efc_rows_needed
+from engine.model import Model, efc_rows_needed, efc_widths
 from engine.types import NWARN  # noqa: F401 (in declarations)
 
 
@@ -95,7 +97,9 @@ class Data(NamedTuple):
     nl: i32[B]  # number of limit rows (after the equality rows)
     efc_type: i32[B, nefcmax]  # CNSTR_* type of the row
     efc_id: i32[B, nefcmax]  # equality, joint, tendon or contact id of the row
-    efc_J: f64[B, nefcmax, nv]  # constraint Jacobian (dense rows)
+    efc_J: f64[B, nefcmax, nefcdof]  # constraint Jacobian, compact: J[i, efc_J_colind[i, t]]
+    efc_J_colind: i32[B, nefcmax, nefcdof]  # dof of each entry, ascending (MuJoCo's merged chain)
+    efc_J_rownnz: i32[B, nefcmax]  # entries of the row: every dof of its chain, even where J is 0
     efc_pos: f64[B, nefcmax]  # constraint violation (distance, < 0 penetrating)
     efc_margin: f64[B, nefcmax]  # inclusion margin
     efc_diagA: f64[B, nefcmax]  # approximation of diag(J M^-1 J^T), made consistent with R
@@ -177,7 +181,9 @@ class Data(NamedTuple):
     scratch_jac2: f64[B, 6, nv]  # second Jacobian work space (constraint rows)
     scratch_efc: f64[B, 5, nefcmax]  # solver work space: Jaref, Jv, quadratic coefficients
     scratch_efc_int: i32[B, nefcmax]  # solver work space: PGS visiting order
-    scratch_efc_nv: f64[B, npgs, nv]  # PGS: rows of M^-1 J^T (0 rows for Newton)
+    scratch_efc_Y: f64[B, npgs, nefctreedof]  # PGS: rows Y_i = M^-1 J_i^T on the trees J_i touches
+    scratch_efc_Y_colind: i32[B, npgs, nefctreedof]  # PGS: dof of each entry of Y_i, ascending
+    scratch_efc_Y_rownnz: i32[B, npgs]  # PGS: entries of Y_i (the dofs of those trees)
     scratch_nv: f64[B, 6, nv]  # solver work space: Ma, Mv, grad, Mgrad, search, ...
     scratch_H: f64[B, nv, nv]  # Newton: Hessian M + J^T D J, Cholesky factor in place
     status: i32[B]  # 0 ok, k > 0: step k of the last call failed (bad state or qacc, overflow)
@@ -237,12 +243,19 @@ def _memory_warning(m: Model, batch: int, sizes: dict[str, int]) -> str | None:
         return None
     mib = 2**20
     largest = sorted(sizes, key=sizes.get, reverse=True)[:3]
-    shapes = {name: ", ".join(str(dim) for dim in DATA_SPECS[name].dims[1:]) for name in largest}
+    shapes = {
+        name: ", ".join(
+            f"{dim}={dim_size(m, dim)}" if isinstance(dim, fields.Dim) else str(dim)
+            for dim in DATA_SPECS[name].dims[1:]
+        )
+        for name in largest
+    }
     top = ", ".join(f"{name} ({shapes[name]}) {sizes[name] / batch / mib:.1f} MiB" for name in largest)
     return (
         f"engine.make_data: Data for batch={batch} needs {total / mib:.1f} MiB "
         f"({total / batch / mib:.1f} MiB per environment, nconmax={m.nconmax}, nefcmax={m.nefcmax}, "
-        f"nv={m.nv}); per environment the largest arrays are {top}. To shrink it, load the model "
+        f"nv={m.nv}, nefcdof={m.nefcdof}); per environment the largest arrays are {top}. "
+        "To shrink it, load the model "
         "with smaller contact and constraint buffers (engine.load_mjcf(..., nconmax=..., nefcmax=...) "
         'or <size nconmax="..." njmax="..."> or <size memory="..."> in the MJCF), or use a smaller batch'
     )
@@ -256,10 +269,11 @@ def make_data(m: Model, batch: int) -> Data:
 
     Raises TypeError for a batch that is not an int, ValueError for batch < 1, and
     ModelError when m.nefcmax cannot hold the rows m.nconmax contacts, the equalities and
-    the limits can need (a Model edited by hand: the constraint stage writes rows without
-    bounds checks). Raises DataSizeError when Data would exceed the machine's physical
-    memory. Warns with MemoryWarning, before allocating, when Data exceeds
-    MEMORY_WARN_ROW bytes per environment or MEMORY_WARN_TOTAL in all."""
+    the limits can need, or m.nefcdof / m.nefctreedof the widest row (a Model edited by
+    hand: the constraint stage writes rows without bounds checks). Raises DataSizeError
+    when Data would exceed the machine's physical memory. Warns with MemoryWarning, before
+    allocating, when Data exceeds MEMORY_WARN_ROW bytes per environment or
+    MEMORY_WARN_TOTAL in all."""
     if not isinstance(m, Model):
         raise TypeError(f"make_data needs an engine.Model (from engine.load_mjcf), got {type(m).__name__}")
     if isinstance(batch, bool) or not isinstance(batch, int | np.integer):
@@ -273,6 +287,13 @@ def make_data(m: Model, batch: int) -> Data:
             f"model.nefcmax={m.nefcmax} cannot hold the {need} constraint rows the model can need "
             f"(equalities, both sides of every limit, nconmax={m.nconmax} contacts); load the model "
             "with engine.load_mjcf, which sizes them together, instead of editing the Model"
+        )
+    widths = efc_widths(m, m.cpair_geom, (m.ten_J_rownnz, m.ten_J_rowadr, m.ten_J_colind))
+    if m.nefcdof < widths[0] or m.nefctreedof < widths[1]:
+        raise ModelError(
+            f"model.nefcdof={m.nefcdof}, nefctreedof={m.nefctreedof} cannot hold constraint rows "
+            f"{widths[0]} dofs wide on trees of {widths[1]} dofs; load the model with engine.load_mjcf, "
+            "which sizes them, instead of editing the Model"
         )
     sizes = data_bytes(m, B)
     refusal = _too_big(m, B, sizes)

@@ -37,23 +37,29 @@ def factor_i(mat, diaginv, m):
 @kernel
 def solve_ld(x, qLD, diaginv, m):
     """x <- (L^T D L)^-1 x in place, for a factor in M's layout (MuJoCo's mj_solveLD)."""
+    solve_ld_range(x, qLD, diaginv, m, 0, m.nv)
+
+
+@kernel
+def solve_ld_range(x, qLD, diaginv, m, start, end):
+    """solve_ld on the dofs start..end-1 alone: x[start:end] <- (M^-1 x)[start:end] when
+    they are whole kinematic trees (M is block diagonal over the trees, and a dof's
+    ancestors lie in its tree); x elsewhere is neither read nor written."""
     # x <- L^-T x
-    for i in range(m.nv - 1, -1, -1):
+    for i in range(end - 1, start - 1, -1):
         xi = x[i]
         if xi != 0.0:
-            start = m.M_rowadr[i]
-            end = start + m.M_rownnz[i] - 1
-            for adr in range(start, end):
+            adr0 = m.M_rowadr[i]
+            for adr in range(adr0, adr0 + m.M_rownnz[i] - 1):
                 x[m.M_colind[adr]] -= qLD[adr] * xi
     # x <- D^-1 x
-    for i in range(m.nv):
+    for i in range(start, end):
         x[i] *= diaginv[i]
     # x <- L^-1 x
-    for i in range(m.nv):
-        start = m.M_rowadr[i]
-        end = start + m.M_rownnz[i] - 1
+    for i in range(start, end):
+        adr0 = m.M_rowadr[i]
         s = 0.0
-        for adr in range(start, end):
+        for adr in range(adr0, adr0 + m.M_rownnz[i] - 1):
             s += qLD[adr] * x[m.M_colind[adr]]
         x[i] -= s
 

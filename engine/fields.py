@@ -81,6 +81,10 @@ npair = Dim("npair")
 neq = Dim("neq")
 nconmax = Dim("nconmax")
 nefcmax = Dim("nefcmax")
+ntree = Dim("ntree")
+nJten = Dim("nJten")
+nefcdof = Dim("nefcdof")
+nefctreedof = Dim("nefctreedof")
 
 # sizes the arrays define among themselves
 ncpair = Dim("ncpair")  # candidate geom pairs

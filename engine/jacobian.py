@@ -48,6 +48,58 @@ def jac(m, d, b, point, body, jacp, jacr):
 
 
 @kernel
+def jac_dif_pair(m, d, b, p1, body1, p2, body2, skipcommon, chain, jacp, jacr):
+    """Compact Jacobian difference J(body2, p2) - J(body1, p1) (MuJoCo's sparse
+    mj_jacDifPair); returns NV, the number of columns.
+
+    chain[:NV] <- the dofs that move body1 or body2 (their weld roots' dof chains merged,
+    ascending, as mj_mergeChain); with `skipcommon`, the chains' common ancestors are left
+    out (for p1 = p2 their columns cancel exactly). jacp[:, :NV], jacr[:, :NV] (3 rows
+    each) <- the point and rotation columns at those dofs, each the difference of the two
+    bodies' columns with 0 for a body the dof does not move (the dense arithmetic).
+    """
+    w1 = m.body_weldid[body1]
+    w2 = m.body_weldid[body2]
+    da1 = m.body_dofadr[w1] + m.body_dofnum[w1] - 1 if m.body_dofnum[w1] else -1
+    da2 = m.body_dofadr[w2] + m.body_dofnum[w2] - 1 if m.body_dofnum[w2] else -1
+    c1 = d.subtree_com[b, m.body_rootid[body1]]
+    c2 = d.subtree_com[b, m.body_rootid[body2]]
+    o10, o11, o12 = p1[0] - c1[0], p1[1] - c1[1], p1[2] - c1[2]
+    o20, o21, o22 = p2[0] - c2[0], p2[1] - c2[1], p2[2] - c2[2]
+    cdof = d.cdof[b]
+    n = 0
+    # walk both chains from their last dofs down (descending), then reverse
+    while da1 >= 0 or da2 >= 0:
+        da = max(da1, da2)
+        if skipcommon and da1 == da and da2 == da:
+            break
+        x = (0.0, 0.0, 0.0)
+        y = (0.0, 0.0, 0.0)
+        rx = (0.0, 0.0, 0.0)
+        ry = (0.0, 0.0, 0.0)
+        if da2 == da:
+            x = _point_column(cdof[da], o20, o21, o22)
+            rx = (cdof[da, 0], cdof[da, 1], cdof[da, 2])
+            da2 = m.dof_parentid[da2]
+        if da1 == da:
+            y = _point_column(cdof[da], o10, o11, o12)
+            ry = (cdof[da, 0], cdof[da, 1], cdof[da, 2])
+            da1 = m.dof_parentid[da1]
+        chain[n] = da
+        for r in range(3):
+            jacp[r, n] = x[r] - y[r]
+            jacr[r, n] = rx[r] - ry[r]
+        n += 1
+    for i in range(n // 2):
+        k = n - 1 - i
+        chain[i], chain[k] = chain[k], chain[i]
+        for r in range(3):
+            jacp[r, i], jacp[r, k] = jacp[r, k], jacp[r, i]
+            jacr[r, i], jacr[r, k] = jacr[r, k], jacr[r, i]
+    return n
+
+
+@kernel
 def apply_ft(m, d, b, force, torque, point, body, qfrc):
     """qfrc += J^T (force, torque) for a world force and torque applied at `point` on `body`.
 

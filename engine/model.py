@@ -31,6 +31,7 @@ from engine.fields import (  # noqa: F401 (the names the declarations use)
     nexclude,
     ngeom,
     njnt,
+    nJten,
     nM,
     npair,
     nq,
@@ -38,6 +39,7 @@ from engine.fields import (  # noqa: F401 (the names the declarations use)
     nsensor,
     nsite,
     ntendon,
+    ntree,
     nu,
     nv,
     nwrap,
@@ -95,6 +97,8 @@ class Model(NamedTuple):
     nsensor: int  # number of sensors
     nsensordata: int  # length of sensordata
     nM: int  # non-zeros in the lower triangle of M (= MuJoCo's nC)
+    ntree: int  # number of kinematic trees (bodies joined to the world by a joint)
+    nJten: int  # non-zeros of the tendon Jacobians (sum of ten_J_rownnz)
 
     # options
     opt_timestep: float  # simulation timestep (s)
@@ -162,6 +166,8 @@ class Model(NamedTuple):
     D_mask: i32[nv, nv]  # 1 where dof j is an ancestor or descendant of dof i (or i itself)
     dof_treedofnum: i32[nv]  # number of dofs in the kinematic tree of the dof
     dof_treeid: i32[nv]  # kinematic tree of the dof (0..ntree-1, ntree <= nv)
+    tree_dofadr: i32[ntree]  # first dof of the tree (a tree's dofs are contiguous)
+    tree_dofnum: i32[ntree]  # number of dofs of the tree
 
     # geoms and sites
     geom_bodyid: i32[ngeom]  # body the geom is attached to
@@ -198,6 +204,9 @@ class Model(NamedTuple):
     tendon_invweight0: f64[ntendon]  # inverse weight of the tendon at qpos0
     wrap_objid: i32[nwrap]  # joint of each term
     wrap_prm: f64[nwrap]  # coefficient of each term
+    ten_J_rownnz: i32[ntendon]  # dofs of each tendon's Jacobian row (its joints' dofs)
+    ten_J_rowadr: i32[ntendon]  # start of the tendon's row in ten_J_colind
+    ten_J_colind: i32[nJten]  # the dofs of each row, ascending
 
     # actuators
     actuator_trntype: i32[nu]  # TRN_JOINT, TRN_TENDON or TRN_SITE
@@ -263,6 +272,8 @@ class Model(NamedTuple):
 
     # constraint rows: capacity of each row's efc_* arrays (engine.constraint)
     nefcmax: int  # equality rows + 2 per limited joint/tendon + nconmax * rows of a contact
+    nefcdof: int  # most dofs one constraint row touches: the width of a compact efc_J row
+    nefctreedof: int  # most dofs of the trees one row touches: the width of a row of M^-1 J^T
 
 
 MODEL_SPECS = fields.field_specs(Model)
@@ -823,6 +834,105 @@ def _tree_dofnum(dof_parentid: np.ndarray) -> np.ndarray:
     return counts[root]
 
 
+def _check_trees(mj: mujoco.MjModel) -> None:
+    """The solver relies on each kinematic tree's dofs being the contiguous range
+    tree_dofadr .. tree_dofadr + tree_dofnum - 1 (MuJoCo's depth-first dof order)."""
+    expect = np.full(mj.nv, -1)
+    for t in range(mj.ntree):
+        expect[mj.tree_dofadr[t] : mj.tree_dofadr[t] + mj.tree_dofnum[t]] = t
+    if not np.array_equal(expect, mj.dof_treeid):
+        raise ModelError("the model's kinematic trees do not own contiguous dof ranges (dof_treeid)")
+
+
+def _chain_masks(m) -> np.ndarray:
+    """(nbody, nv) bool: dof k is on body b's chain, the dofs of b and its ancestors (the
+    dofs that can move b; MuJoCo's mj_bodyChain). `m`: an MjModel or a Model."""
+    chain = np.zeros((m.nbody, m.nv), dtype=bool)
+    chain[m.dof_bodyid, np.arange(m.nv)] = True
+    for b in range(1, m.nbody):  # parent-first: the parent's row is complete
+        chain[b] |= chain[m.body_parentid[b]]
+    return chain
+
+
+def efc_widths(m, cpair_geom: np.ndarray, ten_J: tuple) -> tuple[int, int]:
+    """(nefcdof, nefctreedof): the most dofs one constraint row can touch, and the most
+    dofs of the kinematic trees one row touches, over every row the model can make.
+
+    A row stores the dofs of its chain as MuJoCo's sparse Jacobian does (mj_mergeChain):
+    - connect and weld between bodies b1, b2 (or the sites' bodies): the union of the two
+      chains, |c1| + |c2| - |c1 & c2|;
+    - a contact between the bodies of a candidate pair: the union less the common
+      ancestors' dofs, whose columns cancel (J_p(b2, p) - J_p(b1, p) = 0 there):
+      |c1| + |c2| - 2 |c1 & c2|;
+    - joint equality: its one or two dofs; joint limit: one dof; tendon limit: the tendon's
+      dofs.
+    The chain overlaps |c1 & c2| of all body pairs come from one product of the (nbody, nv)
+    chain masks. The second width bounds a row of M^-1 J^T: M is block diagonal over the
+    trees, so that row is zero outside the trees of the row's dofs (for a body pair, the
+    dofs of the one or two trees the bodies belong to).
+
+    `m` is an MjModel or a Model (the same fields), `cpair_geom` the candidate contact
+    pairs and `ten_J` the tendon rows' (rownnz, rowadr, colind) (`_tendon_sparsity`)."""
+    if m.nv == 0:
+        return 0, 0
+    chain = _chain_masks(m)
+    count = chain.sum(axis=1)
+    as_float = chain.astype(np.float64)
+    common = np.rint(as_float @ as_float.T).astype(np.int64)  # |c1 & c2| for every body pair
+    # a body's tree: that of any dof on its chain (-1: welded to the world)
+    tree = np.where(count > 0, np.asarray(m.dof_treeid)[np.argmax(chain, axis=1)], -1)
+    tree_dofs = np.where(tree >= 0, np.asarray(m.tree_dofnum)[np.maximum(tree, 0)], 0)
+
+    def tree_width(b1, b2):
+        return np.where(tree[b1] == tree[b2], tree_dofs[b1], tree_dofs[b1] + tree_dofs[b2])
+
+    widths, tree_widths = [0], [0]
+    geom_body = np.asarray(m.geom_bodyid)
+    if len(cpair_geom):
+        b1, b2 = geom_body[cpair_geom[:, 0]], geom_body[cpair_geom[:, 1]]
+        widths.append(int(np.max(count[b1] + count[b2] - 2 * common[b1, b2])))
+        tree_widths.append(int(np.max(tree_width(b1, b2))))
+    eq = np.isin(m.eq_type, (T.EQ_CONNECT, T.EQ_WELD))
+    if eq.any():
+        b1, b2 = m.eq_obj1id[eq], m.eq_obj2id[eq]
+        site = m.eq_objtype[eq] == T.OBJ_SITE
+        b1, b2 = b1.copy(), b2.copy()
+        b1[site], b2[site] = m.site_bodyid[b1[site]], m.site_bodyid[b2[site]]
+        widths.append(int(np.max(count[b1] + count[b2] - common[b1, b2])))
+        tree_widths.append(int(np.max(tree_width(b1, b2))))
+    dof_tree_dofs = np.asarray(m.tree_dofnum)[m.dof_treeid]
+    for i in np.flatnonzero(m.eq_type == T.EQ_JOINT):
+        dofs = {int(m.jnt_dofadr[j]) for j in (m.eq_obj1id[i], m.eq_obj2id[i]) if j >= 0}
+        trees = {int(m.dof_treeid[k]) for k in dofs}
+        widths.append(len(dofs))
+        tree_widths.append(int(sum(m.tree_dofnum[t] for t in trees)))
+    limited = np.asarray(m.jnt_limited).astype(bool)
+    if limited.any():
+        widths.append(1)
+        tree_widths.append(int(np.max(dof_tree_dofs[m.jnt_dofadr[limited]])))
+    rownnz, rowadr, colind = ten_J
+    for t in np.flatnonzero(np.asarray(m.tendon_limited)):
+        dofs = colind[rowadr[t] : rowadr[t] + rownnz[t]]
+        widths.append(len(dofs))
+        tree_widths.append(int(sum(m.tree_dofnum[k] for k in np.unique(m.dof_treeid[dofs]))))
+    return max(widths), max(tree_widths)
+
+
+def _tendon_sparsity(mj: mujoco.MjModel):
+    """(ten_J_rownnz, ten_J_rowadr, ten_J_colind) of the fixed tendons: each row the dofs of
+    the tendon's joints, ascending, each once (MuJoCo's model arrays of the same names)."""
+    rows = []
+    for t in range(mj.ntendon):
+        joints = mj.wrap_objid[mj.tendon_adr[t] : mj.tendon_adr[t] + mj.tendon_num[t]]
+        rows.append(np.unique(mj.jnt_dofadr[joints]))
+    rownnz = np.array([len(r) for r in rows], dtype=INT)
+    rowadr = np.zeros(len(rows), dtype=INT)
+    if len(rows):
+        rowadr[1:] = np.cumsum(rownnz)[:-1]
+    colind = np.concatenate(rows).astype(INT) if rows else np.zeros(0, dtype=INT)
+    return rownnz, rowadr, colind
+
+
 def _efc_rows(flags: int, eq_type, jnt_limited, tendon_limited, cpair_dim) -> tuple[int, int]:
     """(rows that do not depend on contacts, rows of one contact) of one environment at
     most: every equality (connect 3, weld 6, joint 1 rows) and both sides of every limit,
@@ -851,12 +961,13 @@ def efc_rows_needed(m: Model) -> int:
     return fixed + int(m.nconmax) * per_contact
 
 
-def _bytes_per(mj: mujoco.MjModel, dims: tuple[str, ...]) -> int:
+def _bytes_per(mj: mujoco.MjModel, dims: tuple[str, ...], widths: dict[str, int]) -> int:
     """Bytes of one entry along any of the Data dimensions `dims` ("nconmax": one contact,
-    "nefcmax", "npgs": one constraint row) in one environment, from Data's declarations."""
+    "nefcmax", "npgs": one constraint row) in one environment, from Data's declarations;
+    `widths` gives the compact row widths (nefcdof, nefctreedof)."""
     # Data's declarations, recorded by engine.fields when engine.data (which imports this
     # module, so it cannot be imported here) was loaded with the engine package
-    counts = {"nv": mj.nv, "nq": mj.nq, "nu": mj.nu, "nbody": mj.nbody}
+    counts = {"nv": mj.nv, "nq": mj.nq, "nu": mj.nu, "nbody": mj.nbody, **widths}
     total = 0
     for spec in fields.DECLARED["Data"].values():
         names = [getattr(dim, "name", None) for dim in spec.dims]
@@ -871,7 +982,14 @@ def _bytes_per(mj: mujoco.MjModel, dims: tuple[str, ...]) -> int:
     return total
 
 
-def capacities(mj: mujoco.MjModel, cpair: dict, nconmax: int | None, nefcmax: int | None, memory: int = -1):
+def capacities(
+    mj: mujoco.MjModel,
+    cpair: dict,
+    nconmax: int | None,
+    nefcmax: int | None,
+    widths: dict[str, int],
+    memory: int = -1,
+):
     """(nconmax, nefcmax): each row's contact and constraint-row capacity.
 
     In order of precedence: load_mjcf's `nconmax`/`nefcmax`, the MJCF's `<size nconmax>`
@@ -882,6 +1000,7 @@ def capacities(mj: mujoco.MjModel, cpair: dict, nconmax: int | None, nefcmax: in
     limits can need. nefcmax is never more than that (more rows could never be filled);
     with a smaller nefcmax, nconmax shrinks to the contacts whose rows fit, so a row that
     finds more contacts raises ContactOverflowError instead of overrunning the rows.
+    `widths` ({"nefcdof": ..., "nefctreedof": ...}, from efc_widths) size a row's bytes.
     Raises ModelError when nefcmax cannot hold the equality and limit rows."""
     flags = mj.opt.disableflags
     fixed, per_contact = _efc_rows(flags, mj.eq_type, mj.jnt_limited, mj.tendon_limited, cpair["cpair_dim"])
@@ -894,7 +1013,7 @@ def capacities(mj: mujoco.MjModel, cpair: dict, nconmax: int | None, nefcmax: in
     if nefcmax is None and memory >= 0:
         origin = f'<size memory="{memory}"> ({memory} bytes per environment)'
         row_dims = ("nefcmax", "npgs") if mj.opt.solver == T.SOL_PGS else ("nefcmax",)
-        con_bytes, row_bytes = _bytes_per(mj, ("nconmax",)), _bytes_per(mj, row_dims)
+        con_bytes, row_bytes = _bytes_per(mj, ("nconmax",), widths), _bytes_per(mj, row_dims, widths)
         if flags & T.DSBL_CONSTRAINT:
             row_bytes = 0
         if nconmax is None:
@@ -976,8 +1095,12 @@ def _derived(mj: mujoco.MjModel, nconmax: int | None, nefcmax: int | None, memor
     the engine's actuators use)."""
     parent = np.asarray(mj.dof_parentid)
     rownnz, rowadr, colind = _m_sparsity(parent)
+    _check_trees(mj)
+    ten_J = _tendon_sparsity(mj)
     cpair = candidate_pairs(mj)
-    nconmax, nefcmax = capacities(mj, cpair, nconmax, nefcmax, memory)
+    nefcdof, nefctreedof = efc_widths(mj, cpair["cpair_geom"], ten_J)
+    widths = {"nefcdof": nefcdof, "nefctreedof": nefctreedof}
+    nconmax, nefcmax = capacities(mj, cpair, nconmax, nefcmax, widths, memory)
     out = {
         "na": 0,
         "nM": int(rownnz.sum()),
@@ -988,8 +1111,13 @@ def _derived(mj: mujoco.MjModel, nconmax: int | None, nefcmax: int | None, memor
         "dof_treedofnum": _tree_dofnum(parent),
         "actuator_gainprm": np.asarray(mj.actuator_gainprm).reshape(-1, 10)[:, :3],
         "actuator_biasprm": np.asarray(mj.actuator_biasprm).reshape(-1, 10)[:, :3],
+        "nJten": int(ten_J[0].sum()),
+        "ten_J_rownnz": ten_J[0],
+        "ten_J_rowadr": ten_J[1],
+        "ten_J_colind": ten_J[2],
         "nconmax": int(nconmax),
         "nefcmax": int(nefcmax),
+        **widths,
         "cpair_refused": cpair["refused"],
     }
     out.update((k, v) for k, v in cpair.items() if k.startswith("cpair_"))

@@ -11,18 +11,26 @@ efc_force = -D_i (J_i qacc - aref_i) where a row is active (state QUADRATIC), 0 
 is satisfied, and qfrc_constraint = J^T efc_force. Two solvers, chosen by
 <option solver=...>, stop on the model's iterations and tolerance:
 
-- Newton (primal): from a warm start, repeat: H = M + J^T diag(D_active) J (dense,
-  Cholesky), search = -H^-1 grad with grad = M (a - a0) - J^T efc_force, then MuJoCo's
-  exact line search along `search` on the piecewise-quadratic cost (Newton steps on its
-  derivative inside a bracket). Stops when the scaled improvement or gradient, or the
-  Newton decrement 1/2 grad^T H^-1 grad, falls below the tolerance (scaled; see
-  Islands below), or at once if the warm start is certified optimal.
+- Newton (primal): from a warm start, repeat: H = M + J^T diag(D_active) J (dense
+  nv x nv, summed from the compact rows of J; Cholesky), search = -H^-1 grad with
+  grad = M (a - a0) - J^T efc_force, then MuJoCo's exact line search along `search` on
+  the piecewise-quadratic cost (Newton steps on its derivative inside a bracket). Stops
+  when the scaled improvement or gradient, or the Newton decrement 1/2 grad^T H^-1 grad,
+  falls below the tolerance (scaled; see Islands below), or at once if the warm start is
+  certified optimal.
 - PGS (dual): projected Gauss-Seidel on the forces of min_f 1/2 f^T (A + R) f + f^T b,
   A = J M^-1 J^T, b = J a0 - aref, f >= 0 on limit and contact rows, visiting rows in
   MuJoCo's shuffled order (PCG32, fixed seed) with its Nesterov extrapolation and
   restarts; stops when the scaled cost improvement of a sweep falls below the
   tolerance. Rows of A are applied as J_i (M^-1 J^T f), keeping M^-1 J^T f up to date,
-  so A is never formed. Then qacc = a0 + M^-1 J^T f.
+  so A is never formed. Then qacc = a0 + M^-1 J^T f. Each Y_i = M^-1 J_i^T is kept compact
+  like J's rows, on the dofs of the kinematic trees J_i touches (M is block diagonal over
+  the trees, and a tree's dofs are the contiguous range tree_dofadr .. + tree_dofnum, so
+  Y_i is one solve with M's factor per tree and zero elsewhere; Model.nefctreedof wide).
+
+Every product with J (J x, J^T f, the Hessian's J^T D J) runs over a row's stored entries
+only (engine.constraint: efc_J, efc_J_colind, efc_J_rownnz; dot_sparse is MuJoCo's
+mju_dotSparse).
 
 Warm start (both): the last step's qacc (Data.qacc_warmstart) if its cost is lower than
 that of qacc_smooth (Newton), or its forces if their dual cost is negative (PGS).
@@ -41,8 +49,8 @@ import math
 import numpy as np
 
 from engine import types as T
-from engine.constraint import MINVAL, dot
-from engine.factor import mul_m, solve_ld
+from engine.constraint import MINVAL, dot, dot_sparse
+from engine.factor import mul_m, solve_ld, solve_ld_range
 from engine.jit import kernel, unit
 
 _PCG_MULT = np.uint64(6364136223846793005)
@@ -89,7 +97,7 @@ def constraint_update(m, d, b, jar):
 
 @kernel
 def _jt_force(m, d, b):
-    """qfrc_constraint = J^T efc_force, accumulated row by row."""
+    """qfrc_constraint = J^T efc_force, accumulated row by row over each row's entries."""
     q = d.qfrc_constraint[b]
     for v in range(m.nv):
         q[v] = 0.0
@@ -97,21 +105,22 @@ def _jt_force(m, d, b):
         fi = d.efc_force[b, i]
         if fi != 0.0:
             row = d.efc_J[b, i]
-            for v in range(m.nv):
-                q[v] += row[v] * fi
+            col = d.efc_J_colind[b, i]
+            for t in range(d.efc_J_rownnz[b, i]):
+                q[col[t]] += row[t] * fi
 
 
 @kernel
 def _mul_j(m, d, b, out, x):
-    """out[i] = J_i . x for the nefc rows."""
+    """out[i] = J_i . x for the nefc rows (x: nv)."""
     for i in range(d.nefc[b]):
-        out[i] = dot(d.efc_J[b, i], x, m.nv)
+        out[i] = dot_sparse(d.efc_J[b, i], d.efc_J_colind[b, i], x, d.efc_J_rownnz[b, i])
 
 
 @kernel
 def _island_scale(m, d, b):
     """The solvers' scale (see the module docstring); marks in scratch_nv[b, 5] (indexed by
-    tree) the trees the rows touch, i.e. where some row of J is nonzero."""
+    tree) the trees the rows touch, i.e. where some stored entry of a row of J is nonzero."""
     nv = m.nv
     if m.opt_disableflags & T.DSBL_ISLAND:
         return 1.0 / (m.stat_meaninertia * max(1, nv))
@@ -120,9 +129,10 @@ def _island_scale(m, d, b):
         mark[k] = 0.0
     for i in range(d.nefc[b]):
         row = d.efc_J[b, i]
-        for k in range(nv):
-            if row[k] != 0.0:
-                mark[m.dof_treeid[k]] = 1.0
+        col = d.efc_J_colind[b, i]
+        for t in range(d.efc_J_rownnz[b, i]):
+            if row[t] != 0.0:
+                mark[m.dof_treeid[col[t]]] = 1.0
     inertia = 0.0
     for k in range(nv):
         if mark[m.dof_treeid[k]] != 0.0:
@@ -203,15 +213,55 @@ def _pcg32(state):
 
 @kernel
 def _minv_jt_f(m, d, b, v):
-    """v = M^-1 J^T f = sum_i f_i (M^-1 J_i^T), from the rows kept by solve_pgs."""
-    Y = d.scratch_efc_nv[b]
+    """v = M^-1 J^T f = sum_i f_i (M^-1 J_i^T), from the rows Y_i kept by solve_pgs."""
+    Y = d.scratch_efc_Y[b]
+    Ycol = d.scratch_efc_Y_colind[b]
     for k in range(m.nv):
         v[k] = 0.0
     for i in range(d.nefc[b]):
         fi = d.efc_force[b, i]
         if fi != 0.0:
-            for k in range(m.nv):
-                v[k] += fi * Y[i, k]
+            for t in range(d.scratch_efc_Y_rownnz[b, i]):
+                v[Ycol[i, t]] += fi * Y[i, t]
+
+
+@kernel
+def _minv_jt_rows(m, d, b):
+    """Y_i = M^-1 J_i^T for every row, kept on the dofs of the trees J_i touches (M is
+    block diagonal over the trees, so Y_i is zero elsewhere; each tree is the contiguous
+    dof range tree_dofadr .. + tree_dofnum, so Y_i's columns come out ascending), and
+    scratch_efc[b, 0][i] = 1 / (J_i Y_i + R_i) (PGS's ARinv)."""
+    Y = d.scratch_efc_Y[b]
+    Ycol = d.scratch_efc_Y_colind[b]
+    w = d.scratch_nv[b, 0]  # J_i^T, then M^-1 J_i^T, dense on those trees
+    ARinv = d.scratch_efc[b, 0]
+    for i in range(d.nefc[b]):
+        nnz = d.efc_J_rownnz[b, i]
+        col = d.efc_J_colind[b, i]
+        row = d.efc_J[b, i]
+        n = 0
+        last = -1
+        for t in range(nnz):
+            tree = m.dof_treeid[col[t]]
+            if tree != last:  # a new tree (J's columns ascending: each tree once)
+                last = tree
+                for k in range(m.tree_dofadr[tree], m.tree_dofadr[tree] + m.tree_dofnum[tree]):
+                    w[k] = 0.0
+                    Ycol[i, n] = k
+                    n += 1
+        d.scratch_efc_Y_rownnz[b, i] = n
+        for t in range(nnz):
+            w[col[t]] = row[t]
+        last = -1
+        for t in range(nnz):
+            tree = m.dof_treeid[col[t]]
+            if tree != last:
+                last = tree
+                start = m.tree_dofadr[tree]
+                solve_ld_range(w, d.qLD[b], d.qLDiagInv[b], m, start, start + m.tree_dofnum[tree])
+        ARinv[i] = 1.0 / (dot_sparse(row, col, w, nnz) + d.efc_R[b, i])
+        for t in range(n):
+            Y[i, t] = w[Ycol[i, t]]
 
 
 @kernel
@@ -224,7 +274,8 @@ def solve_pgs(m, d, b, scale):
     f = d.efc_force[b]
     R = d.efc_R[b]
     rhs = d.efc_b[b]
-    Y = d.scratch_efc_nv[b]
+    Y = d.scratch_efc_Y[b]
+    Ycol = d.scratch_efc_Y_colind[b]
     ARinv = d.scratch_efc[b, 0]
     fprev = d.scratch_efc[b, 1]
     fmom = d.scratch_efc[b, 2]
@@ -232,12 +283,8 @@ def solve_pgs(m, d, b, scale):
     v = d.scratch_nv[b, 1]
     tol = m.opt_tolerance
     # Y_i = M^-1 J_i^T;  ARinv_i = 1 / (J_i M^-1 J_i^T + R_i)
+    _minv_jt_rows(m, d, b)
     for i in range(nefc):
-        y = Y[i]
-        for k in range(nv):
-            y[k] = d.efc_J[b, i, k]
-        solve_ld(y, d.qLD[b], d.qLDiagInv[b], m)
-        ARinv[i] = 1.0 / (dot(d.efc_J[b, i], y, nv) + R[i])
         fprev[i] = f[i]
         order[i] = i
     _minv_jt_f(m, d, b, v)
@@ -272,7 +319,11 @@ def solve_pgs(m, d, b, scale):
         improvement = 0.0
         for c in range(nefc):
             i = order[c]
-            res = rhs[i] + dot(d.efc_J[b, i], v, nv) + R[i] * f[i]
+            res = (
+                rhs[i]
+                + dot_sparse(d.efc_J[b, i], d.efc_J_colind[b, i], v, d.efc_J_rownnz[b, i])
+                + R[i] * f[i]
+            )
             old = f[i]
             f[i] -= res * ARinv[i]
             if i >= ne and f[i] < 0:
@@ -283,9 +334,8 @@ def solve_pgs(m, d, b, scale):
                 f[i] = old
                 change = 0.0
             elif delta != 0.0:
-                y = Y[i]
-                for k in range(nv):
-                    v[k] += delta * y[k]
+                for t in range(d.scratch_efc_Y_rownnz[b, i]):
+                    v[Ycol[i, t]] += delta * Y[i, t]
             improvement -= change
         improvement *= scale
         # gradient restart (O'Donoghue-Candes): when the sweep undid the extrapolation
@@ -334,11 +384,13 @@ def _hessian(m, d, b):
             continue
         Di = d.efc_D[b, i]
         row = d.efc_J[b, i]
-        for r in range(nv):
-            x = Di * row[r]
+        col = d.efc_J_colind[b, i]
+        for t in range(d.efc_J_rownnz[b, i]):
+            x = Di * row[t]
             if x != 0.0:
-                for c in range(r + 1):
-                    H[r, c] += x * row[c]
+                r = col[t]
+                for s in range(t + 1):  # columns ascending: col[s] <= r
+                    H[r, col[s]] += x * row[s]
     for i in range(nv):
         start = m.M_rowadr[i]
         for t in range(m.M_rownnz[i]):

@@ -92,6 +92,32 @@ TASKS = (
         },
     ),
     TaskEntry(
+        id="RoboDyn/Tracking-v0",
+        entry_point="envs.tracking_v0:TrackingEnv",
+        vector_entry_point="envs.tracking_v0:TrackingVectorEnv",
+        max_episode_steps=400,
+        summary="5-segment 1.9 m arm, 6 kg gripper, 400 N m motors: follow a target round a tilted circle",
+        baselines={
+            "pd": "envs.baselines.tracking:tracking_pd",
+            "mpc": "envs.baselines.tracking:tracking_mpc",
+            "mpc_nopreview": "envs.baselines.tracking:tracking_mpc_nopreview",
+        },
+        scenarios={"fixed": {"reset_noise_scale": 0.0}},
+        tuning={
+            "pd": Tuning(
+                parameter="omega",
+                start=8.0,
+                stop=256.0,
+                points=21,
+                cross=(("zeta", (1.0, 0.7, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05)),),
+                scenario="fixed",
+                minimize="rms_error",
+                require="overspeed",
+                require_below=0.5,
+            )
+        },
+    ),
+    TaskEntry(
         id="RoboDyn/Rocket-v0",
         entry_point="envs.rocket_v0:RocketEnv",
         vector_entry_point="envs.rocket_v0:RocketVectorEnv",

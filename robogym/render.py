@@ -46,6 +46,8 @@ class Renderer:
 
     `render(qpos, label="pd")` also writes `label` in the frame's top-left corner with MuJoCo's
     own text overlay (mjr_overlay), as the videos of training/video.py name each policy's tile.
+    A model with mocap bodies takes their poses too (`mocap_pos` (nmocap, 3), `mocap_quat`
+    (nmocap, 4)); without them they are drawn where the model declares them.
     """
 
     def __init__(self, mj_model: mujoco.MjModel, width: int, height: int, camera: str | None = None):
@@ -72,13 +74,22 @@ class Renderer:
         self._rgb = np.zeros((self.height, self.width, 3), dtype=np.uint8)
 
     def render(
-        self, qpos: np.ndarray, qvel: np.ndarray | None = None, label: str | None = None
+        self,
+        qpos: np.ndarray,
+        qvel: np.ndarray | None = None,
+        label: str | None = None,
+        mocap_pos: np.ndarray | None = None,
+        mocap_quat: np.ndarray | None = None,
     ) -> np.ndarray:
-        """(height, width, 3) uint8 frame of the model at qpos, with `label` (if any) written
-        in its top-left corner."""
+        """(height, width, 3) uint8 frame of the model at qpos (and the mocap poses, if given),
+        with `label` (if any) written in its top-left corner."""
         self.data.qpos[:] = qpos
         if qvel is not None:
             self.data.qvel[:] = qvel
+        if mocap_pos is not None:
+            self.data.mocap_pos[:] = np.reshape(mocap_pos, (-1, 3))
+        if mocap_quat is not None:
+            self.data.mocap_quat[:] = np.reshape(mocap_quat, (-1, 4))
         mujoco.mj_kinematics(self.model, self.data)
         mujoco.mj_comPos(self.model, self.data)
         mujoco.mj_camlight(self.model, self.data)  # camera and light poses
@@ -146,7 +157,9 @@ class EnvFrames:
         if self._decorate is not None:
             self._decorate(self._physics.mj_model, row)
         d = self._physics.data
-        return self._renderer.render(d.qpos[row], d.qvel[row])
+        return self._renderer.render(
+            d.qpos[row], d.qvel[row], mocap_pos=d.mocap_pos[row], mocap_quat=d.mocap_quat[row]
+        )
 
     def close(self) -> None:
         if self._renderer is not None:

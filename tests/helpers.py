@@ -136,3 +136,15 @@ def with_options(source: Path | str, flags: dict[str, str] | None = None, **opti
         for key, value in flags.items():
             flag.set(key, value)
     return ET.tostring(root, encoding="unicode")
+
+
+def mj_efc_J(mj: mujoco.MjModel, d: mujoco.MjData) -> np.ndarray:
+    """(nefc, nv) dense constraint Jacobian of MuJoCo's rows, whichever way MuJoCo stores
+    it (dense, or sparse for nv >= 60 with the default jacobian="auto")."""
+    n = d.nefc
+    if not mujoco.mj_isSparse(mj):
+        return np.array(d.efc_J).reshape(-1, mj.nv)[:n].copy()
+    out = np.zeros((n, mj.nv))
+    if n:
+        mujoco.mju_sparse2dense(out, d.efc_J, d.efc_J_rownnz[:n], d.efc_J_rowadr[:n], d.efc_J_colind)
+    return out

@@ -7,8 +7,8 @@
     robodyn tune RoboDyn/Crane-v0 pd
 
 `eval` prints a table (mean return, final metrics, success rate where the task defines
-success) and writes results.json, trajectories.npz, trajectories.png and final_metrics.png
-into --out (default runs/eval-<env>); `--scenario NAME` runs one of the task's fixed
+success) and writes results.json, trajectories.npz, trajectories.png, metrics.png and
+final_metrics.png into --out (default runs/eval-<env>); `--scenario NAME` runs one of the task's fixed
 scenarios (`--fixed` is `--scenario fixed`). `tune` sweeps a baseline's gain on the fixed
 scenario its task declares (training.experiments) and stores the best where the baseline
 reads its defaults. stable-baselines3 and torch (the `train` extra) are imported only by
@@ -203,7 +203,7 @@ def cmd_eval(args) -> int:
     """Check the arguments, the policies and the output directory; evaluate each policy, print
     the comparison table and write the JSON, NPZ and PNG files (and the video)."""
     from training.evaluate import EvaluationError, PolicyError, evaluate
-    from training.plots import plot_final_metrics, plot_trajectories
+    from training.plots import plot_final_metrics, plot_metrics, plot_trajectories
 
     env_id = _env_id(args.env)
     if args.video and args.record < 1:
@@ -214,7 +214,7 @@ def cmd_eval(args) -> int:
     env_kwargs = _env_kwargs(env_id, args.env_kwargs, scenario)
     out = args.out or Path("runs") / f"eval-{_slug(env_id)}"
     files = ["results.json", "trajectories.npz", "final_metrics.png"]
-    files += ["trajectories.png"] if args.record > 0 else []
+    files += ["trajectories.png", "metrics.png"] if args.record > 0 else []
     files += ["episodes.mp4", "episodes.gif"] if args.video else []
     check_out_dir(out, "--out", files)
     policies = _load_policies(env_id, specs, env_kwargs, args.env_kwargs)
@@ -256,6 +256,7 @@ def cmd_eval(args) -> int:
     written = [out / "results.json", out / "trajectories.npz"]
     if args.record > 0:
         written.append(plot_trajectories(results, out / "trajectories.png"))
+        written.append(plot_metrics(results, out / "metrics.png"))
     written.append(plot_final_metrics(results, out / "final_metrics.png"))
     if args.video:
         from training.video import write_eval_video

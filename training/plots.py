@@ -4,6 +4,10 @@
   against time, one line per policy (its first recorded episode), panels titled with the
   task's observation names and the joints the action drives. Components constant in every
   policy's run (e.g. the payload's y) are left out.
+- `plot_metrics`: every task metric against time, one line per policy (its first recorded
+  episode), on a log axis when the policies' typical (median) values lie decades apart: how
+  each controller's error evolves (for the tracking task, rms_error is the score so far and
+  tracking_error the error now).
 - `plot_final_metrics`: per task metric, a bar per policy with the mean value at the end of
   the episodes (whiskers: min and max), on a log axis when the bars span decades; for the
   crane, swing_amplitude is the residual swing and position_error the final position error.
@@ -52,6 +56,44 @@ def plot_trajectories(results: list[EvalResults], path: str | Path, episode: int
         ax.set_axis_off()
     axes[0].legend(fontsize=8)
     fig.suptitle(f"{first.env_id}: episode {episode} ({_kwargs_text(first.env_kwargs)})", fontsize=10)
+    return _save(fig, path)
+
+
+def plot_metrics(results: list[EvalResults], path: str | Path, episode: int = 0) -> Path:
+    """One panel per task metric against time, a line per policy, on recorded episode `episode`."""
+    runs = [(r, _trajectory(r, episode)) for r in results]
+    runs = [(r, t) for r, t in runs if t is not None]
+    if not runs:
+        raise ValueError(f"no policy recorded episode {episode}; evaluate with record > {episode}")
+    first = runs[0][0]
+    metrics = first.metric_names
+    rows = math.ceil(len(metrics) / COLUMNS)
+    cols = min(COLUMNS, len(metrics))
+    fig = Figure(figsize=(5.0 * cols, 3.2 * rows), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    for ax, m in zip(axes, metrics, strict=False):
+        medians, lows = [], []
+        for r, t in runs:
+            y = t.metrics[m]
+            ax.plot(t.time, y, label=r.policy, lw=1.2)
+            medians.append(np.median(y))
+            lows.append(np.percentile(y[y > 0], 1) if np.any(y > 0) else np.inf)
+        medians = np.array(medians)
+        if np.all(medians > 0) and medians.max() / medians.min() > 10:
+            # a value <= 0 (an exact start) is left out of the line; an exact start's tiny value
+            # (a rounding error) below the axis
+            ax.set_yscale("log")
+            ax.set_ylim(bottom=0.5 * min(lows))
+        ax.set_title(m, fontsize=9)
+        ax.set_xlabel("time (s)", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3, which="both")
+    for ax in axes[len(metrics) :]:
+        ax.set_axis_off()
+    axes[0].legend(fontsize=8)
+    fig.suptitle(
+        f"{first.env_id}: task metrics, episode {episode} ({_kwargs_text(first.env_kwargs)})", fontsize=10
+    )
     return _save(fig, path)
 
 

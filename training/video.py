@@ -95,19 +95,33 @@ def _write_gif(path: Path, frames: Iterator[np.ndarray], fps: float) -> None:
 
 
 # --- videos ----------------------------------------------------------------------------------------
-def _check_episodes(episodes: Mapping[str, Sequence[np.ndarray]], nq: int) -> dict[str, list[np.ndarray]]:
+def _check_episodes(
+    episodes: Mapping[str, Sequence[np.ndarray]], nq: int, nmocap: int = 0
+) -> dict[str, list[np.ndarray]]:
+    """Every episode a (T >= 1, nq) qpos array, or (T >= 1, nq + 7 nmocap) with the mocap poses."""
     if not episodes:
         raise ValueError("no policy to draw: episodes is empty")
+    widths = {nq, nq + 7 * nmocap}
+    want = f"nq={nq}" + (f" or nq + 7 nmocap={nq + 7 * nmocap}" if nmocap else "")
     out = {}
     for name, eps in episodes.items():
         eps = [np.asarray(q, dtype=np.float64) for q in eps]
         if not eps:
             raise ValueError(f"policy {name!r} has no episode to draw")
         for k, q in enumerate(eps):
-            if q.ndim != 2 or q.shape[0] < 1 or q.shape[1] != nq:
-                raise ValueError(f"episode {k} of {name!r} has shape {q.shape}; expected (T >= 1, nq={nq})")
+            if q.ndim != 2 or q.shape[0] < 1 or q.shape[1] not in widths:
+                raise ValueError(f"episode {k} of {name!r} has shape {q.shape}; expected (T >= 1, {want})")
         out[str(name)] = eps
     return out
+
+
+def _render_state(renderer: Renderer, state: np.ndarray, label: str) -> np.ndarray:
+    """A frame of one recorded state: qpos, then (if present) every mocap body's pos and quat."""
+    m = renderer.model
+    if len(state) == m.nq:
+        return renderer.render(state, label=label)
+    pos = state[m.nq : m.nq + 3 * m.nmocap]
+    return renderer.render(state[: m.nq], label=label, mocap_pos=pos, mocap_quat=state[m.nq + 3 * m.nmocap :])
 
 
 def _frames(
@@ -120,7 +134,7 @@ def _frames(
         for t in range(steps):
             for name, eps in episodes.items():
                 if k < len(eps) and t < len(eps[k]):
-                    last[name] = renderer.render(eps[k][t], label=name)
+                    last[name] = _render_state(renderer, eps[k][t], name)
             frame = np.concatenate([last[name] for name in episodes], axis=1)
             yield np.pad(frame, ((0, pad[0]), (0, pad[1]), (0, 0))) if any(pad) else frame
 
@@ -137,7 +151,9 @@ def write_video(
 ) -> Path:
     """Write the episodes of every policy as one video; return the file written.
 
-    episodes: policy name -> list of (T, nq) qpos arrays, one per episode, drawn in order.
+    episodes: policy name -> list of (T, nq) qpos arrays, one per episode, drawn in order; for a
+    model with mocap bodies (T, nq + 7 nmocap): qpos, then every mocap body's position (3 each),
+    then their quaternions (4 each), as recorded_qpos gives them (without: drawn at rest).
     camera: a camera of mj_model (None: MuJoCo's free camera). Each tile is width x height
     (at most the model's offscreen buffer); the frame is len(episodes) tiles wide, padded
     by a black pixel row/column to even sides (H.264's 4:2:0 needs them).
@@ -147,7 +163,7 @@ def write_video(
     if fps <= 0:
         raise ValueError(f"fps must be positive, got {fps}")
     check_frame_size(mj_model, width, height)
-    episodes = _check_episodes(episodes, mj_model.nq)
+    episodes = _check_episodes(episodes, mj_model.nq, mj_model.nmocap)
     if camera is not None and mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_CAMERA, camera) < 0:
         raise KeyError(f"model has no camera named {camera!r}")
     fmt = _resolve_format(format)
@@ -177,7 +193,8 @@ def _one_row_env(env_id: str, env_kwargs: dict):
 
 
 def recorded_qpos(results) -> list[np.ndarray]:
-    """(T+1, nq) qpos of each recorded episode of an EvalResults, reset state first.
+    """(T+1, nq) qpos of each recorded episode of an EvalResults, reset state first (for a model
+    with mocap bodies, (T+1, nq + 7 nmocap): qpos, mocap_pos, mocap_quat, as a task moved them).
 
     Replays the recorded actions on a one-row env from the episode's seed (seed + episode,
     as training.evaluate starts it) and refuses a replay whose observations leave the
@@ -191,11 +208,11 @@ def recorded_qpos(results) -> list[np.ndarray]:
         for traj in results.trajectories:
             obs, _ = env.reset(seed=[int(results.seed) + traj.episode])
             replay_obs = [obs[0].copy()]
-            qpos = [data.qpos[0].copy()]
+            qpos = [_state(data)]
             for action in traj.actions:
                 obs, *_ = env.step(action[None])
                 replay_obs.append(obs[0].copy())
-                qpos.append(data.qpos[0].copy())
+                qpos.append(_state(data))
             err = np.abs(np.array(replay_obs, dtype=np.float64) - traj.obs) / (1.0 + np.abs(traj.obs))
             if err.max() > REPLAY_TOL:
                 raise RuntimeError(
@@ -206,6 +223,11 @@ def recorded_qpos(results) -> list[np.ndarray]:
         return out
     finally:
         env.close()
+
+
+def _state(data) -> np.ndarray:
+    """Row 0's qpos, followed by its mocap bodies' positions and quaternions (if any)."""
+    return np.concatenate([data.qpos[0], data.mocap_pos[0].ravel(), data.mocap_quat[0].ravel()])
 
 
 def write_eval_video(

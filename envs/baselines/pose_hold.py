@@ -9,6 +9,11 @@ For a "force" task, with gravity compensation g(q) = qfrc_bias(q, qdot = 0) at t
 
     tau = clip(s (kp (q* - q) - kv qdot) + g(q), low, high),   s = M_ii if scale_by_inertia else 1
 
+For a "ctrl" task whose actuators are motors (fixed gain, no bias) on the actuated joints, the
+same torque law, clipped to the torque the motors can give (their control range through gain
+and gear, intersected with their force range), then turned into the action that commands it:
+action = (tau / (gear gain) - mid) / half, with [-1, 1] mapped onto ctrlrange = mid +- half.
+
 Gravity is INSIDE the clip: clamping the tracking term and adding g outside it lets the real
 ceiling become tau_max + g, so the torque exceeds the motor's rating (on a 1.9 m arm rated
 400 N m it reached 1589 N m). With scale_by_inertia, kp = omega^2 and kv = 2 zeta omega are
@@ -24,6 +29,7 @@ import numpy as np
 
 import engine
 from engine import types as T
+from engine.control import check_motor
 
 Readout = Callable[[object], tuple[np.ndarray, np.ndarray]]  # env -> (q (B, k), qdot (B, k))
 
@@ -51,8 +57,10 @@ class PoseHold:
     ):
         self.actuation = env.task.actuation()
         self.kind = self.actuation.kind
-        if self.kind not in ("acceleration", "force"):
-            raise ValueError(f"PoseHold handles 'acceleration' and 'force' actuation, got {self.kind!r}")
+        if self.kind not in ("acceleration", "force", "ctrl"):
+            raise ValueError(
+                f"PoseHold handles 'acceleration', 'force' and 'ctrl' actuation, got {self.kind!r}"
+            )
         if self.kind == "acceleration" and scale_by_inertia:
             raise ValueError(
                 "scale_by_inertia applies to force actuation; an acceleration drive already divides M out"
@@ -68,7 +76,12 @@ class PoseHold:
         self.scale_by_inertia = bool(scale_by_inertia)
         self.readout = readout if readout is not None else _dof_readout(env, self.actuation.dofs)
         self._sim = None
-        if self.kind == "force":  # private copy of the model for g(q) and M(q)
+        # the torque box, and the map from torque to action (identity but for "ctrl")
+        self.torque_low, self.torque_high = self.actuation.low, self.actuation.high
+        self._offset, self._scale = 0.0, 1.0
+        if self.kind == "ctrl":
+            self._offset, self._scale, self.torque_low, self.torque_high = motor_torque_map(self.actuation)
+        if self.kind != "acceleration":  # private copy of the model for g(q) and M(q)
             self._sim = engine.Simulator(env.physics.model, batch=num_envs, nthread=1)
 
     def reset(self, env, rows: np.ndarray) -> None:
@@ -76,12 +89,21 @@ class PoseHold:
 
     def act(self, env, obs: np.ndarray) -> np.ndarray:
         """(B, k) actions for the current state of every env."""
+        if self.kind == "acceleration":
+            return np.clip(self.track(env), self.actuation.low, self.actuation.high)
+        tau = np.clip(self.torque(env), self.torque_low, self.torque_high)
+        return (tau - self._offset) / self._scale
+
+    def track(self, env) -> np.ndarray:
+        """(B, k) the PD term kp (q* - q) - kv qdot (no scaling, no gravity, no clip)."""
         q, qdot = self.readout(env)
-        track = self.kp * (self.target - q) - self.kv * qdot
-        if self.kind == "force":
-            g, m_diag = self.gravity_and_inertia(env)
-            track = (m_diag if self.scale_by_inertia else 1.0) * track + g  # g inside the clip (rating holds)
-        return np.clip(track, self.actuation.low, self.actuation.high)
+        return self.kp * (self.target - q) - self.kv * qdot
+
+    def torque(self, env) -> np.ndarray:
+        """(B, k) the torque before the clip, s track + g(q) (force and ctrl tasks): g goes
+        INSIDE the clip, so the clipped torque never exceeds the motors' rating."""
+        g, m_diag = self.gravity_and_inertia(env)
+        return (m_diag if self.scale_by_inertia else 1.0) * self.track(env) + g
 
     def gravity_and_inertia(self, env) -> tuple[np.ndarray, np.ndarray]:
         """(g, M_ii), each (B, k) at the actuated dofs: g(q) = qfrc_bias(q, 0) (gravity; no
@@ -93,6 +115,28 @@ class PoseHold:
         dofs = self.actuation.dofs
         m_diag = self._sim.full_mass_matrix()[:, dofs, dofs]
         return d.qfrc_bias[:, dofs].copy(), m_diag
+
+
+def motor_torque_map(actuation) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(offset, scale, torque_low, torque_high), each (k,), of a "ctrl" actuation whose
+    actuators are motors: the joint torque an action a commands is offset + scale a, and the
+    motors give torques in [torque_low, torque_high] (the control range through gain and gear,
+    intersected with the force range). ValueError for an actuator that is not a motor."""
+    model = actuation.model
+    offset, scale, low, high = [], [], [], []
+    for a in actuation.actuators.tolist():
+        check_motor(model, a, "PoseHold's 'ctrl' actuation")
+        k = model.actuator_gear[a] * model.actuator_gainprm[a, 0]  # torque per unit of ctrl
+        lo, hi = model.actuator_ctrlrange[a]
+        offset.append(k * 0.5 * (lo + hi))
+        scale.append(k * 0.5 * (hi - lo))
+        t = sorted((k * lo, k * hi))
+        if model.actuator_forcelimited[a]:
+            f = model.actuator_gear[a] * model.actuator_forcerange[a]
+            t = [max(t[0], min(f)), min(t[1], max(f))]
+        low.append(t[0])
+        high.append(t[1])
+    return np.array(offset), np.array(scale), np.array(low), np.array(high)
 
 
 def _dof_readout(env, dofs: np.ndarray) -> Readout:

@@ -464,27 +464,41 @@ def test_make_data_refuses_rows_too_few_for_the_contacts(sim):
     assert_refused(lambda: engine.make_data(edited, 1), ModelError, match, sim, edited)
 
 
+@pytest.mark.parametrize("field", ["nefcdof", "nefctreedof"])
+def test_make_data_refuses_rows_too_narrow(sim, field):
+    """A Model edited to narrower constraint rows than its widest row is refused before
+    any memory is written (the constraint stage writes a row's columns without checks)."""
+    model = engine.load_mjcf(arm())
+    edited = model._replace(**{field: getattr(model, field) - 1})
+    match = rf"model.nefcdof={edited.nefcdof}, nefctreedof={edited.nefctreedof} cannot hold constraint rows"
+    assert_refused(lambda: engine.make_data(edited, 1), ModelError, match, sim, edited)
+
+
 def test_large_data_warns_before_allocating(sim):
     """The 200-link self-colliding chain with its worst-case contact buffer (39,802 contacts,
-    279 MiB per row) warns with the size, the largest arrays and how to shrink it; with
-    the warning turned into an error nothing is allocated."""
+    402 MiB per row) warns with the size, the largest arrays and how to shrink it; with
+    the warning turned into an error nothing is allocated. A contact of the last link with
+    the floor moves every one of the 200 hinges, so its compact efc_J rows are nv wide
+    (nefcdof = nv = 200) and the column indices add half again to the values."""
     worst = engine.load_mjcf(chain(200), nconmax=39802)
+    assert worst.nefcdof == worst.nv == 200
     with warnings.catch_warnings():
         warnings.simplefilter("error", MemoryWarning)
         match = (
-            r"batch=64 needs 17\d{3}\.\d MiB \(279\.1 MiB per environment, nconmax=39802, "
-            r"nefcmax=159608.*efc_J \(nefcmax, nv\) 243\.5 MiB.*nconmax=.*<size memory"
+            r"batch=8 needs 3212\.\d MiB \(401\.5 MiB per environment, nconmax=39802, "
+            r"nefcmax=159608, nv=200, nefcdof=200\).*efc_J \(nefcmax=159608, nefcdof=200\) 243\.5 MiB, "
+            r"efc_J_colind \(nefcmax=159608, nefcdof=200\) 121\.8 MiB.*nconmax=.*<size memory"
         )
-        assert_refused(lambda: engine.make_data(worst, 64), MemoryWarning, match, sim)
+        assert_refused(lambda: engine.make_data(worst, 8), MemoryWarning, match, sim)
 
 
 def test_default_buffers_of_a_long_chain_are_bounded():
-    """By default the chain gets DEFAULT_NCONMAX contacts: 4.1 MiB per row, no warning."""
+    """By default the chain gets DEFAULT_NCONMAX contacts: 5.2 MiB per row, no warning."""
     model = engine.load_mjcf(chain(200))
     assert model.nconmax == DEFAULT_NCONMAX and model.nefcmax == 2 * 200 + 4 * DEFAULT_NCONMAX
     per_row = sum(engine.data.data_bytes(model, 1).values())
     print(f"[buffers] 200-link chain: {per_row / 2**20:.1f} MiB per row by default")
-    assert per_row < 5 * 2**20
+    assert per_row < 6 * 2**20
     with warnings.catch_warnings():
         warnings.simplefilter("error", MemoryWarning)
         engine.make_data(model, 64)

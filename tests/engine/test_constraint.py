@@ -24,7 +24,17 @@ import numpy as np
 import pytest
 
 import engine
-from tests.helpers import ASSETS, GYM_ASSETS, random_states, report, rollout_states, set_state
+from tests.helpers import (
+    ASSETS,
+    GYM_ASSETS,
+    mj_efc_J,
+    random_states,
+    rel_err,
+    report,
+    rollout_states,
+    set_state,
+    with_options,
+)
 
 TOL = 1e-9
 N_GYM = 60  # touching states per gymnasium model
@@ -39,16 +49,20 @@ INT_FIELDS = ("type", "id")
 def mj_rows(mj: mujoco.MjModel, d: mujoco.MjData) -> dict[str, np.ndarray]:
     n = d.nefc
     out = {f: np.array(getattr(d, "efc_" + f)[:n]) for f in (*FLOAT_FIELDS, *INT_FIELDS) if f != "J"}
-    out["J"] = np.array(d.efc_J).reshape(-1, mj.nv)[:n]
+    out["J"] = mj_efc_J(mj, d)
     out["efc_address"] = np.array(d.contact.efc_address[: d.ncon])
     out["mu"] = np.array(d.contact.mu[: d.ncon])
     out["counts"] = (d.nefc, d.ne, d.nl, d.ncon)
     return out
 
 
-def our_rows(data: engine.Data, i: int) -> dict[str, np.ndarray]:
+def our_rows(sim: engine.Simulator, i: int, J: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Row i's constraint rows; efc_J expanded to dense (J: engine.dense_efc_J of the batch,
+    if the caller has it)."""
+    data = sim.data
     n = int(data.nefc[i])
-    out = {f: np.array(getattr(data, "efc_" + f)[i, :n]) for f in (*FLOAT_FIELDS, *INT_FIELDS)}
+    out = {f: np.array(getattr(data, "efc_" + f)[i, :n]) for f in (*FLOAT_FIELDS, *INT_FIELDS) if f != "J"}
+    out["J"] = (engine.dense_efc_J(sim.model, data) if J is None else J)[i, :n]
     ncon = int(data.ncon[i])
     out["efc_address"] = np.array(data.contact_efc_address[i, :ncon])
     out["mu"] = np.array(data.contact_mu[i, :ncon])
@@ -99,10 +113,11 @@ def compare_rows(label: str, source, mj: mujoco.MjModel, states: dict) -> RowCom
     sim.forward()
     d = mujoco.MjData(mj)
     result = RowComparison(label)
+    J = engine.dense_efc_J(sim.model, sim.data)
     for i in range(n):
         set_state(None, states, d, i)
         mujoco.mj_forward(mj, d)
-        result.add(mj_rows(mj, d), our_rows(sim.data, i), i)
+        result.add(mj_rows(mj, d), our_rows(sim, i, J), i)
     return result
 
 
@@ -164,7 +179,7 @@ def test_both_limit_sides_and_inactive_equality():
     d.eq_active[:] = 1
     mujoco.mj_forward(mj, d)
     result = RowComparison("all equalities active")
-    result.add(mj_rows(mj, d), our_rows(sim.data, 1), 1)
+    result.add(mj_rows(mj, d), our_rows(sim, 1), 1)
     result.check(1, 20)
 
 
@@ -180,3 +195,137 @@ def test_rows_disabled_by_flags():
         mj = mujoco.MjModel.from_xml_string(variant)
         result = compare_rows(f"{flag} disabled", variant, mj, states)
         result.check(20, 0 if flag == "constraint" else 20)
+
+
+# ---- compact rows ------------------------------------------------------------------------------
+
+PILE = ASSETS / "tests" / "constraint_pile.xml"  # 40 free bodies on a floor, nv = 240
+TOL_J = 1e-12  # the expanded rows against MuJoCo's efc_J (relative to max(1, |J|))
+COMPACT_MODELS = {
+    "constraint_pile.xml": PILE,
+    "humanoid.xml": GYM_ASSETS / "humanoid.xml",
+    "ant.xml": GYM_ASSETS / "ant.xml",
+    "constraint_equality.xml": EQUALITY,
+}
+
+
+def _pile_states(n: int, seed: int) -> dict[str, np.ndarray]:
+    """n states along MuJoCo rollouts of the pile (the upper layer landing on the lower
+    one from step ~100), from random initial velocities."""
+    mj = mujoco.MjModel.from_xml_path(str(PILE))
+    rng = np.random.default_rng(seed)
+    d = mujoco.MjData(mj)
+    out: dict[str, list] = {k: [] for k in ("qpos", "qvel", "ctrl", "qacc_warmstart")}
+    while len(out["qpos"]) < n:
+        mujoco.mj_resetData(mj, d)
+        d.qvel[:] = rng.normal(0.0, 0.3, mj.nv)
+        for t in range(400):
+            mujoco.mj_step(mj, d)
+            if t % 40 == 39 and len(out["qpos"]) < n:
+                for k in out:
+                    out[k].append(getattr(d, k).copy())
+    return {k: np.array(v) for k, v in out.items()}
+
+
+def _compact_states(name: str) -> tuple[dict, int]:
+    path = COMPACT_MODELS[name]
+    if path == PILE:
+        return _pile_states(20, seed=4), 20
+    mj = mujoco.MjModel.from_xml_path(str(path))
+    return rollout_states(mj, 30, seed=9, every=5, touching=path != EQUALITY, vel=2.0), 30
+
+
+@pytest.mark.parametrize("name", list(COMPACT_MODELS))
+def test_compact_rows_are_mujocos_sparse_rows(name: str):
+    """Each compact row holds exactly the columns of MuJoCo's sparse efc_J row (its merged
+    dof chain: mj_mergeChain, without the common ancestors for a contact), ascending, within
+    nv and nefcdof; expanded to dense it equals MuJoCo's sparse efc_J and MuJoCo's full dense
+    efc_J (jacobian="dense"), so no value outside a row's columns is ever needed."""
+    path = COMPACT_MODELS[name]
+    states, n = _compact_states(name)
+    worst = {"sparse": 0.0, "dense": 0.0}
+    nrow = 0
+    for mode in ("sparse", "dense"):
+        text = with_options(path, jacobian=mode)
+        mj = mujoco.MjModel.from_xml_string(text)
+        sim = engine.Simulator(engine.load_mjcf(text), batch=n)
+        set_state(sim, states)
+        sim.forward()
+        data, nv, width = sim.data, sim.model.nv, sim.model.nefcdof
+        J = engine.dense_efc_J(sim.model, data)
+        d = mujoco.MjData(mj)
+        for i in range(n):
+            set_state(None, states, d, i)
+            mujoco.mj_forward(mj, d)
+            nefc = int(data.nefc[i])
+            assert nefc == d.nefc, f"{name} state {i}: nefc {nefc} vs MuJoCo {d.nefc}"
+            assert np.array_equal(data.efc_type[i, :nefc], d.efc_type) and np.array_equal(
+                data.efc_id[i, :nefc], d.efc_id
+            )
+            worst[mode] = max(worst[mode], rel_err(J[i, :nefc], mj_efc_J(mj, d)))
+            assert np.all(J[i, nefc:] == 0)
+            for r in range(nefc):
+                nnz = int(data.efc_J_rownnz[i, r])
+                col = data.efc_J_colind[i, r, :nnz]
+                assert nnz <= width and np.all(np.diff(col) > 0) and (nnz == 0 or 0 <= col[0] <= col[-1] < nv)
+                if mode == "sparse":
+                    adr = d.efc_J_rowadr[r]
+                    theirs = d.efc_J_colind[adr : adr + d.efc_J_rownnz[r]]
+                    assert np.array_equal(col, theirs), (
+                        f"{name} state {i} row {r}: columns {col} vs MuJoCo {theirs}"
+                    )
+            nrow += nefc
+    for mode, err in worst.items():
+        report(f"{name} expanded efc_J vs MuJoCo's {mode} efc_J", err, TOL_J, nrow // 2)
+    assert nrow >= 2 * 4 * n, f"{name}: compared only {nrow // 2} rows"
+    for mode, err in worst.items():
+        assert err <= TOL_J, f"{name}: expanded efc_J off MuJoCo's {mode} efc_J by {err:.3e}"
+
+
+def test_many_bodies_rows_are_compact_and_match_mujoco():
+    """40 free bodies (nv = 240): no row touches more than two bodies' 12 dofs, so a row
+    of efc_J (values, columns, count) and of PGS's M^-1 J^T takes a small fraction of the
+    dense layout's nv doubles; the contacts and every efc_* array equal MuJoCo's (which
+    stores efc_J sparse at this nv), rows one to one in MuJoCo's order."""
+    text = with_options(PILE, solver="PGS")  # PGS: Data also holds the rows of M^-1 J^T
+    model = engine.load_mjcf(text)
+    nv, width, tree_width = model.nv, model.nefcdof, model.nefctreedof
+    assert nv == 240 and width <= 12 and tree_width <= 12
+    sizes = engine.data.data_bytes(model, 1)
+    compact = sum(v for k, v in sizes.items() if k.startswith(("efc_J", "scratch_efc_Y"))) / model.nefcmax
+    dense = 2 * 8 * nv  # efc_J and M^-1 J^T as nv doubles a row
+    total = sum(sizes.values())
+    dense_total = total - compact * model.nefcmax + dense * model.nefcmax
+    print(
+        f"[compact] pile: nv={nv} nefcdof={width} nefctreedof={tree_width}: {compact:.0f} bytes a "
+        f"constraint row (dense {dense}); Data {total / 2**20:.2f} MiB per environment "
+        f"(with dense rows {dense_total / 2**20:.2f} MiB)"
+    )
+    assert compact <= dense / 8
+    mj = mujoco.MjModel.from_xml_string(text)
+    assert mujoco.mj_isSparse(mj)
+    states = _pile_states(20, seed=5)
+    sim = engine.Simulator(model, batch=20)
+    set_state(sim, states)
+    sim.forward()
+    J = engine.dense_efc_J(model, sim.data)
+    result = RowComparison("pile")
+    d = mujoco.MjData(mj)
+    worst_contact = 0.0
+    for i in range(20):
+        set_state(None, states, d, i)
+        mujoco.mj_forward(mj, d)
+        ncon = d.ncon
+        assert np.array_equal(sim.data.contact_geom[i, :ncon], d.contact.geom)
+        for ours, theirs in (
+            ("contact_pos", d.contact.pos),
+            ("contact_frame", d.contact.frame),
+            ("contact_dist", d.contact.dist),
+        ):
+            worst_contact = max(worst_contact, rel_err(getattr(sim.data, ours)[i, :ncon], theirs))
+        result.add(mj_rows(mj, d), our_rows(sim, i, J), i)
+    report("pile contacts (pos, frame, dist)", worst_contact, TOL, result.nstate)
+    result.check(20, 20 * 100)
+    report("pile efc_J (expanded) vs MuJoCo", result.worst["J"], TOL_J, result.nrow)
+    assert worst_contact <= TOL and result.worst["J"] <= TOL_J
+    assert result.types.get(mujoco.mjtConstraint.mjCNSTR_CONTACT_PYRAMIDAL, 0) >= 20 * 100

@@ -365,3 +365,105 @@ def test_capacity_with_constraints_disabled():
     )
     model = engine.load_mjcf(text)
     assert model.nefcmax == 0
+
+
+# --- widths of the compact constraint rows -----------------------------------------------------
+
+PILE = ASSETS / "tests" / "constraint_pile.xml"  # 40 free bodies, nv = 240
+EQUALITY = ASSETS / "tests" / "constraint_equality.xml"  # connect, weld, joint, tendon limit
+
+
+def _chain(mj: mujoco.MjModel, body: int) -> list[int]:
+    """Dofs that move `body`, walked up dof_parentid from its weld root's last dof."""
+    w = mj.body_weldid[body]
+    k = mj.body_dofadr[w] + mj.body_dofnum[w] - 1 if mj.body_dofnum[w] else -1
+    out = []
+    while k >= 0:
+        out.append(int(k))
+        k = mj.dof_parentid[k]
+    return out
+
+
+def _widths_by_walking(mj: mujoco.MjModel, model: engine.Model) -> tuple[int, int]:
+    """(nefcdof, nefctreedof) from every row the model can make, chain by chain in Python
+    (no masks, no matrix product): contacts of the candidate pairs without the common
+    dofs, connect/weld with them, joint equalities, joint and tendon limits."""
+    rows = []
+    for g1, g2 in model.cpair_geom:
+        c1, c2 = (set(_chain(mj, mj.geom_bodyid[g])) for g in (g1, g2))
+        rows.append(c1 ^ c2)
+    for i in range(mj.neq):
+        o1, o2 = int(mj.eq_obj1id[i]), int(mj.eq_obj2id[i])
+        if mj.eq_type[i] == mujoco.mjtEq.mjEQ_JOINT:
+            rows.append({int(mj.jnt_dofadr[j]) for j in (o1, o2) if j >= 0})
+            continue
+        if mj.eq_objtype[i] == mujoco.mjtObj.mjOBJ_SITE:
+            o1, o2 = int(mj.site_bodyid[o1]), int(mj.site_bodyid[o2])
+        rows.append(set(_chain(mj, o1)) | set(_chain(mj, o2)))
+    rows += [{int(mj.jnt_dofadr[j])} for j in range(mj.njnt) if mj.jnt_limited[j]]
+    for t in range(mj.ntendon):
+        if mj.tendon_limited[t]:
+            rows.append(
+                {
+                    int(mj.jnt_dofadr[mj.wrap_objid[w]])
+                    for w in range(mj.tendon_adr[t], mj.tendon_adr[t] + mj.tendon_num[t])
+                }
+            )
+    width = max((len(r) for r in rows), default=0)
+    trees = [{int(mj.dof_treeid[k]) for k in r} for r in rows]
+    tree_width = max((sum(int(mj.tree_dofnum[t]) for t in ts) for ts in trees), default=0)
+    return width, tree_width
+
+
+def _self_colliding_chain(n: int) -> str:
+    links = "".join(
+        '<body pos="0.1 0 0"><joint type="hinge" axis="0 0 1" range="-1 1"/>'
+        '<geom type="capsule" fromto="0 0 0 0.1 0 0" size="0.02"/>'
+        for _ in range(n)
+    )
+    return (
+        '<mujoco><option><flag filterparent="disable"/></option><worldbody>'
+        f'<geom type="plane" size="5 5 0.1"/>{links}{"</body>" * n}</worldbody></mujoco>'
+    )
+
+
+WIDTH_MODELS = {
+    "crane.xml": (ASSETS / "crane.xml", (0, 0)),
+    "humanoid.xml": (GYM["humanoid.xml"], (13, 23)),
+    "ant.xml": (GYM["ant.xml"], (8, 14)),
+    "constraint_equality.xml": (EQUALITY, None),
+    "constraint_pile.xml": (PILE, (12, 12)),
+    "chain of 30": (_self_colliding_chain(30), (30, 30)),
+}
+
+
+@pytest.mark.parametrize("name", list(WIDTH_MODELS))
+def test_efc_widths(name: str):
+    """nefcdof / nefctreedof (chain masks and one matrix product) equal the widest row and
+    the widest row's trees found by walking every possible row's chains; the tree dof
+    ranges are contiguous and the tendon rows are MuJoCo's."""
+    source, expect = WIDTH_MODELS[name]
+    text = source if isinstance(source, str) else source.read_text()
+    mj = (
+        mujoco.MjModel.from_xml_string(text)
+        if isinstance(source, str)
+        else mujoco.MjModel.from_xml_path(str(source))
+    )
+    model = engine.load_mjcf(text if isinstance(source, str) else source)
+    walked = _widths_by_walking(mj, model)
+    print(
+        f"[widths] {name}: nv={model.nv} nefcdof={model.nefcdof} "
+        f"nefctreedof={model.nefctreedof} (walked {walked})"
+    )
+    assert (model.nefcdof, model.nefctreedof) == walked
+    if expect is not None:
+        assert (model.nefcdof, model.nefctreedof) == expect
+    assert np.array_equal(model.tree_dofadr, mj.tree_dofadr) and np.array_equal(
+        model.tree_dofnum, mj.tree_dofnum
+    )
+    for t in range(model.ntree):
+        span = model.dof_treeid[model.tree_dofadr[t] : model.tree_dofadr[t] + model.tree_dofnum[t]]
+        assert np.all(span == t)
+    assert np.array_equal(model.ten_J_rownnz, mj.ten_J_rownnz)
+    assert np.array_equal(model.ten_J_rowadr, mj.ten_J_rowadr)
+    assert np.array_equal(model.ten_J_colind, mj.ten_J_colind)

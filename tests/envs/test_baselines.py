@@ -405,7 +405,7 @@ def test_mpc_beats_the_best_pd_on_the_fixed_move():
 # --- the factory ----------------------------------------------------------------------------------
 def test_make_baseline_dispatches_on_the_task(env):
     obs, _ = env.reset(seed=0)
-    assert BASELINES == ("mpc", "pd")
+    assert BASELINES == ("mpc", "mpc_nopreview", "pd")  # every task's, crane and tracking
     pd = make_baseline("pd", env)
     mpc = make_baseline("mpc", env, horizon=20)
     assert isinstance(pd, PoseHold) and isinstance(mpc, MPC) and mpc.T == 20

@@ -106,7 +106,7 @@ def test_eval_compares_policies_and_writes_json_and_plots(trained, tmp_path, cap
     random_returns = [ep["return"] for ep in doc["policies"]["random"]["episodes"]]
     assert len(set(random_returns)) == 3
 
-    for name in ("trajectories.png", "final_metrics.png"):
+    for name in ("trajectories.png", "metrics.png", "final_metrics.png"):
         data = (out / name).read_bytes()
         assert data.startswith(PNG_MAGIC) and len(data) > 20_000
     traj = np.load(out / "trajectories.npz")

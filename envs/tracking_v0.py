@@ -1,0 +1,412 @@
+"""RoboDyn/Tracking-v0: a five-segment arm follows a target moving round a tilted circle."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from gymnasium import spaces
+
+import engine
+from engine.ik import ik, quat_from_axis_angle, quat_mul, quat_rotate
+from robogym.actuation import Actuation
+from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds
+from robogym.env import RoboDynEnv
+from robogym.errors import InvalidArgumentError
+from robogym.task import Task
+from robogym.vector_env import RoboDynVectorEnv
+
+JOINTS = ("yaw", "shoulder", "elbow", "wrist_pitch", "wrist_roll")  # the motors' joints, in order
+HAND = "hand"  # the body whose frame is the tool point (site "grip") and must match the target
+TARGET = "target"  # the mocap body the task moves
+CENTER = np.array([1.1, 0.0, 0.6])  # centre of the circle (m, world; the arm's base is the origin)
+APPROACH_PITCH = 0.5  # rad: the approach axis (the hand's x) points away from the base, this far down
+TWIST = 0.5  # the hand rolls about its approach axis by TWIST sin(phase) (rad)
+IK_SEED = (0.0, 0.5, -1.2, 0.2, 0.0)  # the elbow-up guess an episode's first reference is solved from
+PREVIEW = 0.3  # s: how far ahead the task keeps the joint reference (MPC's horizon)
+OBS_PREVIEW = (0.1, 0.2, 0.3)  # s ahead: the target poses and joint references in the observation
+REACH_MARGIN = 0.05  # m: the circle must stay this far inside the arm's reach (and off the yaw axis)
+JOINT_NOISE = 0.05  # rad: joint-angle noise at reset, times reset_noise_scale
+
+
+class TrackingTask(Task):
+    """The target's motion, its joint-space reference (IK), reward, metrics and resets."""
+
+    model_file = "tracking_arm.xml"
+    frame_skip = 5  # 2 ms physics steps, 100 Hz control
+    render_camera = "side"
+    parameter_bounds = {
+        "speed": POSITIVE,
+        "tilt": Bounds(-math.pi / 2, math.pi / 2),
+        "radius": POSITIVE,
+        "tracking_weight": NON_NEGATIVE,
+        "control_weight": NON_NEGATIVE,
+        "tracking_scale": POSITIVE,
+        "max_joint_speed": POSITIVE,
+        "reset_noise_scale": NON_NEGATIVE,
+    }
+
+    def __init__(
+        self,
+        speed: float = 1.0,
+        tilt: float = 0.5,
+        radius: float = 0.25,
+        tracking_weight: float = 1.0,
+        control_weight: float = 0.05,
+        tracking_scale: float = 0.1,
+        max_joint_speed: float = 30.0,
+        reset_noise_scale: float = 1.0,
+    ):
+        params = dict(locals())  # the arguments, before anything else is bound here
+        del params["self"]
+        self.check_parameters(params)
+        self.speed = float(speed)
+        self.tilt = float(tilt)
+        self.radius = float(radius)
+        self.tracking_weight = float(tracking_weight)
+        self.control_weight = float(control_weight)
+        self.tracking_scale = float(tracking_scale)
+        self.max_joint_speed = float(max_joint_speed)
+        self.reset_noise_scale = float(reset_noise_scale)
+
+    def bind(self, physics) -> None:
+        super().bind(physics)
+        self._check_reach(physics)
+        self._actuation = Actuation.ctrl(physics, JOINTS)
+        self._hand = physics.body_id(HAND)
+        self._dt = physics.timestep * self.frame_skip
+        self._rate = self.speed / self.radius  # phase rate (rad/s)
+        self._horizon = int(round(PREVIEW / self._dt))  # knots of the preview
+        self._obs_knots = [int(round(t / self._dt)) for t in OBS_PREVIEW]
+        # readouts: (B, 5) views of the jointpos and jointvel sensors
+        self._q = physics.data.sensordata[:, _span(physics, [f"{j}_pos" for j in JOINTS])]
+        self._qdot = physics.data.sensordata[:, _span(physics, [f"{j}_vel" for j in JOINTS])]
+        self._ik_sims: dict[int, engine.Simulator] = {}
+        B = physics.batch
+        # task state (snapshotted): the target's phase now; the joint reference q*(t + (j - 1) dt)
+        # at knots j = 0 .. horizon + 2 (one behind, now, and the preview, so central differences
+        # give q*' at every knot up to the horizon); the running sum of squared errors and its count
+        self.phase = np.zeros(B)
+        self.q_ref = np.zeros((B, self._horizon + 3, len(JOINTS)))
+        self.sq_error_sum = np.zeros(B)
+        self.steps = np.zeros(B)
+
+    def _check_reach(self, physics) -> None:
+        """The circle must keep the wrist inside the shoulder-elbow reach with REACH_MARGIN to
+        spare (the gripper's approach fixes where the wrist is), and off the yaw axis."""
+        names = ("column", "upper_arm", "forearm", "wrist", "gripper", HAND)
+        offset = {n: physics.model.body_pos[physics.body_id(n)] for n in names}
+        shoulder_z = float(offset["column"][2] + offset["upper_arm"][2])
+        upper, fore = float(np.linalg.norm(offset["forearm"])), float(np.linalg.norm(offset["wrist"]))
+        tool = float(np.linalg.norm(offset["gripper"]) + np.linalg.norm(offset[HAND]))
+        pos, quat = self.target_pose(np.linspace(0.0, 2.0 * np.pi, 361))
+        wrist = pos - tool * quat_rotate(quat, np.array([1.0, 0.0, 0.0]))
+        reach = np.hypot(np.hypot(wrist[:, 0], wrist[:, 1]), wrist[:, 2] - shoulder_z)
+        lo, hi = abs(upper - fore) + REACH_MARGIN, upper + fore - REACH_MARGIN
+        off_axis = np.hypot(pos[:, 0], pos[:, 1]).min()
+        if reach.min() < lo or reach.max() > hi or off_axis < REACH_MARGIN:
+            raise InvalidArgumentError(
+                f"the circle (radius={self.radius:g} m, tilt={self.tilt:g} rad, centre {CENTER.tolist()}) "
+                f"leaves the arm's reach: the wrist would be {reach.min():.3f} to {reach.max():.3f} m from "
+                f"the shoulder, which reaches {lo:.3f} to {hi:.3f} m with a {REACH_MARGIN} m margin"
+            )
+
+    # --- the target ------------------------------------------------------------------------------
+    def target_pose(self, phase) -> tuple[np.ndarray, np.ndarray]:
+        """(pos (..., 3), quat (..., 4)) of the target at `phase` (...,): on the circle of centre
+        CENTER and `radius` in the plane spanned by y and the vertical tilted by `tilt` about y
+        (towards +x), p = c + r (cos(phase) y + sin(phase) (sin(tilt), 0, cos(tilt))), the hand
+        approaching along its x axis, away from the base and APPROACH_PITCH below horizontal,
+        rolled by TWIST sin(phase): R = Rz(atan2(p_y, p_x)) Ry(APPROACH_PITCH) Rx(TWIST sin(phase))."""
+        phase = np.asarray(phase, dtype=np.float64)
+        c, s = np.cos(phase)[..., None], np.sin(phase)[..., None]
+        up = np.array([math.sin(self.tilt), 0.0, math.cos(self.tilt)])
+        pos = CENTER + self.radius * (c * np.array([0.0, 1.0, 0.0]) + s * up)
+        yaw = quat_from_axis_angle([0.0, 0.0, 1.0], np.arctan2(pos[..., 1], pos[..., 0]))
+        pitch = quat_from_axis_angle([0.0, 1.0, 0.0], np.full(phase.shape, APPROACH_PITCH))
+        roll = quat_from_axis_angle([1.0, 0.0, 0.0], TWIST * np.sin(phase))
+        return pos, quat_mul(quat_mul(yaw, pitch), roll)
+
+    def solve_reference(self, phase: np.ndarray, seed: np.ndarray) -> np.ndarray:
+        """(N, 5) joint reference q* of the target at `phase` (N,): damped least-squares IK of
+        the hand's pose (engine.ik, position and orientation, every joint) from `seed` (N, 5)."""
+        n = len(phase)
+        sim = self._ik_sims.get(n)
+        if sim is None:
+            sim = self._ik_sims[n] = engine.Simulator(self.physics.model, batch=n, nthread=1)
+        pos, quat = self.target_pose(phase)
+        return ik(sim, self._hand, pos, quat, qpos=seed, max_iter=200).qpos
+
+    # --- readouts ((B, ...) arrays of the current state) -------------------------------------------
+    @property
+    def dt(self) -> float:
+        return self._dt
+
+    @property
+    def horizon(self) -> int:
+        """Knots of the preview the task keeps (PREVIEW / dt)."""
+        return self._horizon
+
+    def joint_positions(self) -> np.ndarray:
+        """(B, 5) joint angles (rad), in JOINTS' order (a view)."""
+        return self._q
+
+    def joint_velocities(self) -> np.ndarray:
+        return self._qdot
+
+    def reference_positions(self) -> np.ndarray:
+        """(B, 5) the joint reference now, q*(t) (a view)."""
+        return self.q_ref[:, 1]
+
+    def reference(self, knots: int) -> np.ndarray:
+        """(B, knots + 1, 10) the reference state (q*, q*') at t, t + dt, ..., t + knots dt
+        (knots <= horizon), q*' by central differences of the IK solutions."""
+        if not 0 <= knots <= self._horizon:
+            raise ValueError(f"the task previews {self._horizon} knots, asked for {knots}")
+        q = self.q_ref[:, 1 : knots + 2]
+        v = (self.q_ref[:, 2 : knots + 3] - self.q_ref[:, : knots + 1]) / (2.0 * self._dt)
+        return np.concatenate([q, v], axis=2)
+
+    def tracking_error(self) -> np.ndarray:
+        """(B,) joint-space RMS error now, sqrt(mean_j (q_j - q*_j)^2) (rad)."""
+        e = self._q - self.q_ref[:, 1]
+        return np.sqrt(np.mean(e * e, axis=1))
+
+    def hand_error(self) -> np.ndarray:
+        """(B,) distance from the tool point to the target (m)."""
+        pos, _ = self.target_pose(self.phase)
+        return np.linalg.norm(self.physics.data.xpos[:, self._hand] - pos, axis=1)
+
+    # --- the task -------------------------------------------------------------------------------
+    def actuation(self) -> Actuation:
+        return self._actuation
+
+    def reset_rows(self, rows, rngs) -> None:
+        s = self.reset_noise_scale
+        draws = np.array([rng.uniform(-1.0, 1.0, size=1 + len(JOINTS)) for rng in rngs])
+        phase = math.pi * s * draws[:, 0]
+        q = np.zeros((len(rows), self.q_ref.shape[1], len(JOINTS)))
+        seed = np.broadcast_to(np.asarray(IK_SEED, dtype=np.float64), (len(rows), len(JOINTS)))
+        for j in range(q.shape[1]):  # knot j is t = (j - 1) dt, each solved from the one before
+            q[:, j] = self.solve_reference(phase + (j - 1) * self._rate * self._dt, seed)
+            seed = q[:, j]
+        self.phase[rows] = phase
+        self.q_ref[rows] = q
+        self.sq_error_sum[rows] = 0.0
+        self.steps[rows] = 0.0
+        d = self.physics.data
+        d.qpos[rows] = q[:, 1] + JOINT_NOISE * s * draws[:, 1:]
+        d.qvel[rows] = 0.0
+        pos, quat = self.target_pose(phase)
+        self.physics.set_mocap_pose(TARGET, pos, quat, rows)
+
+    def apply_action(self, action: np.ndarray) -> None:
+        """Move the target to where it will be at the end of the step, run the physics, then
+        shift the joint reference one knot and solve the new last knot from the one before."""
+        step = self._rate * self._dt
+        pos, quat = self.target_pose(self.phase + step)
+        self.physics.set_mocap_pose(TARGET, pos, quat)
+        super().apply_action(action)
+        self.phase += step
+        self.q_ref[:, :-1] = self.q_ref[:, 1:]
+        last = self.phase + (self.q_ref.shape[1] - 2) * step
+        self.q_ref[:, -1] = self.solve_reference(last, self.q_ref[:, -2])
+        e = self._q - self.q_ref[:, 1]
+        self.sq_error_sum += np.mean(e * e, axis=1)
+        self.steps += 1.0
+
+    def observe(self) -> np.ndarray:
+        """(B, 58): q, q', the target's pose now and OBS_PREVIEW ahead, the joint reference now
+        and OBS_PREVIEW ahead (see the class docstring's table)."""
+        knots = [0, *self._obs_knots]
+        pos, quat = self.target_pose(self.phase[:, None] + self._rate * self._dt * np.array(knots))
+        pose = np.concatenate([pos, quat], axis=2).reshape(len(self.phase), -1)
+        refs = self.q_ref[:, [k + 1 for k in knots]].reshape(len(self.phase), -1)
+        return np.concatenate([self._q, self._qdot, pose, refs], axis=1)
+
+    def observation_space(self) -> spaces.Box:
+        n = len(self.observation_names())
+        return spaces.Box(low=-np.inf, high=np.inf, shape=(n,), dtype=np.float64)
+
+    def observation_names(self) -> list[str]:
+        ahead = ["", *(f"+{t:g}s" for t in OBS_PREVIEW)]
+        names = [f"q[{j}]" for j in JOINTS] + [f"qdot[{j}]" for j in JOINTS]
+        for a in ahead:
+            names += [f"target_pos{a}[{c}]" for c in "xyz"] + [f"target_quat{a}[{c}]" for c in "wxyz"]
+        for a in ahead:
+            names += [f"q_ref{a}[{j}]" for j in JOINTS]
+        return names
+
+    def reward(self, action):
+        return self._reward_terms(self.tracking_error(), action)
+
+    def _reward_terms(self, error, action) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """(reward, terms) from the joint-space RMS error now (B,) and the action (B, 5)."""
+        a = np.asarray(action, dtype=np.float64)
+        terms = {
+            "reward_tracking": self.tracking_weight * np.exp(-((error / self.tracking_scale) ** 2)),
+            "reward_control": -self.control_weight * np.mean(a * a, axis=1),
+        }
+        return sum(terms.values()), terms
+
+    def terminated(self) -> np.ndarray:
+        """(B,) a joint turns faster than max_joint_speed: the arm is out of control (a safety
+        stop; it also keeps a flailing arm far from the speeds at which 2 ms Euler steps of the
+        spinning chain blow up, over 100 rad/s)."""
+        return np.max(np.abs(self._qdot), axis=1) > self.max_joint_speed
+
+    def metrics(self) -> dict[str, np.ndarray]:
+        return self._metrics(self.tracking_error(), self.terminated())
+
+    def _metrics(self, error, overspeed) -> dict[str, np.ndarray]:
+        """rms_error over the episode's steps so far (at reset: the error now), the error now,
+        the tool point's distance to the target, and whether the episode ended on overspeed;
+        every array new."""
+        started = self.steps > 0
+        rms = np.where(started, np.sqrt(self.sq_error_sum / np.where(started, self.steps, 1.0)), error)
+        return {
+            "rms_error": rms,
+            "tracking_error": error.copy(),
+            "hand_error": self.hand_error(),
+            "overspeed": overspeed.astype(np.float64),
+        }
+
+    def evaluate(self, action):
+        error = self.tracking_error()
+        terminated = self.terminated()
+        reward, info = self._reward_terms(error, action)
+        info.update(self._metrics(error, terminated))
+        return reward, terminated, info
+
+    def get_state(self) -> dict[str, np.ndarray]:
+        return {
+            "phase": self.phase,
+            "q_ref": self.q_ref,
+            "sq_error_sum": self.sq_error_sum,
+            "steps": self.steps,
+        }
+
+
+def _span(physics, sensors: list[str]) -> slice:
+    """The slice of sensordata the named 1-d sensors fill, which must be contiguous, in order."""
+    slices = [physics.sensor_slice(s) for s in sensors]
+    if any(b.start != a.stop for a, b in zip(slices, slices[1:], strict=False)):
+        raise ValueError(f"sensors {sensors} are not contiguous in sensordata")
+    return slice(slices[0].start, slices[-1].stop)
+
+
+_DOC = """
+## Description
+
+A five-segment arm (`assets/tracking_arm.xml`: 1.9 m from its base to the tool point, a 6 kg
+gripper, 37.5 kg in all, five hinges each driven by a 400 N m torque motor) must follow a target
+(the mocap body "target") that moves round a tilted circle at `speed` m/s: centre (1.1, 0, 0.6)
+m, radius `radius`, its plane the vertical plane facing the arm tilted by `tilt` about the y axis.
+The target is a pose: the gripper must reach its centre approaching along its x axis, away from
+the base and 0.5 rad below horizontal, rolled by 0.5 sin(phase) about that axis.
+
+The task is scored in joint space. The reference at every instant, q*(t), is the damped
+least-squares IK solution (`engine.ik`, position and orientation) of the target's pose, each
+knot solved from the one before (the first of an episode from an elbow-up guess). The task
+keeps q* for the next 0.3 s, one knot per step: the observation shows it 0.1, 0.2 and 0.3 s
+ahead, and the MPC baseline reads every knot (`task.reference(knots)`). The target moves at
+once from the first step, whatever the arm does.
+
+![RoboDyn/Tracking-v0 from the "side" camera](../docs/tracking.png) (`docs/tracking.png`;
+`robodyn eval RoboDyn/Tracking-v0 --fixed --video` shows the episodes.)
+
+## Action Space
+
+`Box(-1, 1, (5,), float64)`: the five motors' commands; each motor's torque is 400 a N m (its
+ctrlrange and forcerange are +-400 N m).
+
+| Num | Action | Min | Max | Unit |
+|-----|--------|-----|-----|------|
+| 0 | yaw torque / 400 | -1 | 1 | 400 N m |
+| 1 | shoulder torque / 400 | -1 | 1 | 400 N m |
+| 2 | elbow torque / 400 | -1 | 1 | 400 N m |
+| 3 | wrist_pitch torque / 400 | -1 | 1 | 400 N m |
+| 4 | wrist_roll torque / 400 | -1 | 1 | 400 N m |
+
+Actions outside the box are clipped into it; an action of the wrong shape or with NaN/inf
+raises `robogym.InvalidActionError` and changes nothing.
+
+## Observation Space
+
+`Box(-inf, inf, (58,), float64)` (`task.observation_names()` names every component):
+
+| Num | Observation | Unit |
+|-----|-------------|------|
+| 0-4 | joint angles q: yaw, shoulder, elbow, wrist_pitch, wrist_roll | rad |
+| 5-9 | joint rates q' | rad/s |
+| 10-12 | target position now (world) | m |
+| 13-16 | target orientation now (w, x, y, z) | |
+| 17-23 | target position and orientation 0.1 s ahead | m, |
+| 24-30 | the same 0.2 s ahead | m, |
+| 31-37 | the same 0.3 s ahead | m, |
+| 38-42 | joint reference q* now | rad |
+| 43-47 | q* 0.1 s ahead | rad |
+| 48-52 | q* 0.2 s ahead | rad |
+| 53-57 | q* 0.3 s ahead | rad |
+
+## Rewards
+
+With `e` the joint-space RMS error now, sqrt(mean_j (q_j - q*_j)^2), and `a` the action:
+
+- `reward_tracking` = tracking_weight * exp(-(e / tracking_scale)^2)
+- `reward_control` = -control_weight * mean_j a_j^2
+
+The reward is exactly their sum; each term is in `info`.
+
+## Starting State
+
+The target at phase pi * reset_noise_scale * U(-1, 1) on its circle; the joints at the
+reference q* there plus U(-0.05, 0.05) * reset_noise_scale rad each, at rest.
+`reset_noise_scale=0` gives the fixed scenario (phase 0, the arm exactly on the reference) on
+which the baselines are compared (`robodyn eval --fixed`, `envs.baselines.tracking`).
+
+## Episode End
+
+- Termination: a joint turns faster than `max_joint_speed` (30 rad/s; the circle needs at most
+  2): the arm is out of control (a safety stop, which also keeps a flailing arm from the speeds,
+  over 100 rad/s, at which 2 ms Euler steps of the spinning chain blow up). Under uniformly random
+  actions almost every episode runs its full length. Nothing else fails: the arm has no joint
+  ranges and touches nothing.
+- Truncation: `max_episode_steps` = 400 steps (4 s at 100 Hz, 5 physics steps of 2 ms each;
+  about 2.5 laps at 1 m/s), counted by the env itself (so its snapshots hold the count).
+
+`info` also reports the task metrics `rms_error` (the joint-space RMS error over the
+episode's steps so far, rad: its value at the last step is the episode's score; at reset, the
+error then), `tracking_error` (e now, rad) and `hand_error` (the tool point's distance to the
+target now, m) and `overspeed` (1.0 when the episode ended on the speed limit).
+
+## Arguments
+
+`gym.make("RoboDyn/Tracking-v0", **kwargs)` or `gym.make_vec("RoboDyn/Tracking-v0",
+num_envs=64, **kwargs)`: speed=1.0 (m/s along the circle), tilt=0.5 (rad), radius=0.25 (m),
+tracking_weight=1.0, control_weight=0.05, tracking_scale=0.1 (rad), max_joint_speed=30.0
+(rad/s), reset_noise_scale=1.0, render_mode=None ("rgb_array"), width=640, height=480. The
+vector env also takes autoreset_mode (NEXT_STEP, SAME_STEP, DISABLED), nthread and
+max_episode_steps=400 (the single env takes it from the registration; `gym.make`'s own
+max_episode_steps argument adds Gymnasium's TimeLimit instead). speed, radius, tracking_scale
+and max_joint_speed must be finite and > 0, the weights and reset_noise_scale finite and >= 0,
+tilt in [-pi/2, pi/2], and the circle must stay inside the arm's reach with 5 cm to spare (the
+wrist, 0.5 m behind the tool point along the approach, within 0.15 to 1.05 m of the shoulder);
+any other value, a non-number or an unknown keyword is refused when the env is built.
+
+## Version History
+
+- v0: initial version.
+"""
+
+
+class TrackingEnv(RoboDynEnv):
+    task_class = TrackingTask
+
+
+class TrackingVectorEnv(RoboDynVectorEnv):
+    task_class = TrackingTask
+
+
+TrackingEnv.__doc__ = "RoboDyn/Tracking-v0 as a single Gymnasium Env.\n" + _DOC
+TrackingVectorEnv.__doc__ = "RoboDyn/Tracking-v0 as a native batched VectorEnv.\n" + _DOC
