@@ -76,9 +76,6 @@ class Physics:
     def actuator_id(self, name: str) -> int:
         return self._id(mujoco.mjtObj.mjOBJ_ACTUATOR, name)
 
-    def body_id(self, name: str) -> int:
-        return self._id(mujoco.mjtObj.mjOBJ_BODY, name)
-
     def sensor_slice(self, name: str) -> slice:
         s = self._sensor_slices.get(name)
         if s is None:

@@ -31,7 +31,6 @@ from __future__ import annotations
 import numpy as np
 
 import engine
-
 from envs.baselines.linearize import EngineDynamics
 from envs.baselines.mpc import MPC
 from envs.baselines.tuned import tuned_parameters
