@@ -66,7 +66,7 @@ class RocketTask(Task):
         crash_penalty: float = 100.0,
         impact_weight: float = 20.0,
         time_weight: float = 0.05,
-        landing_speed_scale: float = 1.0,
+        landing_speed_scale: float = 0.5,
         profile_accel: float = 1.0,
         lateral_accel: float = 2.0,
         touchdown_velocity: float = 0.1,
@@ -431,7 +431,7 @@ feet only, touchdown_speed < 0.5 m/s, tilt < 0.2 rad, pad_distance < 5 m).
 
 `gym.make("RoboDyn/Rocket-v0", **kwargs)` or `gym.make_vec(..., num_envs=64, **kwargs)`:
 profile_weight=2.0, tilt_weight=2.0, control_weight=0.01, landing_bonus=200.0,
-crash_penalty=100.0, impact_weight=20.0, time_weight=0.05, landing_speed_scale=1.0,
+crash_penalty=100.0, impact_weight=20.0, time_weight=0.05, landing_speed_scale=0.5,
 profile_accel=1.0, lateral_accel=2.0,
 touchdown_velocity=0.1, tilt_scale=0.3, max_tilt=1.0, arena_half_width=80.0,
 arena_height=150.0, reset_noise_scale=1.0, start=None (or 0-3), and the env keywords every

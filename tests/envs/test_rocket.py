@@ -219,3 +219,19 @@ def test_flame_length_follows_the_thrust():
     np.testing.assert_allclose(lengths, [6.0, 6.0 * 0.4 / 2.0], rtol=1e-9)
     assert np.any(frames[0] != frames[1])
     env.close()
+
+
+def test_shipped_ppo_lands_from_every_fixed_start_and_90_percent_of_random_ones():
+    """training/policies/rocket_ppo.zip (the README's row): every fixed start, and at least
+    90 % of 64 randomized starts (episodes seeded 0..63)."""
+    from training.cli import SAVED_POLICIES
+    from training.evaluate import evaluate
+
+    spec = str(SAVED_POLICIES / "rocket_ppo.zip")
+    fixed = registration.entry(TASK_ID).scenarios["fixed"]
+    res = evaluate(TASK_ID, spec, episodes=4, num_envs=4, seed=0, env_kwargs=fixed, record=0)
+    assert [e["final"]["success"] for e in res.episodes] == [1.0] * 4
+    res = evaluate(TASK_ID, spec, episodes=64, num_envs=64, seed=0, record=0)
+    rate = np.mean([e["final"]["success"] for e in res.episodes])
+    print(f"rocket_ppo: {rate:.0%} of 64 randomized starts landed")
+    assert rate >= 0.9
