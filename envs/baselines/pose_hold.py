@@ -126,13 +126,13 @@ def motor_torque_map(actuation) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     offset, scale, low, high = [], [], [], []
     for a in actuation.actuators.tolist():
         check_motor(model, a, "PoseHold's 'ctrl' actuation")
-        k = model.actuator_gear[a] * model.actuator_gainprm[a, 0]  # torque per unit of ctrl
+        k = model.actuator_gear[a, 0] * model.actuator_gainprm[a, 0]  # torque per unit of ctrl
         lo, hi = model.actuator_ctrlrange[a]
         offset.append(k * 0.5 * (lo + hi))
         scale.append(k * 0.5 * (hi - lo))
         t = sorted((k * lo, k * hi))
         if model.actuator_forcelimited[a]:
-            f = model.actuator_gear[a] * model.actuator_forcerange[a]
+            f = model.actuator_gear[a, 0] * model.actuator_forcerange[a]
             t = [max(t[0], min(f)), min(t[1], max(f))]
         low.append(t[0])
         high.append(t[1])
