@@ -20,7 +20,6 @@ from engine.binding import Bound
 from engine.collision_driver import GEOM_TYPE_NAMES
 from engine.collision_driver import collision as collision_unit
 from engine.constraint import contact_force as contact_force_row
-from engine.constraint import dot_sparse
 from engine.errors import RoboDynError
 from engine.factor import mul_m
 from engine.forward import fwd_position, fwd_velocity
@@ -29,7 +28,7 @@ from engine.jit import entry
 from engine.model import UnsupportedModelError
 from engine.ptr import UNIT_SIGNATURE, call_unit, data_at, model_at
 from engine.rne import rne
-from engine.solver import constraint_update
+from engine.solver import constraint_update, mul_jar
 from engine.spatial import sub_quat
 
 
@@ -157,11 +156,9 @@ def _inverse_rows(mp, dp):
         fwd_position(m, d, b)
         fwd_velocity(m, d, b)
         # constraint forces of the given qacc: efc_force = -D (J qacc - aref) on active rows
-        jar = d.scratch_efc[b, 0]
-        for i in range(d.nefc[b]):
-            Ji = d.efc_J[b, i]
-            jar[i] = dot_sparse(Ji, d.efc_J_colind[b, i], d.qacc[b], d.efc_J_rownnz[b, i]) - d.efc_aref[b, i]
-        constraint_update(m, d, b, jar)
+        Jaref = d.scratch_efc[b, 0]
+        mul_jar(m, d, b, Jaref, d.qacc[b])
+        constraint_update(m, d, b, Jaref)
         work = d.scratch_body[b]
         out = d.qfrc_inverse[b]
         rne(m, d, b, False, d.qacc[b], out, work[0], work[1], work[2])

@@ -5,13 +5,18 @@ Each active constraint contributes rows i of a Jacobian J (nefc x nv) and a viol
 efc_pos, in MuJoCo's order: equalities (connect 3 rows, weld 6, joint 1), then limits
 (joints, then tendons; lower side before upper), then contacts (in contact order).
 
-J is stored compact, as MuJoCo's sparse efc_J: row i holds efc_J_rownnz[i] entries,
-J[i, efc_J_colind[i, t]] = efc_J[i, t], at the dofs that can move the row's bodies, in
-ascending order (mj_mergeChain), values of 0 included; J is 0 at every other dof. A row
-of a constraint between bodies b1 and b2 lists the dofs of both dof chains (the dofs of a
-body's weld root and its ancestors); a contact leaves out the chains' common ancestors,
-whose columns J_p(b2, p) - J_p(b1, p) vanish. The rows of one constraint share their
-columns. Model.nefcdof, the widest row the model can make, is the width of efc_J
+Row i holds efc_J_rownnz[i] entries, J[i, efc_J_colind[i, t]] = efc_J[i, t], columns
+ascending, values of 0 included; J is 0 at every other dof. As MuJoCo decides between its
+dense and sparse efc_J (<option jacobian>, engine.model.dense_jacobian: "auto" is dense
+below 60 dofs), the rows are either
+- compact (Model.efc_dense 0), MuJoCo's sparse rows: the dofs that can move the row's
+  bodies (mj_mergeChain). A row of a constraint between bodies b1 and b2 lists the dofs
+  of both dof chains (the dofs of a body's weld root and its ancestors); a contact leaves
+  out the chains' common ancestors, whose columns J_p(b2, p) - J_p(b1, p) vanish. The rows
+  of one constraint share their columns. Or
+- dense (efc_dense 1): every row is built compact, then spread over all nv dofs
+  (columns 0..nv-1), so the solvers' loops over it are plain vector loops.
+Model.nefcdof, the widest row the model can make (nv when dense), is the width of efc_J
 (engine.model.efc_widths); dense_efc_J expands the rows.
 
 - connect:  pos = p1 - p2 (the two anchors, world), J = J_p(body1, p1) - J_p(body2, p2).
@@ -91,6 +96,16 @@ def dot_sparse(vals, ind, x, n):
         res += vals[i] * x[ind[i]]
         i += 1
     return res
+
+
+@kernel
+def dot_row(m, d, b, i, x):
+    """J_i . x (x: nv): a plain dot product when row i stores every dof (its columns are
+    then 0..nv-1), else over its entries."""
+    n = d.efc_J_rownnz[b, i]
+    if n == m.nv:
+        return dot(d.efc_J[b, i], x, n)
+    return dot_sparse(d.efc_J[b, i], d.efc_J_colind[b, i], x, n)
 
 
 @kernel
@@ -541,8 +556,39 @@ def make_constraint(m, d, b):
         instantiate_contact(m, d, b)
     if d.nefc[b] == 0:
         return
+    if m.efc_dense:
+        _densify(m, d, b)
     diag_approx(m, d, b)
     make_impedance(m, d, b)
+
+
+@kernel
+def _densify(m, d, b):
+    """Every row stored over all nv dofs (Model.efc_dense): entries moved to their
+    columns, zeros elsewhere, efc_J_colind[i] = 0..nv-1. The entries are moved last
+    first: column col[t] >= t, so no entry is overwritten before it has moved."""
+    nv = m.nv
+    for i in range(d.nefc[b]):
+        row = d.efc_J[b, i]
+        col = d.efc_J_colind[b, i]
+        n = d.efc_J_rownnz[b, i]
+        if n == nv:
+            continue
+        k = nv - 1
+        for t in range(n - 1, -1, -1):
+            c = col[t]
+            x = row[t]
+            while k > c:
+                row[k] = 0.0
+                k -= 1
+            row[c] = x
+            k = c - 1
+        while k >= 0:
+            row[k] = 0.0
+            k -= 1
+        for k in range(nv):
+            col[k] = k
+        d.efc_J_rownnz[b, i] = nv
 
 
 # ---- reference acceleration ----------------------------------------------------------------------
@@ -599,7 +645,7 @@ def reference_constraint(m, d, b):
     needs com_vel (cvel, cdof_dot) for the connect/weld correction."""
     qvel = d.qvel[b]
     for i in range(d.nefc[b]):
-        vel = dot_sparse(d.efc_J[b, i], d.efc_J_colind[b, i], qvel, d.efc_J_rownnz[b, i])
+        vel = dot_row(m, d, b, i, qvel)
         d.efc_vel[b, i] = vel
         k = d.efc_KBIP[b, i]
         d.efc_aref[b, i] = -k[1] * vel - k[0] * k[2] * (d.efc_pos[b, i] - d.efc_margin[b, i])

@@ -288,7 +288,8 @@ def make_data(m: Model, batch: int) -> Data:
             f"(equalities, both sides of every limit, nconmax={m.nconmax} contacts); load the model "
             "with engine.load_mjcf, which sizes them together, instead of editing the Model"
         )
-    widths = efc_widths(m, m.cpair_geom, (m.ten_J_rownnz, m.ten_J_rowadr, m.ten_J_colind))
+    ten_J = (m.ten_J_rownnz, m.ten_J_rowadr, m.ten_J_colind)
+    widths = efc_widths(m, m.cpair_geom, ten_J, bool(m.efc_dense))
     if m.nefcdof < widths[0] or m.nefctreedof < widths[1]:
         raise ModelError(
             f"model.nefcdof={m.nefcdof}, nefctreedof={m.nefctreedof} cannot hold constraint rows "

@@ -115,6 +115,7 @@ class Model(NamedTuple):
     opt_tolerance: float  # solver stops when the scaled improvement (or gradient) is below it
     opt_ls_iterations: int  # maximum line search evaluations per Newton iteration
     opt_ls_tolerance: float  # line search tolerance, relative to opt_tolerance
+    opt_jacobian: int  # JAC_DENSE, JAC_SPARSE or JAC_AUTO: how efc_J is stored (efc_dense)
     stat_meaninertia: float  # mean diagonal of M at qpos0 (scales the solver's tolerances)
 
     # bodies
@@ -272,7 +273,8 @@ class Model(NamedTuple):
 
     # constraint rows: capacity of each row's efc_* arrays (engine.constraint)
     nefcmax: int  # equality rows + 2 per limited joint/tendon + nconmax * rows of a contact
-    nefcdof: int  # most dofs one constraint row touches: the width of a compact efc_J row
+    efc_dense: int  # 1: every efc_J row stores all nv dofs (dense_jacobian), 0: its chain's only
+    nefcdof: int  # most dofs one constraint row stores: the width of an efc_J row
     nefctreedof: int  # most dofs of the trees one row touches: the width of a row of M^-1 J^T
 
 
@@ -854,9 +856,18 @@ def _chain_masks(m) -> np.ndarray:
     return chain
 
 
-def efc_widths(m, cpair_geom: np.ndarray, ten_J: tuple) -> tuple[int, int]:
+def dense_jacobian(jacobian: int, nv: int) -> bool:
+    """Whether constraint rows are stored dense, as MuJoCo decides (mj_isSparse): with
+    <option jacobian="dense">, or "auto" (the default) below SPARSE_NV dofs. Dense rows
+    make the solvers' inner loops plain vector loops; compact rows save memory and work
+    when a row touches few of many dofs."""
+    return jacobian == T.JAC_DENSE or (jacobian == T.JAC_AUTO and nv < T.SPARSE_NV)
+
+
+def efc_widths(m, cpair_geom: np.ndarray, ten_J: tuple, dense: bool = False) -> tuple[int, int]:
     """(nefcdof, nefctreedof): the most dofs one constraint row can touch, and the most
-    dofs of the kinematic trees one row touches, over every row the model can make.
+    dofs of the kinematic trees one row touches, over every row the model can make; both
+    nv when the rows are `dense` (and the model can make any row).
 
     A row stores the dofs of its chain as MuJoCo's sparse Jacobian does (mj_mergeChain):
     - connect and weld between bodies b1, b2 (or the sites' bodies): the union of the two
@@ -915,6 +926,8 @@ def efc_widths(m, cpair_geom: np.ndarray, ten_J: tuple) -> tuple[int, int]:
         dofs = colind[rowadr[t] : rowadr[t] + rownnz[t]]
         widths.append(len(dofs))
         tree_widths.append(int(sum(m.tree_dofnum[k] for k in np.unique(m.dof_treeid[dofs]))))
+    if dense and max(widths) > 0:
+        return m.nv, m.nv
     return max(widths), max(tree_widths)
 
 
@@ -1098,7 +1111,8 @@ def _derived(mj: mujoco.MjModel, nconmax: int | None, nefcmax: int | None, memor
     _check_trees(mj)
     ten_J = _tendon_sparsity(mj)
     cpair = candidate_pairs(mj)
-    nefcdof, nefctreedof = efc_widths(mj, cpair["cpair_geom"], ten_J)
+    dense = dense_jacobian(mj.opt.jacobian, mj.nv)
+    nefcdof, nefctreedof = efc_widths(mj, cpair["cpair_geom"], ten_J, dense)
     widths = {"nefcdof": nefcdof, "nefctreedof": nefctreedof}
     nconmax, nefcmax = capacities(mj, cpair, nconmax, nefcmax, widths, memory)
     out = {
@@ -1117,6 +1131,7 @@ def _derived(mj: mujoco.MjModel, nconmax: int | None, nefcmax: int | None, memor
         "ten_J_colind": ten_J[2],
         "nconmax": int(nconmax),
         "nefcmax": int(nefcmax),
+        "efc_dense": int(dense),
         **widths,
         "cpair_refused": cpair["refused"],
     }

@@ -23,14 +23,16 @@ is satisfied, and qfrc_constraint = J^T efc_force. Two solvers, chosen by
   MuJoCo's shuffled order (PCG32, fixed seed) with its Nesterov extrapolation and
   restarts; stops when the scaled cost improvement of a sweep falls below the
   tolerance. Rows of A are applied as J_i (M^-1 J^T f), keeping M^-1 J^T f up to date,
-  so A is never formed. Then qacc = a0 + M^-1 J^T f. Each Y_i = M^-1 J_i^T is kept compact
-  like J's rows, on the dofs of the kinematic trees J_i touches (M is block diagonal over
-  the trees, and a tree's dofs are the contiguous range tree_dofadr .. + tree_dofnum, so
-  Y_i is one solve with M's factor per tree and zero elsewhere; Model.nefctreedof wide).
+  so A is never formed. Then qacc = a0 + M^-1 J^T f. Each Y_i = M^-1 J_i^T is stored like
+  J's row: dense (nv) for a dense row, else on the dofs of the kinematic trees J_i touches
+  (M is block diagonal over the trees, and a tree's dofs are the contiguous range
+  tree_dofadr .. + tree_dofnum, so Y_i is one solve with M's factor per tree and zero
+  elsewhere; Model.nefctreedof wide).
 
 Every product with J (J x, J^T f, the Hessian's J^T D J) runs over a row's stored entries
-only (engine.constraint: efc_J, efc_J_colind, efc_J_rownnz; dot_sparse is MuJoCo's
-mju_dotSparse).
+(engine.constraint: efc_J, efc_J_colind, efc_J_rownnz). A row that stores all nv dofs
+(every row of a dense model, Model.efc_dense) takes plain vector loops (dot is mju_dot);
+a compact row goes through its column indices (dot_sparse is mju_dotSparse).
 
 Warm start (both): the last step's qacc (Data.qacc_warmstart) if its cost is lower than
 that of qacc_smooth (Newton), or its forces if their dual cost is negative (PGS).
@@ -49,7 +51,7 @@ import math
 import numpy as np
 
 from engine import types as T
-from engine.constraint import MINVAL, dot, dot_sparse
+from engine.constraint import MINVAL, dot, dot_row, dot_sparse
 from engine.factor import mul_m, solve_ld, solve_ld_range
 from engine.jit import kernel, unit
 
@@ -105,16 +107,28 @@ def _jt_force(m, d, b):
         fi = d.efc_force[b, i]
         if fi != 0.0:
             row = d.efc_J[b, i]
-            col = d.efc_J_colind[b, i]
-            for t in range(d.efc_J_rownnz[b, i]):
-                q[col[t]] += row[t] * fi
+            n = d.efc_J_rownnz[b, i]
+            if n == m.nv:
+                for v in range(n):
+                    q[v] += row[v] * fi
+            else:
+                col = d.efc_J_colind[b, i]
+                for t in range(n):
+                    q[col[t]] += row[t] * fi
 
 
 @kernel
 def _mul_j(m, d, b, out, x):
     """out[i] = J_i . x for the nefc rows (x: nv)."""
     for i in range(d.nefc[b]):
-        out[i] = dot_sparse(d.efc_J[b, i], d.efc_J_colind[b, i], x, d.efc_J_rownnz[b, i])
+        out[i] = dot_row(m, d, b, i, x)
+
+
+@kernel
+def mul_jar(m, d, b, out, qacc):
+    """out[i] = J_i qacc - aref_i for the nefc rows: each row's acceleration error."""
+    for i in range(d.nefc[b]):
+        out[i] = dot_row(m, d, b, i, qacc) - d.efc_aref[b, i]
 
 
 @kernel
@@ -156,12 +170,10 @@ def _warmstart(m, d, b):
     ws = d.qacc_warmstart[b]
     for v in range(nv):
         qacc[v] = ws[v]
-    jar = d.scratch_efc[b, 0]
-    _mul_j(m, d, b, jar, ws)
-    for i in range(nefc):
-        jar[i] -= d.efc_aref[b, i]
+    Jaref = d.scratch_efc[b, 0]
+    mul_jar(m, d, b, Jaref, ws)
     if m.opt_solver == T.SOL_PGS:
-        constraint_update(m, d, b, jar)  # the warm start's forces, PGS's starting point
+        constraint_update(m, d, b, Jaref)  # the warm start's forces, PGS's starting point
         # dual cost of the warm-start forces: f.b + 1/2 f (J M^-1 J^T + R) f
         w = d.scratch_nv[b, 0]
         for v in range(nv):
@@ -181,7 +193,7 @@ def _warmstart(m, d, b):
                 d.qfrc_constraint[b, v] = 0.0
     else:
         # Newton compares costs only; solve_newton evaluates the forces at the chosen qacc
-        cost_ws = constraint_cost(m, d, b, jar)
+        cost_ws = constraint_cost(m, d, b, Jaref)
         Ma = d.scratch_nv[b, 0]
         mul_m(Ma, d.qM[b], ws, m)
         for v in range(nv):
@@ -212,17 +224,29 @@ def _pcg32(state):
 
 
 @kernel
+def _add_y(m, d, b, i, v, scale):
+    """v += scale * Y_i: a plain vector update when Y_i holds every dof (its columns are
+    then 0..nv-1), else over its entries."""
+    y = d.scratch_efc_Y[b, i]
+    n = d.scratch_efc_Y_rownnz[b, i]
+    if n == m.nv:
+        for k in range(n):
+            v[k] += scale * y[k]
+    else:
+        col = d.scratch_efc_Y_colind[b, i]
+        for t in range(n):
+            v[col[t]] += scale * y[t]
+
+
+@kernel
 def _minv_jt_f(m, d, b, v):
     """v = M^-1 J^T f = sum_i f_i (M^-1 J_i^T), from the rows Y_i kept by solve_pgs."""
-    Y = d.scratch_efc_Y[b]
-    Ycol = d.scratch_efc_Y_colind[b]
     for k in range(m.nv):
         v[k] = 0.0
     for i in range(d.nefc[b]):
         fi = d.efc_force[b, i]
         if fi != 0.0:
-            for t in range(d.scratch_efc_Y_rownnz[b, i]):
-                v[Ycol[i, t]] += fi * Y[i, t]
+            _add_y(m, d, b, i, v, fi)
 
 
 @kernel
@@ -237,8 +261,16 @@ def _minv_jt_rows(m, d, b):
     ARinv = d.scratch_efc[b, 0]
     for i in range(d.nefc[b]):
         nnz = d.efc_J_rownnz[b, i]
-        col = d.efc_J_colind[b, i]
         row = d.efc_J[b, i]
+        if nnz == m.nv:  # a dense row: Y_i on every dof (colind unused, see _add_y)
+            y = Y[i]
+            for k in range(nnz):
+                y[k] = row[k]
+            solve_ld(y, d.qLD[b], d.qLDiagInv[b], m)
+            d.scratch_efc_Y_rownnz[b, i] = nnz
+            ARinv[i] = 1.0 / (dot(row, y, nnz) + d.efc_R[b, i])
+            continue
+        col = d.efc_J_colind[b, i]
         n = 0
         last = -1
         for t in range(nnz):
@@ -274,8 +306,6 @@ def solve_pgs(m, d, b, scale):
     f = d.efc_force[b]
     R = d.efc_R[b]
     rhs = d.efc_b[b]
-    Y = d.scratch_efc_Y[b]
-    Ycol = d.scratch_efc_Y_colind[b]
     ARinv = d.scratch_efc[b, 0]
     fprev = d.scratch_efc[b, 1]
     fmom = d.scratch_efc[b, 2]
@@ -319,11 +349,7 @@ def solve_pgs(m, d, b, scale):
         improvement = 0.0
         for c in range(nefc):
             i = order[c]
-            res = (
-                rhs[i]
-                + dot_sparse(d.efc_J[b, i], d.efc_J_colind[b, i], v, d.efc_J_rownnz[b, i])
-                + R[i] * f[i]
-            )
+            res = rhs[i] + dot_row(m, d, b, i, v) + R[i] * f[i]
             old = f[i]
             f[i] -= res * ARinv[i]
             if i >= ne and f[i] < 0:
@@ -334,8 +360,7 @@ def solve_pgs(m, d, b, scale):
                 f[i] = old
                 change = 0.0
             elif delta != 0.0:
-                for t in range(d.scratch_efc_Y_rownnz[b, i]):
-                    v[Ycol[i, t]] += delta * Y[i, t]
+                _add_y(m, d, b, i, v, delta)
             improvement -= change
         improvement *= scale
         # gradient restart (O'Donoghue-Candes): when the sweep undid the extrapolation
@@ -596,9 +621,7 @@ def solve_newton(m, d, b, scale):
     Jv = d.scratch_efc[b, 1]
     tol = m.opt_tolerance
     mul_m(Ma, d.qM[b], qacc, m)
-    _mul_j(m, d, b, Jaref, qacc)
-    for i in range(nefc):
-        Jaref[i] -= d.efc_aref[b, i]
+    mul_jar(m, d, b, Jaref, qacc)
     _newton_gradient(m, d, b, False)
     gradient = scale * math.sqrt(dot(grad, grad, nv))
     done = gradient < tol and max(0.0, 0.5 * scale * dot(grad, Mgrad, nv)) < tol
@@ -651,12 +674,9 @@ def fwd_constraint(m, d, b):
     acceleration (qacc_smooth) and the constraint rows (make_constraint, reference).
     Called only when the row has constraint rows (fwd_acceleration handles nefc == 0)."""
     nv = m.nv
-    nefc = d.nefc[b]
     for v in range(nv):
         d.qfrc_constraint[b, v] = 0.0
-    _mul_j(m, d, b, d.efc_b[b], d.qacc_smooth[b])
-    for i in range(nefc):
-        d.efc_b[b, i] -= d.efc_aref[b, i]
+    mul_jar(m, d, b, d.efc_b[b], d.qacc_smooth[b])
     scale = _island_scale(m, d, b)
     _warmstart(m, d, b)
     if m.opt_solver == T.SOL_PGS:

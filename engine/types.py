@@ -87,6 +87,12 @@ SOL_PGS = 0
 SOL_CG = 1
 SOL_NEWTON = 2
 
+# mjtJacobian: how the constraint Jacobian is stored (option jacobian=)
+JAC_DENSE = 0
+JAC_SPARSE = 1
+JAC_AUTO = 2  # dense below SPARSE_NV dofs, as mj_isSparse
+SPARSE_NV = 60
+
 # drives inside the stepping loop (engine.drive; RoboDyn's own, no MuJoCo counterpart)
 DRIVE_NONE = 0
 DRIVE_ACCELERATION = 1

@@ -24,7 +24,7 @@ import engine
 from engine.errors import MemoryWarning, ModelArgumentError, ModelError, ModelFileError
 from engine.model import DEFAULT_NCONMAX
 from tests.adversarial.refuse import assert_refused
-from tests.helpers import ASSETS
+from tests.helpers import ASSETS, with_options
 
 PENDULUM = ASSETS / "double_pendulum.xml"
 STACK = ASSETS / "tests" / "constraint_stack.xml"  # 4 free boxes on a floor, 64 possible contacts
@@ -471,6 +471,16 @@ def test_make_data_refuses_rows_too_narrow(sim, field):
     model = engine.load_mjcf(arm())
     edited = model._replace(**{field: getattr(model, field) - 1})
     match = rf"model.nefcdof={edited.nefcdof}, nefctreedof={edited.nefctreedof} cannot hold constraint rows"
+    assert_refused(lambda: engine.make_data(edited, 1), ModelError, match, sim, edited)
+
+
+def test_make_data_refuses_dense_flag_on_compact_rows(sim):
+    """A Model loaded with compact rows (jacobian="sparse") and edited to say its rows are
+    dense (which the constraint stage would write nv wide) is refused the same way."""
+    model = engine.load_mjcf(with_options(STACK, jacobian="sparse"))
+    assert model.efc_dense == 0 and 0 < model.nefcdof < model.nv
+    edited = model._replace(efc_dense=1)
+    match = rf"model.nefcdof={model.nefcdof}, nefctreedof={model.nefctreedof} cannot hold constraint rows"
     assert_refused(lambda: engine.make_data(edited, 1), ModelError, match, sim, edited)
 
 

@@ -237,10 +237,11 @@ def _compact_states(name: str) -> tuple[dict, int]:
 
 @pytest.mark.parametrize("name", list(COMPACT_MODELS))
 def test_compact_rows_are_mujocos_sparse_rows(name: str):
-    """Each compact row holds exactly the columns of MuJoCo's sparse efc_J row (its merged
-    dof chain: mj_mergeChain, without the common ancestors for a contact), ascending, within
-    nv and nefcdof; expanded to dense it equals MuJoCo's sparse efc_J and MuJoCo's full dense
-    efc_J (jacobian="dense"), so no value outside a row's columns is ever needed."""
+    """With jacobian="sparse" each compact row holds exactly the columns of MuJoCo's sparse
+    efc_J row (its merged dof chain: mj_mergeChain, without the common ancestors for a
+    contact), ascending, within nv and nefcdof, and expanded to dense it equals MuJoCo's
+    sparse efc_J, so no value outside a row's columns is ever needed; with
+    jacobian="dense" every row stores all nv dofs in order and equals MuJoCo's dense efc_J."""
     path = COMPACT_MODELS[name]
     states, n = _compact_states(name)
     worst = {"sparse": 0.0, "dense": 0.0}
@@ -268,7 +269,9 @@ def test_compact_rows_are_mujocos_sparse_rows(name: str):
                 nnz = int(data.efc_J_rownnz[i, r])
                 col = data.efc_J_colind[i, r, :nnz]
                 assert nnz <= width and np.all(np.diff(col) > 0) and (nnz == 0 or 0 <= col[0] <= col[-1] < nv)
-                if mode == "sparse":
+                if mode == "dense":  # stored dense, as MuJoCo: every dof, in order
+                    assert nnz == nv and np.array_equal(col, np.arange(nv)), f"{name} row {r}: {col}"
+                else:
                     adr = d.efc_J_rowadr[r]
                     theirs = d.efc_J_colind[adr : adr + d.efc_J_rownnz[r]]
                     assert np.array_equal(col, theirs), (

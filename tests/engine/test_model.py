@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import engine
-from tests.helpers import ASSETS, gym_model_paths, without_contacts
+from tests.helpers import ASSETS, gym_model_paths, with_options, without_contacts
 
 GYM = {p.name: p for p in gym_model_paths()}
 TEST_MODELS = {p.name: p for p in sorted((ASSETS / "tests").glob("smooth_*.xml"))}
@@ -439,25 +439,31 @@ WIDTH_MODELS = {
 
 @pytest.mark.parametrize("name", list(WIDTH_MODELS))
 def test_efc_widths(name: str):
-    """nefcdof / nefctreedof (chain masks and one matrix product) equal the widest row and
-    the widest row's trees found by walking every possible row's chains; the tree dof
-    ranges are contiguous and the tendon rows are MuJoCo's."""
+    """With compact rows (jacobian="sparse"), nefcdof / nefctreedof (chain masks and one
+    matrix product) equal the widest row and the widest row's trees found by walking every
+    possible row's chains; with the default jacobian="auto" the rows are dense (both
+    widths nv) exactly when MuJoCo's are (mj_isSparse: nv >= 60); the tree dof ranges are
+    contiguous and the tendon rows are MuJoCo's."""
     source, expect = WIDTH_MODELS[name]
     text = source if isinstance(source, str) else source.read_text()
-    mj = (
-        mujoco.MjModel.from_xml_string(text)
-        if isinstance(source, str)
-        else mujoco.MjModel.from_xml_path(str(source))
-    )
-    model = engine.load_mjcf(text if isinstance(source, str) else source)
+    mj = mujoco.MjModel.from_xml_string(text)
+    model = engine.load_mjcf(with_options(text, jacobian="sparse"))
     walked = _widths_by_walking(mj, model)
+    auto = engine.load_mjcf(text)
     print(
-        f"[widths] {name}: nv={model.nv} nefcdof={model.nefcdof} "
-        f"nefctreedof={model.nefctreedof} (walked {walked})"
+        f"[widths] {name}: nv={model.nv} compact nefcdof={model.nefcdof} "
+        f"nefctreedof={model.nefctreedof} (walked {walked}); auto: dense={auto.efc_dense} "
+        f"nefcdof={auto.nefcdof} nefctreedof={auto.nefctreedof}"
     )
+    assert model.efc_dense == 0
     assert (model.nefcdof, model.nefctreedof) == walked
     if expect is not None:
         assert (model.nefcdof, model.nefctreedof) == expect
+    assert auto.efc_dense == int(not mujoco.mj_isSparse(mj))
+    if auto.efc_dense and walked[0] > 0:
+        assert (auto.nefcdof, auto.nefctreedof) == (model.nv, model.nv)
+    else:
+        assert (auto.nefcdof, auto.nefctreedof) == walked
     assert np.array_equal(model.tree_dofadr, mj.tree_dofadr) and np.array_equal(
         model.tree_dofnum, mj.tree_dofnum
     )
