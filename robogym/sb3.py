@@ -25,7 +25,7 @@ and set_attr only sets attributes for all environments at once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -147,13 +147,17 @@ def make_sb3_env(
     seed: int | None = None,
     monitor: bool = True,
     info_keywords: Sequence[str] | None = None,
+    wrap: Callable[[gym.vector.VectorEnv], gym.vector.VectorEnv] | None = None,
     **env_kwargs,
 ) -> VecEnv:
     """`gym.make_vec(env_id, num_envs, autoreset_mode=SAME_STEP, **env_kwargs)` as an SB3 VecEnv,
     wrapped in VecMonitor (episode returns and lengths, plus `info_keywords` at the episode's
     last step; by default every task metric) unless monitor=False. seed is used at the first
-    reset (environment i gets seed + i)."""
+    reset (environment i gets seed + i). `wrap`, if given, wraps the vector env first (e.g.
+    training.residual.ResidualVectorEnv)."""
     vec_env = gym.make_vec(env_id, num_envs=num_envs, autoreset_mode=AutoresetMode.SAME_STEP, **env_kwargs)
+    if wrap is not None:
+        vec_env = wrap(vec_env)
     env: VecEnv = SB3VecEnv(vec_env)
     if seed is not None:
         env.seed(seed)

@@ -158,6 +158,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
     s.add_argument("--init", type=Path, default=None, help="continue training this model .zip")
+    s.add_argument(
+        "--residual",
+        default=None,
+        metavar="BASELINE",
+        help="learn a correction added to this baseline's command (e.g. pd) instead of a whole policy",
+    )
+    s.add_argument(
+        "--residual-scale",
+        type=float,
+        default=1.0,
+        help="the correction's range: the env gets clip(baseline + scale * action) (default 1)",
+    )
     s.set_defaults(func=cmd_train)
 
     s = sub.add_parser("tune", help="sweep a baseline's gain and store the best as its default")
@@ -561,6 +573,8 @@ def cmd_train(args) -> int:
             checkpoint_every=args.checkpoint_every,
             progress_bar=not args.no_progress,
             init_model=args.init,
+            residual=args.residual,
+            residual_scale=args.residual_scale,
         )
     except TrainError as e:  # refused before anything was written
         raise CLIError(str(e)) from None

@@ -36,6 +36,7 @@ from gymnasium.vector import AutoresetMode
 from engine.errors import RoboDynError
 from envs.baselines import BASELINES, Policy, make_baseline
 from training import jsonio
+from training.residual import ResidualError, ResidualPolicy
 
 SB3_ALGOS = ("PPO", "SAC", "TD3", "A2C", "DDPG")
 
@@ -84,10 +85,11 @@ class SB3Policy:
     """A trained stable-baselines3 model acting deterministically; `obs_normalizer` (a
     VecNormalize with the training statistics) normalizes observations first."""
 
-    def __init__(self, model, obs_normalizer=None, name: str = "sb3"):
+    def __init__(self, model, obs_normalizer=None, name: str = "sb3", residual: dict | None = None):
         self.model = model
         self.obs_normalizer = obs_normalizer
         self.name = name  # the label evaluate() gives its results
+        self.residual = residual  # {"base": baseline name, "scale": s} for a residual learner
 
     def reset(self, env, rows: np.ndarray) -> None:
         pass
@@ -111,7 +113,7 @@ def load_sb3_policy(path: str | Path) -> SB3Policy:
         normalizer = load_vecnormalize(path, meta["vecnormalize"])
         normalizer.training = False
     model = load_sb3_model(path, [meta["algo"].upper()] if meta.get("algo") else list(SB3_ALGOS))
-    return SB3Policy(model, normalizer, name=path.stem)
+    return SB3Policy(model, normalizer, name=path.stem, residual=meta.get("residual"))
 
 
 def _model_file(path: str | Path) -> Path:
@@ -159,8 +161,10 @@ def load_vecnormalize(model_path: Path, name: str):
 
 
 def read_model_meta(path: Path) -> dict:
-    """The sidecar JSON of a model zip; for a CheckpointCallback snapshot <prefix>_<N>_steps.zip
-    (no sidecar), the VecNormalize statistics saved beside it, <prefix>_vecnormalize_<N>_steps.pkl.
+    """The sidecar JSON of a model zip; for a CheckpointCallback snapshot <prefix>_<N>_steps.zip,
+    the run's sidecar <prefix>.json beside it (algorithm, env, residual; training.train writes it
+    when the run starts) and the VecNormalize statistics saved with the snapshot,
+    <prefix>_vecnormalize_<N>_steps.pkl.
     A PolicyError names a sidecar that is not JSON or not a sidecar (algo and env_id strings,
     vecnormalize a file name or null)."""
     path = Path(path)
@@ -173,8 +177,19 @@ def read_model_meta(path: Path) -> dict:
         _check_meta(meta, sidecar)
         return meta
     m = re.fullmatch(r"(.*)_(\d+)_steps", path.stem)
-    stats = m and path.parent / f"{m.group(1)}_vecnormalize_{m.group(2)}_steps.pkl"
-    return {"vecnormalize": stats.name} if stats and stats.is_file() else {}
+    if not m:
+        return {}
+    meta = {}
+    run = path.parent / f"{m.group(1)}.json"  # what training.train writes beside its checkpoints
+    if run.is_file():
+        try:
+            meta = jsonio.loads(run.read_text())
+        except (OSError, UnicodeDecodeError, jsonio.JSONInputError) as e:
+            raise PolicyError(f"cannot read the sidecar {str(run)!r} of {path.name}: {e}") from None
+        _check_meta(meta, run)
+    stats = path.parent / f"{m.group(1)}_vecnormalize_{m.group(2)}_steps.pkl"
+    meta["vecnormalize"] = stats.name if stats.is_file() else None
+    return meta
 
 
 def _check_meta(meta, sidecar: Path) -> None:
@@ -194,6 +209,15 @@ def _check_meta(meta, sidecar: Path) -> None:
         raise PolicyError(
             f"{where}: vecnormalize must be a file name beside the model or null, got {stats!r}"
         )
+    residual = meta.get("residual")
+    if residual is not None:
+        ok = isinstance(residual, dict) and set(residual) == {"base", "scale"}
+        ok = ok and isinstance(residual["base"], str) and isinstance(residual["scale"], int | float)
+        if not ok or isinstance(residual["scale"], bool) or not residual["scale"] > 0:
+            raise PolicyError(
+                f'{where}: residual must be null or {{"base": a baseline name, "scale": a positive '
+                f"number}}, got {residual!r}"
+            )
 
 
 def make_policy(spec, env, seed: int | None = None) -> tuple[str, Policy]:
@@ -220,6 +244,12 @@ def make_policy(spec, env, seed: int | None = None) -> tuple[str, Policy]:
                     f"{spec!r} was trained on {what} of shape {getattr(theirs, 'shape', theirs)}; this "
                     f"env's are {mine.shape} (a policy of another task?)"
                 )
+        if policy.residual is not None:  # a correction to a baseline: rebuild the sum
+            policy = ResidualPolicy(policy.residual["base"], policy, policy.residual["scale"], policy.name)
+            try:
+                policy.base_for(env)  # the task must have that baseline
+            except ResidualError as e:
+                raise PolicyError(f"{spec!r} is a residual: {e}") from None
         return policy.name, policy
     if spec not in BASELINES:
         known = ", ".join(["random", *BASELINES, "FILE.zip"])

@@ -11,7 +11,8 @@ behind the SB3 adapter and VecMonitor, optionally VecNormalize. The output direc
     <algo>.zip                the final model (default MLP policy)
     <algo>.json               sidecar: algorithm, env id and kwargs, VecNormalize file, timing
     <algo>_vecnormalize.pkl   VecNormalize statistics (with --vecnormalize)
-    checkpoints/              CheckpointCallback snapshots (and their VecNormalize statistics)
+    checkpoints/              CheckpointCallback snapshots (and their VecNormalize statistics),
+                              and <algo>.json, the run's sidecar, which evaluation reads for them
     tb/                       TensorBoard logs, with rollout/final_<metric> per task metric
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import collections.abc
 import copy
+import functools
 import inspect
 import time
 import types
@@ -35,6 +37,7 @@ from engine.errors import RoboDynError
 from robogym.sb3 import make_sb3_env, task_metric_names
 from training import jsonio
 from training.evaluate import PolicyError, load_sb3_model, load_vecnormalize, read_model_meta
+from training.residual import ResidualError, ResidualVectorEnv, check_scale
 
 ALGOS = ("ppo", "sac")
 # keywords of the algorithm's constructor that train() sets itself (its own arguments)
@@ -112,15 +115,21 @@ def train(
     tensorboard: bool = True,
     verbose: int = 0,
     init_model: str | Path | None = None,
+    residual: str | None = None,
+    residual_scale: float = 1.0,
 ) -> TrainResult:
     """Train `algo` ("ppo" or "sac", default MLP policy) for `total_timesteps` environment
     steps on `num_envs` rows of one RoboDyn vector env; save the model, the sidecar JSON, the
     VecNormalize statistics (if used), checkpoints every `checkpoint_every` steps and
     TensorBoard logs under `out_dir`. Prints and returns the training time.
 
-    init_model: continue training a saved model (its algorithm and VecNormalize statistics
-    come from its sidecar) for `total_timesteps` more steps; algo_kwargs then override saved
-    hyperparameters (e.g. learning_rate).
+    init_model: continue training a saved model (its algorithm, VecNormalize statistics and
+    residual baseline come from its sidecar) for `total_timesteps` more steps; algo_kwargs
+    then override saved hyperparameters (e.g. learning_rate).
+
+    residual: train a correction to the task's baseline of that name instead of a whole
+    policy (training.residual: the env applies clip(base + residual_scale * action)); the
+    sidecar records both, and evaluation rebuilds the sum.
 
     A TrainError, raised before anything is written, refuses an unknown algorithm, a count
     below 1, a negative seed, algo_kwargs the algorithm does not take or refuses, env_kwargs
@@ -134,6 +143,11 @@ def train(
             raise TrainError(f"init_model: {e}") from None
         algo = init_meta.get("algo", algo)
         vecnormalize = vecnormalize or bool(init_meta.get("vecnormalize"))
+        saved = init_meta.get("residual")
+        if residual is not None and (saved or {}).get("base") != residual:
+            raise TrainError(f"residual {residual!r}: the init_model was trained with residual {saved!r}")
+        if saved:
+            residual, residual_scale = saved["base"], saved["scale"]
     algo = algo.lower()
     if algo not in ALGOS:
         raise TrainError(f"algo must be one of {ALGOS}, got {algo!r}")
@@ -148,8 +162,17 @@ def train(
     algo_kwargs = check_algo_kwargs(algo, algo_kwargs)
     out = Path(out_dir)
     env_kwargs = dict(env_kwargs or {})
+    wrap = None
+    if residual is not None:
+        try:
+            residual_scale = check_scale(residual_scale)
+        except ResidualError as e:
+            raise TrainError(str(e)) from None
+        wrap = functools.partial(ResidualVectorEnv, base=residual, scale=residual_scale)
     try:
-        env = make_sb3_env(env_id, num_envs, seed=seed, **env_kwargs)
+        env = make_sb3_env(env_id, num_envs, seed=seed, wrap=wrap, **env_kwargs)
+    except ResidualError as e:
+        raise TrainError(str(e)) from None
     except (ValueError, TypeError) as e:  # what the task's constructor raises for its keywords
         if not env_kwargs:
             raise  # no keyword of the caller's: a bug
@@ -163,6 +186,14 @@ def train(
         env.close()
         raise
     out.mkdir(parents=True, exist_ok=True)  # only now: a refused run writes nothing
+    run_meta = {
+        "algo": algo,
+        "env_id": env_id,
+        "env_kwargs": env_kwargs,
+        "residual": {"base": residual, "scale": residual_scale} if residual is not None else None,
+    }
+    (out / "checkpoints").mkdir(exist_ok=True)  # the checkpoints' sidecar (read_model_meta)
+    (out / "checkpoints" / f"{algo}.json").write_text(jsonio.dumps(run_meta))
     model.verbose = verbose
     tb_log = str(out / "tb") if tensorboard else None
     model.tensorboard_log = tb_log
@@ -197,9 +228,7 @@ def train(
         vn_path = out / f"{algo}_vecnormalize.pkl"
         env.save(str(vn_path))
     meta = {
-        "algo": algo,
-        "env_id": env_id,
-        "env_kwargs": env_kwargs,
+        **run_meta,
         "num_envs": num_envs,
         "seed": seed,
         "timesteps": int(model.num_timesteps),
