@@ -170,25 +170,24 @@ def read_model_meta(path: Path) -> dict:
     path = Path(path)
     sidecar = path.with_suffix(".json")
     if sidecar.is_file():
-        try:
-            meta = jsonio.loads(sidecar.read_text())
-        except (OSError, UnicodeDecodeError, jsonio.JSONInputError) as e:
-            raise PolicyError(f"cannot read the sidecar {str(sidecar)!r} of {path.name}: {e}") from None
-        _check_meta(meta, sidecar)
-        return meta
+        return _read_sidecar(sidecar, path)
     m = re.fullmatch(r"(.*)_(\d+)_steps", path.stem)
     if not m:
         return {}
-    meta = {}
     run = path.parent / f"{m.group(1)}.json"  # what training.train writes beside its checkpoints
-    if run.is_file():
-        try:
-            meta = jsonio.loads(run.read_text())
-        except (OSError, UnicodeDecodeError, jsonio.JSONInputError) as e:
-            raise PolicyError(f"cannot read the sidecar {str(run)!r} of {path.name}: {e}") from None
-        _check_meta(meta, run)
+    meta = _read_sidecar(run, path) if run.is_file() else {}
     stats = path.parent / f"{m.group(1)}_vecnormalize_{m.group(2)}_steps.pkl"
     meta["vecnormalize"] = stats.name if stats.is_file() else None
+    return meta
+
+
+def _read_sidecar(sidecar: Path, model: Path) -> dict:
+    """The checked JSON object in `sidecar`, the sidecar of `model`; a PolicyError if not."""
+    try:
+        meta = jsonio.loads(sidecar.read_text())
+    except (OSError, UnicodeDecodeError, jsonio.JSONInputError) as e:
+        raise PolicyError(f"cannot read the sidecar {str(sidecar)!r} of {model.name}: {e}") from None
+    _check_meta(meta, sidecar)
     return meta
 
 

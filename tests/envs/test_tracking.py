@@ -337,3 +337,27 @@ def test_make_baseline_builds_the_tracking_baselines():
         policy.reset(env, np.arange(2))
         a = policy.act(env, obs)
         assert a.shape == (2, 5) and env.action_space.contains(a)
+
+
+def test_shipped_residual_ppo_beats_the_best_pd():
+    """training/policies/tracking_ppo.zip (the README's row), a PPO residual on the tuned PD:
+    its final rms_error is lower than the best PD's on the fixed episode and, episode by
+    episode, on 16 randomized ones (seeded 0..15); it is rebuilt as clip(pd + scale * ppo)."""
+    from training.cli import SAVED_POLICIES
+    from training.evaluate import evaluate
+    from training.residual import ResidualPolicy
+
+    spec = str(SAVED_POLICIES / "tracking_ppo.zip")
+    fixed = registration.entry(TASK_ID).scenarios["fixed"]
+    scores = {}
+    for label, kwargs, n in (("fixed", fixed, 1), ("random", {}, 16)):
+        for policy in ("pd", spec):
+            res = evaluate(TASK_ID, policy, episodes=n, num_envs=n, seed=0, env_kwargs=kwargs, record=0)
+            scores[label, policy] = np.array([e["final"]["rms_error"] for e in res.episodes])
+        ppo, pd = scores[label, spec], scores[label, "pd"]
+        print(f"tracking_ppo {label}: rms_error {ppo.mean():.5f} vs best PD {pd.mean():.5f} (rad)")
+        assert np.all(ppo < pd)
+    env = gym.make_vec(TASK_ID, num_envs=1)
+    from training.evaluate import make_policy
+
+    assert isinstance(make_policy(spec, env)[1], ResidualPolicy)
