@@ -6,9 +6,8 @@ efc_pos, in MuJoCo's order: equalities (connect 3 rows, weld 6, joint 1), then l
 (joints, then tendons; lower side before upper), then contacts (in contact order).
 
 Row i holds efc_J_rownnz[i] entries, J[i, efc_J_colind[i, t]] = efc_J[i, t], columns
-ascending, values of 0 included; J is 0 at every other dof. As MuJoCo decides between its
-dense and sparse efc_J (<option jacobian>, engine.model.dense_jacobian: "auto" is dense
-below 60 dofs), the rows are either
+ascending, values of 0 included; J is 0 at every other dof. Following <option jacobian>
+(engine.model.dense_jacobian; "auto": dense below 60 dofs under PGS), the rows are either
 - compact (Model.efc_dense 0), MuJoCo's sparse rows: the dofs that can move the row's
   bodies (mj_mergeChain). A row of a constraint between bodies b1 and b2 lists the dofs
   of both dof chains (the dofs of a body's weld root and its ancestors); a contact leaves

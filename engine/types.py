@@ -90,8 +90,8 @@ SOL_NEWTON = 2
 # mjtJacobian: how the constraint Jacobian is stored (option jacobian=)
 JAC_DENSE = 0
 JAC_SPARSE = 1
-JAC_AUTO = 2  # dense below SPARSE_NV dofs, as mj_isSparse
-SPARSE_NV = 60
+JAC_AUTO = 2  # engine.model.dense_jacobian decides
+SPARSE_NV = 60  # MuJoCo's mj_isSparse: jacobian="auto" is sparse from this many dofs up
 
 # drives inside the stepping loop (engine.drive; RoboDyn's own, no MuJoCo counterpart)
 DRIVE_NONE = 0
