@@ -162,6 +162,19 @@ def _framequat(m, d, b, s, out):
 
 
 @kernel
+def _frameaxis(m, d, b, s, out, axis):
+    """Column `axis` (0 x, 1 y, 2 z) of the object's frame, world coordinates; with a
+    reference: R_ref^T times it, the axis in the reference frame (MuJoCo's frame?axis)."""
+    _, mat, _ = _frame(m, d, b, m.sensor_objtype[s], m.sensor_objid[s])
+    v = (mat[axis], mat[axis + 3], mat[axis + 6])
+    refid = m.sensor_refid[s]
+    if refid >= 0:
+        _, rmat, _ = _frame(m, d, b, m.sensor_reftype[s], refid)
+        v = mtv3(rmat, v)
+    out[0], out[1], out[2] = v[0], v[1], v[2]
+
+
+@kernel
 def _framevel(m, d, b, s, out, angular):
     """Object linear (or angular) velocity, world frame; with a reference frame:
 
@@ -221,6 +234,8 @@ def _sensor(m, d, b, s, out):
         _framepos(m, d, b, s, out)
     elif st == T.SENS_FRAMEQUAT:
         _framequat(m, d, b, s, out)
+    elif st == T.SENS_FRAMEXAXIS or st == T.SENS_FRAMEYAXIS or st == T.SENS_FRAMEZAXIS:
+        _frameaxis(m, d, b, s, out, st - T.SENS_FRAMEXAXIS)
     elif st == T.SENS_FRAMELINVEL:
         _framevel(m, d, b, s, out, False)
     elif st == T.SENS_FRAMEANGVEL:
