@@ -4,7 +4,9 @@ carrying a two-link arm) under "pd_target" actuation of its two hinges.
 Registered as `RoboDynTest/FloatingArm-v0` when this module is imported, so every check
 parametrized over the registered tasks runs on a model with a free joint too: named access
 to a free joint's pose and velocity in reset, a mask that holds the hinges but never the
-base, and the tangent-space linearization of a state with a quaternion.
+base, and the tangent-space linearization of a state with a quaternion. Its keywords
+sensor_noise, sensor_noise_kind and observation_delay put a robogym.SensorModel on the
+observation (off by default), which tests/robogym/test_sensor_model.py checks.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from robogym.actuation import Actuation
+from robogym.checks import NON_NEGATIVE
 from robogym.env import RoboDynEnv
 from robogym.registration import register_task
+from robogym.sensor_model import SensorModel
 from robogym.task import Task
 from robogym.vector_env import RoboDynVectorEnv
 
@@ -28,10 +32,23 @@ class FloatingArmTask(Task):
     frame_skip = 4  # 0.02 s
     render_camera = "track"  # follows the falling arm
 
-    def __init__(self, reach_weight: float = 1.0, control_weight: float = 0.01, reach_scale: float = 0.2):
+    parameter_bounds = {"sensor_noise": NON_NEGATIVE, "observation_delay": NON_NEGATIVE}
+
+    def __init__(
+        self,
+        reach_weight: float = 1.0,
+        control_weight: float = 0.01,
+        reach_scale: float = 0.2,
+        sensor_noise: float = 0.0,
+        sensor_noise_kind: str = "uniform",
+        observation_delay: int = 0,
+    ):
         self.reach_weight = float(reach_weight)
         self.control_weight = float(control_weight)
         self.reach_scale = float(reach_scale)
+        self.sensor_noise = float(sensor_noise)
+        self.sensor_noise_kind = sensor_noise_kind
+        self.observation_delay = observation_delay
 
     def bind(self, physics) -> None:
         super().bind(physics)
@@ -44,11 +61,19 @@ class FloatingArmTask(Task):
         )
         self._base = physics.sensor("base_pos")
         self._tip = physics.sensor("tip_pos")
+        self._sensors = SensorModel(
+            physics.batch,
+            physics.model.nsensordata,
+            self.sensor_noise,
+            self.sensor_noise_kind,
+            self.observation_delay,
+        )
 
     def actuation(self) -> Actuation:
         return self._actuation
 
     def reset_rows(self, rows, rngs) -> None:
+        self._sensors.reset(rows, rngs)
         p = self.physics
         for r, rng in zip(rows, rngs, strict=True):
             q = rng.normal(size=4)
@@ -58,6 +83,20 @@ class FloatingArmTask(Task):
             p.set_qpos("elbow", rng.uniform(-0.5, 0.5), [r])
             p.set_qvel("shoulder", 0.0, [r])
             p.set_qvel("elbow", 0.0, [r])
+
+    def apply_action(self, action) -> None:
+        self._sensors.record(self.physics.data.sensordata)
+        super().apply_action(action)
+
+    def observe(self) -> np.ndarray:
+        """The sensor vector, with the task's sensor noise and observation delay."""
+        return self._sensors.observe(self.physics.data.sensordata)
+
+    def get_state(self) -> dict[str, np.ndarray]:
+        return self._sensors.get_state()
+
+    def set_state(self, state, rows) -> None:
+        self._sensors.set_state(state, rows)
 
     def tip_error(self) -> np.ndarray:
         """(B,) distance of the tip from GOAL, relative to the base (m)."""
