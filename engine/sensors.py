@@ -226,7 +226,7 @@ def _apply_cutoff(m, s, out):
 def _sensor(m, d, b, s, out):
     """Value of a frame, subtree or IMU sensor s into out (sensor_dim numbers), before the cutoff.
 
-    (jointpos, jointvel and actuatorfrc are read inline in `sensors`.)
+    (the scalar joint, tendon, actuator and clock readings are read inline in `sensors`.)
     """
     st = m.sensor_type[s]
     oid = m.sensor_objid[s]
@@ -258,6 +258,21 @@ def _sensor(m, d, b, s, out):
         # site linear acceleration (incl. -g and Coriolis) in the site frame
         a = object_acceleration(m, d, b, T.OBJ_SITE, oid, True)
         out[0], out[1], out[2] = a[3], a[4], a[5]
+    elif st == T.SENS_FRAMELINACC or st == T.SENS_FRAMEANGACC:
+        # object acceleration at its origin, world frame (linear part incl. -g and Coriolis)
+        a = object_acceleration(m, d, b, m.sensor_objtype[s], oid, False)
+        k = 3 if st == T.SENS_FRAMELINACC else 0
+        out[0], out[1], out[2] = a[k], a[k + 1], a[k + 2]
+
+
+@kernel
+def _tendon_actuator_force(m, d, b, tendon):
+    """Sum of the forces of the actuators that pull on `tendon` (MuJoCo's tendonactuatorfrc)."""
+    f = 0.0
+    for i in range(m.nu):
+        if m.actuator_trntype[i] == T.TRN_TENDON and m.actuator_trnid[i, 0] == tendon:
+            f += d.actuator_force[b, i]
+    return f
 
 
 @unit
@@ -269,7 +284,7 @@ def sensors(m, d, b):
         st = m.sensor_type[s]
         if st == T.SENS_SUBTREELINVEL:
             need_subtreevel = True
-        elif st == T.SENS_ACCELEROMETER:
+        elif st == T.SENS_ACCELEROMETER or st == T.SENS_FRAMELINACC or st == T.SENS_FRAMEANGACC:
             need_rnepost = True
     if need_subtreevel:
         subtree_linvel(m, d, b)
@@ -288,6 +303,20 @@ def sensors(m, d, b):
             data[adr] = d.qvel[b, m.jnt_dofadr[oid]]
         elif st == T.SENS_ACTUATORFRC:
             data[adr] = d.actuator_force[b, oid]
+        elif st == T.SENS_JOINTACTFRC:
+            data[adr] = d.qfrc_actuator[b, m.jnt_dofadr[oid]]
+        elif st == T.SENS_TENDONACTFRC:
+            data[adr] = _tendon_actuator_force(m, d, b, oid)
+        elif st == T.SENS_TENDONPOS:
+            data[adr] = d.ten_length[b, oid]
+        elif st == T.SENS_TENDONVEL:
+            data[adr] = d.ten_velocity[b, oid]
+        elif st == T.SENS_ACTUATORPOS:
+            data[adr] = d.actuator_length[b, oid]
+        elif st == T.SENS_ACTUATORVEL:
+            data[adr] = d.actuator_velocity[b, oid]
+        elif st == T.SENS_CLOCK:
+            data[adr] = d.time[b]
         else:
             _sensor(m, d, b, s, data[adr : adr + m.sensor_dim[s]])
         if m.sensor_cutoff[s] > 0:

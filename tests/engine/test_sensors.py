@@ -47,7 +47,9 @@ def _run_both(m, mj, n, seed, xfrc=0.0):
     rng = np.random.default_rng(seed + 1000)
     xfrc_applied = rng.uniform(-xfrc, xfrc, (n, mj.nbody, 6))
     xfrc_applied[:, 0] = 0.0
+    time = rng.uniform(0.0, 10.0, n)  # the clock sensor reads it
     sim = engine.Simulator(m, batch=n)
+    sim.data.time[:] = time
     sim.data.qpos[:] = qpos
     sim.data.qvel[:] = qvel
     sim.data.ctrl[:] = ctrl
@@ -58,6 +60,7 @@ def _run_both(m, mj, n, seed, xfrc=0.0):
     names = ("sensordata", "cacc", "cfrc_int", "cfrc_ext", "subtree_linvel", "qacc")
     ref = {k: [] for k in names}
     for s in range(n):
+        md.time = time[s]
         md.qpos[:] = qpos[s]
         md.qvel[:] = qvel[s]
         md.ctrl[:] = ctrl[s]
