@@ -22,7 +22,10 @@ resets when an episode ends, are not).
 
 Every other registered task: env-steps per second of its native vector env with the same
 number of environments and the same random-action loop (its own physics: a lander with
-contacts, an arm, ...; no gymnasium counterpart to compare with).
+contacts, an arm, ...). The legged tasks are also compared with gymnasium's env of the same
+kind (COUNTERPARTS: the quadruped with Ant-v5, the humanoid with Humanoid-v5) under
+make_vec(..., vectorization_mode="sync") with our task's physics steps per env step
+(frame_skip); target: ours >= 10x.
 
 Every number is the best of three timed runs; a ratio is ours / gym. The project's
 targets: vector ratio >= 20, single-env ratio >= 1.
@@ -44,6 +47,9 @@ from robogym import registration
 TARGET_RATIO = 20.0
 SINGLE_TARGET_RATIO = 1.0
 REPEATS = 3
+# our legged tasks against gymnasium's MuJoCo envs of the same kind, stepped with as many
+# physics steps per env step as ours (frame_skip); target: ours / gym >= the number
+COUNTERPARTS = {"RoboDyn/Quadruped-v0": ("Ant-v5", 10.0), "RoboDyn/Humanoid-v0": ("Humanoid-v5", 10.0)}
 
 
 def env_steps_per_second(env, steps: int, repeats: int = REPEATS, seed: int = 0) -> float:
@@ -133,12 +139,21 @@ def main(argv=None) -> dict:
     single_ours.close()
     single_gym.close()
 
-    others = {}
+    others, counterparts = {}, {}
     for task in registration.TASKS:
-        if task.id != "RoboDyn/Crane-v0":
-            env = gym.make_vec(task.id, num_envs=n)
-            others[task.id] = env_steps_per_second(env, max(50, args.steps // 4))
+        if task.id == "RoboDyn/Crane-v0":
+            continue
+        env = gym.make_vec(task.id, num_envs=n)
+        others[task.id] = env_steps_per_second(env, max(50, args.steps // 4))
+        frame_skip = env.unwrapped.task.frame_skip
+        env.close()
+        if task.id in COUNTERPARTS:
+            gym_id, target = COUNTERPARTS[task.id]
+            env = gym.make_vec(gym_id, num_envs=n, vectorization_mode="sync", frame_skip=frame_skip)
+            rate = env_steps_per_second(env, max(20, args.steps // 40))
             env.close()
+            counterparts[task.id] = {"gym_id": gym_id, "gym_sync": rate, "ratio": others[task.id] / rate,
+                                     "target": target, "frame_skip": frame_skip}  # fmt: skip
 
     us = 1e6
     print(f"{'env':<52} {'num_envs':>8} {'env-steps/s':>12}")
@@ -154,6 +169,11 @@ def main(argv=None) -> dict:
     print(f"ratio ours/gym, single env: {single_ratio:.2f}x ({_verdict(single_ratio, SINGLE_TARGET_RATIO)})")
     for task_id, rate in others.items():
         print(f"{task_id + ' (native RoboDynVectorEnv)':<52} {n:>8} {rate:>12,.0f}")
+        c = counterparts.get(task_id)
+        if c:
+            label = f"{c['gym_id']} (SyncVectorEnv, frame_skip {c['frame_skip']})"
+            print(f"{label:<52} {n:>8} {c['gym_sync']:>12,.0f}")
+            print(f"ratio {task_id}/{c['gym_id']}: {c['ratio']:.1f}x ({_verdict(c['ratio'], c['target'])})")
     out = {
         "num_envs": n,
         "ours": r_ours,
@@ -171,6 +191,7 @@ def main(argv=None) -> dict:
         "single_ratio": single_ratio,
         "single_target": SINGLE_TARGET_RATIO,
         "other_tasks": others,
+        "counterparts": counterparts,
     }
     if args.json:
         with open(args.json, "w") as f:
