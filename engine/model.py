@@ -52,6 +52,8 @@ _SUPPORTED_SENSORS = {
     T.SENS_ACCELEROMETER: "accelerometer",
     T.SENS_VELOCIMETER: "velocimeter",
     T.SENS_GYRO: "gyro",
+    T.SENS_FORCE: "force",
+    T.SENS_TORQUE: "torque",
     T.SENS_JOINTPOS: "jointpos",
     T.SENS_JOINTVEL: "jointvel",
     T.SENS_ACTUATORFRC: "actuatorfrc",

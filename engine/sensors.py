@@ -84,6 +84,18 @@ def _motion_at(vec, pos, com, mat, flg_local):
 
 
 @kernel
+def _force_at(vec, pos, com, mat):
+    """Com-based force `vec` (torque:force, torque about com) seen at point pos, in the frame
+    `mat`, as a 6-tuple: torque' = R^T (torque - (pos - com) x force), force' = R^T force
+    (MuJoCo's mju_transformSpatial for a force vector)."""
+    dif = (pos[0] - com[0], pos[1] - com[1], pos[2] - com[2])
+    c = cross(dif, (vec[3], vec[4], vec[5]))
+    torque = mtv3(mat, (vec[0] - c[0], vec[1] - c[1], vec[2] - c[2]))
+    force = mtv3(mat, (vec[3], vec[4], vec[5]))
+    return (torque[0], torque[1], torque[2], force[0], force[1], force[2])
+
+
+@kernel
 def object_velocity(m, d, b, objtype, objid, flg_local):
     """6D velocity (rot:lin) of a frame object at its origin, as a 6-tuple.
 
@@ -258,6 +270,17 @@ def _sensor(m, d, b, s, out):
         # site linear acceleration (incl. -g and Coriolis) in the site frame
         a = object_acceleration(m, d, b, T.OBJ_SITE, oid, True)
         out[0], out[1], out[2] = a[3], a[4], a[5]
+    elif st == T.SENS_FORCE or st == T.SENS_TORQUE:
+        # interaction force of the site's body with its parent (cfrc_int), at the site, in its frame
+        body = m.site_bodyid[oid]
+        f = _force_at(
+            d.cfrc_int[b, body],
+            d.site_xpos[b, oid],
+            d.subtree_com[b, m.body_rootid[body]],
+            d.site_xmat[b, oid],
+        )
+        k = 3 if st == T.SENS_FORCE else 0
+        out[0], out[1], out[2] = f[k], f[k + 1], f[k + 2]
     elif st == T.SENS_FRAMELINACC or st == T.SENS_FRAMEANGACC:
         # object acceleration at its origin, world frame (linear part incl. -g and Coriolis)
         a = object_acceleration(m, d, b, m.sensor_objtype[s], oid, False)
@@ -285,6 +308,8 @@ def sensors(m, d, b):
         if st == T.SENS_SUBTREELINVEL:
             need_subtreevel = True
         elif st == T.SENS_ACCELEROMETER or st == T.SENS_FRAMELINACC or st == T.SENS_FRAMEANGACC:
+            need_rnepost = True
+        elif st == T.SENS_FORCE or st == T.SENS_TORQUE:
             need_rnepost = True
     if need_subtreevel:
         subtree_linvel(m, d, b)
