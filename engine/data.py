@@ -160,6 +160,7 @@ class Data(NamedTuple):
     cfrc_int: f64[B, nbody, 6]  # interaction forces with the parent
     cfrc_ext: f64[B, nbody, 6]  # external forces (zero until contacts exist)
     subtree_linvel: f64[B, nbody, 3]  # linear velocity of each subtree com
+    subtree_angmom: f64[B, nbody, 3]  # angular momentum of each subtree about its com
     sensordata: f64[B, nsensordata]  # sensor readings
 
     # integrator work space

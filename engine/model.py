@@ -75,6 +75,7 @@ _SUPPORTED_SENSORS = {
     T.SENS_FRAMEANGVEL: "frameangvel",
     T.SENS_SUBTREECOM: "subtreecom",
     T.SENS_SUBTREELINVEL: "subtreelinvel",
+    T.SENS_SUBTREEANGMOM: "subtreeangmom",
 }
 _INTEGRATOR_NAMES = {0: "Euler", 1: "RK4", 2: "implicit", 3: "implicitfast"}
 

@@ -25,7 +25,7 @@ and positive data to min(cutoff, x); axis and quaternion data are left alone.
 from engine import types as T
 from engine.jit import kernel, unit
 from engine.rne_post import rne_post_constraint
-from engine.spatial import MINVAL, cross, mtv3, qmul
+from engine.spatial import MINVAL, cross, mtv3, mv3, qmul
 
 # mjtDataType
 DATATYPE_REAL = 0
@@ -126,19 +126,29 @@ def object_acceleration(m, d, b, objtype, objid, flg_local):
 
 
 @kernel
-def subtree_linvel(m, d, b):
-    """subtree_linvel of row b: velocity of each subtree's centre of mass (world frame).
+def subtree_vel(m, d, b):
+    """subtree_linvel and subtree_angmom of row b (world frame; MuJoCo's mj_subtreeVel).
 
-    p_i = mass_i v_i (v_i: velocity of body i's com); p summed child to parent; then
-    subtree_linvel_i = p_i / max(MINVAL, subtreemass_i) (MuJoCo's mj_subtreeVel, linear part).
+    p_i = mass_i v_i (v_i: velocity of body i's com) summed child to parent, then
+    subtree_linvel_i = p_i / max(MINVAL, subtreemass_i). Angular momentum: each body's own,
+    R_i diag(inertia_i) R_i^T w_i; then, leaf to root, body i adds
+    (xipos_i - c_i) x mass_i (v_i - V_i) about its subtree com c_i (V_i its velocity), its
+    subtree passes its momentum to the parent and the parent adds
+    (c_i - c_p) x subtreemass_i (V_i - V_p) for the motion of i's com about its own.
     """
     sl = d.subtree_linvel[b]
+    am = d.subtree_angmom[b]
     for i in range(m.nbody):
         v = object_velocity(m, d, b, T.OBJ_BODY, i, False)
         mass = m.body_mass[i]
         sl[i, 0] = v[3] * mass
         sl[i, 1] = v[4] * mass
         sl[i, 2] = v[5] * mass
+        R = d.ximat[b, i]
+        w = mtv3(R, (v[0], v[1], v[2]))
+        inertia = m.body_inertia[i]
+        L = mv3(R, (w[0] * inertia[0], w[1] * inertia[1], w[2] * inertia[2]))
+        am[i, 0], am[i, 1], am[i, 2] = L[0], L[1], L[2]
     for i in range(m.nbody - 1, -1, -1):
         if i > 0:
             p = m.body_parentid[i]
@@ -147,6 +157,26 @@ def subtree_linvel(m, d, b):
         inv = 1.0 / max(MINVAL, m.body_subtreemass[i])
         for k in range(3):
             sl[i, k] *= inv
+    for i in range(m.nbody - 1, 0, -1):
+        p = m.body_parentid[i]
+        v = object_velocity(m, d, b, T.OBJ_BODY, i, False)
+        c = d.subtree_com[b, i]
+        x = d.xipos[b, i]
+        mass = m.body_mass[i]
+        dx = (x[0] - c[0], x[1] - c[1], x[2] - c[2])
+        dp = ((v[3] - sl[i, 0]) * mass, (v[4] - sl[i, 1]) * mass, (v[5] - sl[i, 2]) * mass)
+        dL = cross(dx, dp)
+        for k in range(3):
+            am[i, k] += dL[k]
+        for k in range(3):
+            am[p, k] += am[i, k]
+        cp = d.subtree_com[b, p]
+        smass = m.body_subtreemass[i]
+        dx = (c[0] - cp[0], c[1] - cp[1], c[2] - cp[2])
+        dv = ((sl[i, 0] - sl[p, 0]) * smass, (sl[i, 1] - sl[p, 1]) * smass, (sl[i, 2] - sl[p, 2]) * smass)
+        dL = cross(dx, dv)
+        for k in range(3):
+            am[p, k] += dL[k]
 
 
 @kernel
@@ -258,6 +288,9 @@ def _sensor(m, d, b, s, out):
     elif st == T.SENS_SUBTREELINVEL:
         for k in range(3):
             out[k] = d.subtree_linvel[b, oid, k]
+    elif st == T.SENS_SUBTREEANGMOM:
+        for k in range(3):
+            out[k] = d.subtree_angmom[b, oid, k]
     elif st == T.SENS_GYRO:
         # site angular velocity in the site frame
         v = object_velocity(m, d, b, T.OBJ_SITE, oid, True)
@@ -300,19 +333,20 @@ def _tendon_actuator_force(m, d, b, tendon):
 
 @unit
 def sensors(m, d, b):
-    """sensordata of row b; computes subtree_linvel and cacc/cfrc_int first if a sensor needs them."""
+    """sensordata of row b; computes subtree_linvel and subtree_angmom, and cacc and
+    cfrc_int, first if a sensor needs them."""
     need_subtreevel = False
     need_rnepost = False
     for s in range(m.nsensor):
         st = m.sensor_type[s]
-        if st == T.SENS_SUBTREELINVEL:
+        if st == T.SENS_SUBTREELINVEL or st == T.SENS_SUBTREEANGMOM:
             need_subtreevel = True
         elif st == T.SENS_ACCELEROMETER or st == T.SENS_FRAMELINACC or st == T.SENS_FRAMEANGACC:
             need_rnepost = True
         elif st == T.SENS_FORCE or st == T.SENS_TORQUE:
             need_rnepost = True
     if need_subtreevel:
-        subtree_linvel(m, d, b)
+        subtree_vel(m, d, b)
     if need_rnepost:
         rne_post_constraint(m, d, b)
     data = d.sensordata[b]

@@ -1,4 +1,4 @@
-"""Sensors against MuJoCo: sensordata, cacc/cfrc_int/cfrc_ext and subtree_linvel.
+"""Sensors against MuJoCo: sensordata, cacc/cfrc_int/cfrc_ext, subtree_linvel and subtree_angmom.
 
 The model (assets/tests/sensors.xml) has every sensor type the loader accepts, frame
 sensors on body/xbody/geom/site objects with body/xbody/geom/site reference frames, sites on
@@ -57,7 +57,7 @@ def _run_both(m, mj, n, seed, xfrc=0.0):
     sim.forward()
 
     md = mujoco.MjData(mj)
-    names = ("sensordata", "cacc", "cfrc_int", "cfrc_ext", "subtree_linvel", "qacc")
+    names = ("sensordata", "cacc", "cfrc_int", "cfrc_ext", "subtree_linvel", "subtree_angmom", "qacc")
     ref = {k: [] for k in names}
     for s in range(n):
         md.time = time[s]
@@ -132,7 +132,7 @@ def test_sensordata_matches_mujoco(pair):
         block = r[:, mj.sensor_adr[i] : mj.sensor_adr[i] + mj.sensor_dim[i]]
         name = _sensor_name(mj, i)
         # static objects: no velocity (accelerometers on them still read +g, as in MuJoCo)
-        static = name in ("gyro_world", "vel_post", "flv_static", "sl_post")
+        static = name in ("gyro_world", "vel_post", "flv_static", "sl_post", "sa_post")
         assert (np.abs(block).max() == 0) == static, name
         c = mj.sensor_cutoff[i]
         if c > 0:
@@ -147,6 +147,7 @@ def test_rne_post_and_subtree_linvel_match_mujoco(pair):
     _assert_field("cacc", ours.cacc, ref["cacc"])
     _assert_field("cfrc_int", ours.cfrc_int, ref["cfrc_int"])
     _assert_field("subtree_linvel", ours.subtree_linvel, ref["subtree_linvel"])
+    _assert_field("subtree_angmom", ours.subtree_angmom, ref["subtree_angmom"])
     assert np.all(ours.cfrc_ext == 0) and np.all(ref["cfrc_ext"] == 0)
 
 
