@@ -1,0 +1,433 @@
+"""RoboDyn/Humanoid-v0: a floating-base humanoid stays standing while it is pushed."""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+
+from robogym.actuation import Actuation
+from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds
+from robogym.env import RoboDynEnv
+from robogym.errors import InvalidArgumentError
+from robogym.sensor_model import SensorModel
+from robogym.task import Task
+from robogym.vector_env import RoboDynVectorEnv
+
+# the 21 hinges in the model's order, which is also the motors' (ctrl[i] drives qpos[7 + i])
+ARM = ("shoulder_y", "shoulder_x", "elbow")
+LEG = ("hip_z", "hip_x", "hip_y", "knee", "ankle_y", "ankle_x")
+JOINTS = (
+    "abdomen_z",
+    "abdomen_y",
+    "abdomen_x",
+    *(f"{side}_{j}" for side in ("left", "right") for j in ARM),
+    *(f"{side}_{j}" for side in ("left", "right") for j in LEG),
+)
+# joint PD gains (N m / rad, N m s / rad): the gains that keep assets/humanoid.xml standing
+# 20 s without gravity compensation (tests/engine/test_model_humanoid.py); arms a fifth
+KP_BODY, KD_BODY = 1000.0, 20.0
+KP_ARM, KD_ARM = 200.0, 4.0
+JOINT_NOISE = 0.05  # rad: the joint-angle noise of a start, times reset_noise_scale
+VELOCITY_NOISE = 0.1  # rad/s: the joint-rate noise of a start, times reset_noise_scale
+SOLE_DEPTH = 1e-4  # m: a randomized start's lowest sole corner is this far into the floor
+FEET = ("left_foot", "right_foot")
+
+
+class HumanoidTask(Task):
+    """Physics readouts, pushes, reward, termination and reset distribution of the standing
+    humanoid (the env classes below carry the task's documentation)."""
+
+    model_file = "humanoid.xml"
+    frame_skip = 10  # 2 ms physics steps, 0.02 s control steps (50 Hz)
+    render_camera = "side"
+    parameter_bounds = {
+        "upright_weight": NON_NEGATIVE,
+        "height_weight": NON_NEGATIVE,
+        "still_weight": NON_NEGATIVE,
+        "control_weight": NON_NEGATIVE,
+        "stand_height": POSITIVE,
+        "min_head_height": POSITIVE,
+        "velocity_scale": POSITIVE,
+        "action_scale": POSITIVE,
+        "push_magnitude": NON_NEGATIVE,
+        "push_interval": POSITIVE,
+        "push_jitter": Bounds(0.0, 1.0, high_open=True),
+        "reset_noise_scale": NON_NEGATIVE,
+        "sensor_noise": NON_NEGATIVE,
+    }
+
+    def __init__(
+        self,
+        upright_weight: float = 1.0,
+        height_weight: float = 1.0,
+        still_weight: float = 1.0,
+        control_weight: float = 0.01,
+        stand_height: float = 1.4,
+        min_head_height: float = 1.0,
+        velocity_scale: float = 0.5,
+        action_scale: float = 0.5,
+        push_magnitude: float = 0.3,
+        push_interval: float = 4.0,
+        push_jitter: float = 0.5,
+        reset_noise_scale: float = 1.0,
+        sensor_noise: float = 0.0,
+        sensor_noise_kind: str = "uniform",
+        observation_delay: int = 0,
+    ):
+        params = dict(locals())
+        del params["self"]
+        self.check_parameters(params)
+        if not stand_height > min_head_height:
+            raise InvalidArgumentError(
+                f"stand_height ({stand_height}) must be above min_head_height ({min_head_height})"
+            )
+        self.upright_weight = float(upright_weight)
+        self.height_weight = float(height_weight)
+        self.still_weight = float(still_weight)
+        self.control_weight = float(control_weight)
+        self.stand_height = float(stand_height)
+        self.min_head_height = float(min_head_height)
+        self.velocity_scale = float(velocity_scale)
+        self.action_scale = float(action_scale)
+        self.push_magnitude = float(push_magnitude)
+        self.push_interval = float(push_interval)
+        self.push_jitter = float(push_jitter)
+        self.reset_noise_scale = float(reset_noise_scale)
+        self.sensor_noise = float(sensor_noise)
+        self.sensor_noise_kind = sensor_noise_kind
+        self.observation_delay = observation_delay
+
+    def bind(self, physics) -> None:
+        super().bind(physics)
+        arm = np.array([j.split("_", 1)[-1] in ARM for j in JOINTS])
+        self._actuation = Actuation.pd_target(
+            physics,
+            list(JOINTS),
+            kp=np.where(arm, KP_ARM, KP_BODY),
+            kd=np.where(arm, KD_ARM, KD_BODY),
+            scale=self.action_scale,
+            default=self.home[7:],
+        )
+        mj = physics.mj_model
+        self._qadr = np.array([physics.joint_qposadr(j) for j in JOINTS])
+        self._dofs = np.array([physics.joint_dof(j) for j in JOINTS])
+        self._range = physics.model.jnt_range[[mj.joint(j).id for j in JOINTS]].copy()
+        self._feet = np.array([physics.geom_id(g) for g in FEET])
+        self._up = physics.sensor("up")
+        self._gyro = physics.sensor("gyro")
+        self._velocimeter = physics.sensor("velocimeter")
+        self._head = physics.sensor("head_pos")
+        # the observation: the sensor vector less the head's horizontal position (world x, y)
+        head = physics.sensor_slice("head_pos")
+        self._observed = np.delete(np.arange(physics.model.nsensordata), [head.start, head.start + 1])
+        self.control_dt = physics.timestep * self.frame_skip
+        B = physics.batch
+        self._sensors = SensorModel(
+            B, len(self._observed), self.sensor_noise, self.sensor_noise_kind, self.observation_delay
+        )
+        # task state (snapshotted): control steps since the reset, the push schedule's seed,
+        # the step of the next push, pushes received, the step and the kick of the last one
+        self.steps = np.zeros(B, dtype=np.int64)
+        self.push_seed = np.zeros(B, dtype=np.uint64)
+        self.next_push = np.zeros(B, dtype=np.int64)
+        self.pushes = np.zeros(B, dtype=np.int64)
+        self.last_push = np.full(B, -1, dtype=np.int64)
+        self.push_velocity = np.zeros((B, 3))
+
+    @property
+    def home(self) -> np.ndarray:
+        """(nq,) the model's `home` keyframe: standing, knees bent, soles flat on the floor."""
+        mj = self.physics.mj_model
+        return mj.key_qpos[mj.key("home").id].copy()
+
+    # --- readouts ((B, ...) views or new arrays of the current state) ----------------------------
+    def head_height(self) -> np.ndarray:
+        """(B,) height of the head site above the floor (m); 1.514 at home."""
+        return self._head[:, 2]
+
+    def upright(self) -> np.ndarray:
+        """(B,) cosine of the torso's tilt: the z component of the world's up axis in the
+        torso's frame (1 upright, 0 lying, -1 upside down)."""
+        return self._up[:, 2]
+
+    def torso_velocity(self) -> np.ndarray:
+        """(B, 3) the torso's linear velocity in its own frame (m/s)."""
+        return self._velocimeter
+
+    def joint_angles(self) -> np.ndarray:
+        """(B, 21) the hinges' angles (rad), in the order of JOINTS."""
+        return self.physics.data.qpos[:, self._qadr]
+
+    def base_velocity(self) -> np.ndarray:
+        """(B, 3) the pelvis' linear velocity in the world frame (m/s), a view into qvel."""
+        return self.physics.free_velocity("root")[0]
+
+    def standing(self) -> np.ndarray:
+        """(B,) bool: the head is at or above min_head_height."""
+        return self.head_height() >= self.min_head_height
+
+    # --- spaces -----------------------------------------------------------------------------------
+    def actuation(self) -> Actuation:
+        return self._actuation
+
+    def observation_space(self) -> spaces.Box:
+        return spaces.Box(low=-np.inf, high=np.inf, shape=(len(self._observed),), dtype=np.float64)
+
+    def observation_names(self) -> list[str]:
+        names = self.physics.sensor_names()
+        return ["head_height" if names[i] == "head_pos[2]" else names[i] for i in self._observed]
+
+    def _raw_observation(self) -> np.ndarray:
+        return self.physics.data.sensordata[:, self._observed]
+
+    def observe(self) -> np.ndarray:
+        """The observed sensors, with the task's sensor noise and observation delay."""
+        return self._sensors.observe(self._raw_observation())
+
+    # --- episodes ---------------------------------------------------------------------------------
+    def reset_rows(self, rows, rngs) -> None:
+        """Home, the hinges moved by uniform noise (JOINT_NOISE rad and VELOCITY_NOISE rad/s,
+        times reset_noise_scale, kept inside their ranges), the base lowered or raised so the
+        lowest sole corner is SOLE_DEPTH into the floor; with reset_noise_scale = 0 exactly
+        the home keyframe at rest. Then the push schedule's seed, then the sensor noise's."""
+        p = self.physics
+        d = p.data
+        s = self.reset_noise_scale
+        home = self.home
+        lo, hi = self._range[:, 0], self._range[:, 1]
+        # the constraint solver's warm start too, as MuJoCo's mj_resetData clears it: the
+        # feet touch from the first step, and a warm start left by the last episode would
+        # make a reset with the same seed converge to a slightly different first step
+        d.qacc_warmstart[rows] = 0.0
+        for r, rng in zip(rows, rngs, strict=True):
+            d.qpos[r] = home
+            d.qvel[r] = 0.0
+            if s > 0.0:
+                q = home[self._qadr] + s * JOINT_NOISE * rng.uniform(-1.0, 1.0, len(JOINTS))
+                d.qpos[r, self._qadr] = np.clip(q, lo, hi)
+                d.qvel[r, self._dofs] = s * VELOCITY_NOISE * rng.uniform(-1.0, 1.0, len(JOINTS))
+            self.push_seed[r] = rng.integers(0, 2**63, dtype=np.uint64)
+        if s > 0.0:
+            p.sim.forward(rows)
+            d.qpos[rows, 2] -= self._lowest_sole(rows) + SOLE_DEPTH
+        self._sensors.reset(rows, rngs)
+        self.steps[rows] = 0
+        self.pushes[rows] = 0
+        self.last_push[rows] = -1
+        self.push_velocity[rows] = 0.0
+        for r in rows:
+            self.next_push[r] = self._push_draw(r, 0)[0]
+
+    def _lowest_sole(self, rows) -> np.ndarray:
+        """(len(rows),) the lowest corner of either foot box (m), after a forward pass."""
+        d = self.physics.data
+        size = self.physics.model.geom_size[self._feet]  # (2, 3) half sizes
+        rz = d.geom_xmat[rows][:, self._feet, 6:9]  # the rotations' third rows
+        low = d.geom_xpos[rows][:, self._feet, 2] - np.sum(np.abs(rz) * size, axis=2)
+        return low.min(axis=1)
+
+    def _push_draw(self, row: int, k: int) -> tuple[int, float]:
+        """(control steps from push k - 1 (or the reset) to push k, its direction in rad):
+        drawn from a generator seeded with (the row's push seed, k), so the schedule is a
+        function of the seed alone and a snapshot carries it as three integers."""
+        rng = np.random.default_rng([int(self.push_seed[row]), k])
+        interval = self.push_interval * rng.uniform(1.0 - self.push_jitter, 1.0 + self.push_jitter)
+        return max(1, round(interval / self.control_dt)), float(rng.uniform(0.0, 2.0 * np.pi))
+
+    def apply_action(self, action: np.ndarray) -> None:
+        """The observation shown this step enters the delay line; a row whose push is due
+        gets its kick (push_magnitude m/s added to the base's horizontal velocity, in the
+        direction drawn for it); then frame_skip physics steps under the PD targets."""
+        self._sensors.record(self._raw_observation())
+        if self.push_magnitude > 0.0:
+            for r in np.flatnonzero(self.steps == self.next_push):
+                k = int(self.pushes[r])
+                angle = self._push_draw(r, k)[1]
+                kick = self.push_magnitude * np.array([np.cos(angle), np.sin(angle), 0.0])
+                self.base_velocity()[r] += kick
+                self.push_velocity[r] = kick
+                self.pushes[r] = k + 1
+                self.last_push[r] = self.steps[r]
+                self.next_push[r] += self._push_draw(r, k + 1)[0]
+        self._actuation.apply(self.physics.sim, action, self.frame_skip)
+        self.steps += 1
+
+    # --- reward, termination, metrics ---------------------------------------------------------------
+    def reward(self, action):
+        """dm_control's humanoid `stand` terms, added rather than multiplied (each in info)."""
+        h = self.head_height()
+        v = self.torso_velocity()
+        terms = {
+            # dm_control: tolerance(upright, bounds=(0.9, inf), margin=1.9, linear)
+            "reward_upright": self.upright_weight * np.clip((self.upright() + 1.0) / 1.9, 0.0, 1.0),
+            # dm_control: tolerance(head height, bounds=(stand_height, inf), linear), here with
+            # the margin reaching 0 at the termination height
+            "reward_height": self.height_weight
+            * np.clip((h - self.min_head_height) / (self.stand_height - self.min_head_height), 0.0, 1.0),
+            "reward_still": self.still_weight * np.exp(-np.sum(v * v, axis=1) / self.velocity_scale**2),
+            "reward_control": -self.control_weight * np.sum(action * action, axis=1),
+        }
+        reward = (
+            terms["reward_upright"] + terms["reward_height"] + terms["reward_still"] + terms["reward_control"]
+        )
+        return reward, terms
+
+    def terminated(self) -> np.ndarray:
+        return ~self.standing()
+
+    def metrics(self) -> dict[str, np.ndarray]:
+        """success (standing), pushes (received), pushes_survived (received, less the last
+        one once the robot has fallen: a push counts as survived when the robot still stands
+        at the next push or at the episode's end), head_height (m)."""
+        fallen = ~self.standing()
+        blamed = fallen & (self.pushes > 0)
+        return {
+            "success": (~fallen).astype(np.float64),
+            "pushes": self.pushes.astype(np.float64),
+            "pushes_survived": (self.pushes - blamed).astype(np.float64),
+            "head_height": self.head_height().copy(),
+        }
+
+    # --- task state -----------------------------------------------------------------------------------
+    def get_state(self) -> dict[str, np.ndarray]:
+        return {
+            "steps": self.steps,
+            "push_seed": self.push_seed,
+            "next_push": self.next_push,
+            "pushes": self.pushes,
+            "last_push": self.last_push,
+            "push_velocity": self.push_velocity,
+            **self._sensors.get_state(),
+        }
+
+    def set_state(self, state, rows) -> None:
+        for name in ("steps", "push_seed", "next_push", "pushes", "last_push", "push_velocity"):
+            if name in state:
+                getattr(self, name)[rows] = state[name]
+        self._sensors.set_state(state, rows)
+
+
+_DOC = """
+## Description
+
+A 1.65 m, 55 kg humanoid (assets/humanoid.xml: a free base on the pelvis, 21 hinges driven by
+torque motors, box feet on a floor) stands in its home pose and must stay standing for 20 s
+while it is pushed: every few seconds its pelvis gets a horizontal velocity kick in a random
+direction (MuJoCo Playground's G1 tasks push the same way, adding to the base's velocity).
+The free base is never actuated: the robot keeps its balance through its joints alone.
+
+## Action Space
+
+`Box(-1, 1, (21,), float64)`: joint position targets about the home pose (`pd_target`,
+MuJoCo Playground's and Isaac Lab's action for legged robots), q*_j = home_j + action_scale *
+a_j (action_scale = 0.5 rad). A PD runs every 2 ms physics step, tau = clamp(kp (q* - q) -
+kd qdot, the motor's torque limit), with kp = 1000 N m/rad, kd = 20 N m s/rad (arms 200 and
+4), and no gravity compensation (the joint-space g(q) of a floating-base robot standing on
+its feet is not the load its joints carry; tests/engine/test_model_humanoid.py). The zero
+action holds the home pose.
+
+| Num | Joint (motor) | torque limit (N m) |
+|-----|---------------|--------------------|
+| 0-2 | abdomen_z, abdomen_y, abdomen_x | 80, 100, 100 |
+| 3-5 | left_shoulder_y, left_shoulder_x, left_elbow | 40, 40, 30 |
+| 6-8 | right_shoulder_y, right_shoulder_x, right_elbow | 40, 40, 30 |
+| 9-14 | left_hip_z, hip_x, hip_y, knee, ankle_y, ankle_x | 100, 120, 150, 150, 80, 50 |
+| 15-20 | right_hip_z, ..., right_ankle_x (as the left) | 100, 120, 150, 150, 80, 50 |
+
+## Observation Space
+
+`Box(-inf, inf, (52,), float64)`: the model's sensor vector (in the order of its `<sensor>`)
+less the head's horizontal position, which would tell the policy where in the world it
+stands (Gymnasium's Humanoid-v5 leaves out the base's x, y; dm_control observes the head's
+height only). No last action (the policy knows what it did; a frame-stacking wrapper adds it).
+
+| Num | Observation (`observation_names`) | Unit |
+|-----|-----------------------------------|------|
+| 0-2 | `up[0..2]`: the world's up axis in the torso's frame, (0, 0, 1) upright (Playground: -gravity) | |
+| 3-5 | `gyro[0..2]`: the torso's angular velocity, torso frame | rad/s |
+| 6-8 | `velocimeter[0..2]`: the torso's linear velocity, torso frame | m/s |
+| 9 | `head_height`: the head site's height above the floor | m |
+| 10-30 | `<joint>_pos`: the 21 hinge angles, in the action's order | rad |
+| 31-51 | `<joint>_vel`: the 21 hinge rates, in the action's order | rad/s |
+
+With `sensor_noise` > 0 every component gets additive noise (uniform in [-s, s], or
+`sensor_noise_kind="gaussian"`: normal with deviation s; one number or 52), and with
+`observation_delay` = k the policy sees the observation of k control steps ago
+(robogym.SensorModel, seeded per environment, carried by snapshots). Both off by default;
+neither changes the physics.
+
+## Rewards
+
+dm_control's humanoid `stand` terms, added (not multiplied) so that each is in `info` and
+the reward is exactly their sum:
+
+- `reward_upright` = upright_weight * clip((cos(tilt) + 1) / 1.9, 0, 1): 1 within 25 degrees
+  of upright (dm_control's tolerance with bounds (0.9, inf), margin 1.9)
+- `reward_height` = height_weight * clip((h - min_head_height) / (stand_height -
+  min_head_height), 0, 1), h the head's height: 1 above stand_height = 1.4 m (dm_control's
+  stand height), 0 at the termination height
+- `reward_still` = still_weight * exp(-|v|^2 / velocity_scale^2), v the torso's velocity
+  (velocity_scale = 0.5 m/s): little motion
+- `reward_control` = -control_weight * |a|^2 (control_weight = 0.01): small control
+
+## Starting State
+
+The home keyframe (standing, knees bent 0.4 rad, head at 1.514 m), every hinge moved by
+uniform noise of 0.05 rad * reset_noise_scale (kept inside its range) and given a rate of up
+to 0.1 rad/s * reset_noise_scale, the base raised or lowered so that the lowest sole corner
+is 0.1 mm into the floor, at rest. With reset_noise_scale = 0 (the `fixed` scenario) exactly
+the home keyframe.
+
+Pushes: the k-th push comes push_interval * U(1 - push_jitter, 1 + push_jitter) after the
+previous one (or the reset; default 4 s +- 50 %, so 2-6 s apart and 3-7 pushes in 20 s) and
+adds push_magnitude m/s (default 0.3) to the pelvis' horizontal velocity, in a direction
+uniform in [0, 2 pi), at the start of a control step. The schedule and the directions are
+drawn from a generator seeded by (a seed drawn from the episode's generator at reset, k): the
+seed, the next push's step, the count and the last push are task state, so a snapshot
+carries the schedule and a restored episode is pushed at the same steps the same way. The
+seed is drawn whatever push_magnitude is, so the start of a seeded episode does not depend
+on it; push_magnitude = 0 disables pushes (the `no_push` scenario). The default 0.3 m/s
+is set so that holding home (the `pd` baseline) survives about half the schedules (9-10 of
+16 episodes; every one without pushes, none at 0.5 m/s): a learned policy has room to do
+better.
+
+## Episode End
+
+- Termination: the head drops below min_head_height = 1.0 m (dm_control and Gymnasium end a
+  humanoid's episode on a height too).
+- Truncation: `max_episode_steps` = 1000 steps (20 s at 50 Hz; 10 physics steps of 2 ms).
+
+`info` reports the metrics `success` (1.0 while standing: at the end of an episode, 1.0 if it
+was not terminated), `pushes` (pushes received), `pushes_survived` (pushes after which the
+robot still stood at the next push or at the episode's end: the pushes received, less the
+last one if it fell; a fall before the first push blames none) and `head_height` (m).
+
+## Arguments
+
+`gym.make("RoboDyn/Humanoid-v0", **kwargs)` or `gym.make_vec(..., num_envs=64, **kwargs)`:
+upright_weight=1.0, height_weight=1.0, still_weight=1.0, control_weight=0.01,
+stand_height=1.4, min_head_height=1.0, velocity_scale=0.5, action_scale=0.5,
+push_magnitude=0.3, push_interval=4.0, push_jitter=0.5, reset_noise_scale=1.0,
+sensor_noise=0.0, sensor_noise_kind="uniform" (or "gaussian"), observation_delay=0 (control
+steps), and the env keywords every RoboDyn task takes (render_mode, width, height; for the
+vector env autoreset_mode, nthread, max_episode_steps). Weights, push_magnitude,
+reset_noise_scale and sensor_noise must be finite and >= 0, heights, scales and the interval
+> 0, push_jitter in [0, 1), stand_height above min_head_height; anything else is refused when
+the env is built.
+
+## Version History
+
+- v0: initial version.
+"""
+
+
+class HumanoidEnv(RoboDynEnv):
+    task_class = HumanoidTask
+
+
+class HumanoidVectorEnv(RoboDynVectorEnv):
+    task_class = HumanoidTask
+
+
+HumanoidEnv.__doc__ = "RoboDyn/Humanoid-v0 as a single Gymnasium Env.\n" + _DOC
+HumanoidVectorEnv.__doc__ = "RoboDyn/Humanoid-v0 as a native batched VectorEnv.\n" + _DOC
