@@ -195,10 +195,6 @@ class HumanoidTask(Task):
         s = self.reset_noise_scale
         home = self.home
         lo, hi = self._range[:, 0], self._range[:, 1]
-        # the constraint solver's warm start too, as MuJoCo's mj_resetData clears it: the
-        # feet touch from the first step, and a warm start left by the last episode would
-        # make a reset with the same seed converge to a slightly different first step
-        d.qacc_warmstart[rows] = 0.0
         for r, rng in zip(rows, rngs, strict=True):
             d.qpos[r] = home
             d.qvel[r] = 0.0

@@ -68,12 +68,15 @@ class EnvCore:
     def reset_rows(self, rows: np.ndarray) -> None:
         """Fresh episodes for `rows` (others untouched); derived quantities recomputed. The
         inputs start as MuJoCo's mj_resetData leaves them (no applied forces, activations or
-        controls, time 0, mocap bodies at their declared pose); the task sets the rest."""
+        controls, no solver warm start, time 0, mocap bodies at their declared pose); the
+        task sets the rest. (A warm start left by the last episode would make two resets
+        with one seed converge to slightly different first steps wherever contacts or
+        limits are active from the start.)"""
         rows = np.asarray(rows, dtype=np.int64)
         if len(rows) == 0:
             return
         d = self.physics.data
-        for name in ("qfrc_applied", "xfrc_applied", "act", "ctrl"):
+        for name in ("qfrc_applied", "xfrc_applied", "act", "ctrl", "qacc_warmstart"):
             getattr(d, name)[rows] = 0.0
         d.time[rows] = 0.0
         self.physics.reset_mocap(rows)

@@ -185,3 +185,22 @@ def test_autoreset_mode_by_enum_value_or_name():
 def test_step_before_reset_is_refused():
     with pytest.raises(gym.error.ResetNeeded):
         _make().step(np.zeros((N, 1)))
+
+
+def test_reset_clears_the_solver_warm_start_as_mj_resetData():
+    """A reset row starts without the last episode's solver warm start (MuJoCo's
+    mj_resetData zeroes qacc_warmstart), so two resets with one seed give the same episode
+    bit for bit on a model in contact from its first step; other rows keep theirs."""
+    env = gym.make_vec("RoboDyn/Humanoid-v0", num_envs=3, autoreset_mode=AutoresetMode.DISABLED)
+    env.reset(seed=4)
+    rng = np.random.default_rng(0)
+    actions = rng.uniform(-0.2, 0.2, size=(30, *env.action_space.shape))
+    first = [env.step(a)[1] for a in actions]
+    d = env.unwrapped.physics.data
+    assert np.all(d.qacc_warmstart != 0.0)
+    kept = d.qacc_warmstart[1:].copy()
+    env.reset(seed=[4, 5, 6], options={"reset_mask": np.array([True, False, False])})
+    assert np.all(d.qacc_warmstart[0] == 0.0) and np.array_equal(d.qacc_warmstart[1:], kept)
+    env.reset(seed=4)
+    again = [env.step(a)[1] for a in actions]
+    assert np.array_equal(np.array(first), np.array(again))
