@@ -150,6 +150,18 @@ TASKS = (
         baselines={"pd": "envs.baselines.humanoid:humanoid_pd"},
         scenarios={"fixed": {"reset_noise_scale": 0.0}, "no_push": {"push_magnitude": 0.0}},
     ),
+    TaskEntry(
+        id="RoboDyn/Quadruped-v0",
+        entry_point="envs.quadruped_v0:QuadrupedEnv",
+        vector_entry_point="envs.quadruped_v0:QuadrupedVectorEnv",
+        max_episode_steps=1000,
+        summary="Go1-sized quadruped on a floor: walk at a commanded forward speed and yaw rate (pd_target)",
+        baselines={"pd": "envs.baselines.quadruped:quadruped_pd"},
+        scenarios={
+            "fixed": {"reset_noise_scale": 0.0, "command": (0.5, 0.0)},
+            "stand": {"reset_noise_scale": 0.0, "command": (0.0, 0.0)},
+        },
+    ),
 )
 
 

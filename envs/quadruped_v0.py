@@ -1,0 +1,470 @@
+"""RoboDyn/Quadruped-v0: a Go1-sized quadruped walks at a commanded velocity."""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+
+import engine
+from robogym.actuation import Actuation
+from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds, is_real
+from robogym.env import RoboDynEnv
+from robogym.errors import ArgumentTypeError, InvalidArgumentError
+from robogym.sensor_model import SensorModel
+from robogym.task import Task
+from robogym.vector_env import RoboDynVectorEnv
+
+LEGS = ("FR", "FL", "RR", "RL")  # front/rear, right/left
+JOINTS = tuple(f"{leg}_{part}" for leg in LEGS for part in ("hip", "thigh", "calf"))  # = the motors
+FEET = tuple(f"{leg}_foot" for leg in LEGS)  # sites at the foot spheres' centres
+TRUNK = "trunk"  # the trunk's geom: its touching the floor is a fall
+JOINT_NOISE = 0.1  # rad: uniform joint-angle noise about the home pose at reset, times reset_noise_scale
+# the sensor noise at sensor_noise = 1 (MuJoCo Playground's Go1 joystick task: its noise
+# scales, at its noise level 1): gyro (rad/s), gravity direction, joint angle (rad), joint rate (rad/s)
+NOISE_GYRO, NOISE_GRAVITY, NOISE_ANGLE, NOISE_RATE = 0.2, 0.05, 0.03, 1.5
+SUCCESS_VELOCITY_ERROR = 0.15  # m/s: the issue's bar on velocity_error
+
+
+class QuadrupedTask(Task):
+    """Command, observation, reward, termination, metrics and resets of the walking task (the
+    env classes below carry the task's documentation)."""
+
+    model_file = "quadruped.xml"
+    frame_skip = 10  # 2 ms physics steps, 50 Hz control (Playground's Go1: 0.004 s x 5)
+    render_camera = "side"
+    parameter_bounds = {
+        "tracking_weight": NON_NEGATIVE,
+        "yaw_tracking_weight": NON_NEGATIVE,
+        "tracking_sigma": POSITIVE,
+        "vertical_velocity_weight": NON_NEGATIVE,
+        "roll_pitch_rate_weight": NON_NEGATIVE,
+        "orientation_weight": NON_NEGATIVE,
+        "torque_weight": NON_NEGATIVE,
+        "action_rate_weight": NON_NEGATIVE,
+        "termination_penalty": NON_NEGATIVE,
+        "kp": POSITIVE,
+        "kd": NON_NEGATIVE,
+        "action_scale": POSITIVE,
+        "max_forward_speed": NON_NEGATIVE,
+        "max_yaw_rate": NON_NEGATIVE,
+        "min_upright": Bounds(-1.0, 1.0),
+        "reset_noise_scale": NON_NEGATIVE,
+        "sensor_noise": NON_NEGATIVE,
+        "observation_delay": NON_NEGATIVE,
+    }
+
+    def __init__(
+        self,
+        tracking_weight: float = 1.0,
+        yaw_tracking_weight: float = 0.5,
+        tracking_sigma: float = 0.25,
+        vertical_velocity_weight: float = 0.5,
+        roll_pitch_rate_weight: float = 0.05,
+        orientation_weight: float = 5.0,
+        torque_weight: float = 0.0002,
+        action_rate_weight: float = 0.01,
+        termination_penalty: float = 1.0,
+        kp: float = 35.0,
+        kd: float = 0.5,
+        action_scale: float = 0.5,
+        max_forward_speed: float = 1.0,
+        max_yaw_rate: float = 0.5,
+        command: tuple | None = None,
+        min_upright: float = 0.0,
+        reset_noise_scale: float = 1.0,
+        sensor_noise: float = 0.0,
+        sensor_noise_kind: str = "uniform",
+        observation_delay: int = 0,
+    ):
+        params = dict(locals())
+        del params["self"]
+        self.check_parameters(params)
+        self.tracking_weight = float(tracking_weight)
+        self.yaw_tracking_weight = float(yaw_tracking_weight)
+        self.tracking_sigma = float(tracking_sigma)
+        self.vertical_velocity_weight = float(vertical_velocity_weight)
+        self.roll_pitch_rate_weight = float(roll_pitch_rate_weight)
+        self.orientation_weight = float(orientation_weight)
+        self.torque_weight = float(torque_weight)
+        self.action_rate_weight = float(action_rate_weight)
+        self.termination_penalty = float(termination_penalty)
+        self.kp = float(kp)
+        self.kd = float(kd)
+        self.action_scale = float(action_scale)
+        self.max_forward_speed = float(max_forward_speed)
+        self.max_yaw_rate = float(max_yaw_rate)
+        self.command = _check_command(command)
+        self.min_upright = float(min_upright)
+        self.reset_noise_scale = float(reset_noise_scale)
+        self.sensor_noise = float(sensor_noise)
+        self.sensor_noise_kind = sensor_noise_kind
+        self.observation_delay = observation_delay
+
+    def bind(self, physics) -> None:
+        super().bind(physics)
+        mj = physics.mj_model
+        home = mj.key_qpos[mj.key("home").id]
+        self._home_qpos = home.copy()
+        qadr = [physics.joint_qposadr(j) for j in JOINTS]
+        self.home = home[qadr].copy()  # (12,) the home pose's joint angles, the actions' origin
+        self._actuation = Actuation.pd_target(
+            physics, JOINTS, kp=self.kp, kd=self.kd, scale=self.action_scale, default=self.home
+        )
+        model = physics.model
+        self._joint_range = model.jnt_range[[int(model.dof_jntid[d]) for d in self._actuation.dofs]].copy()
+        # the sensor part of the observation: gyro, up, joint angles, joint rates (sensordata columns)
+        angles = [f"{j}_pos" for j in JOINTS]
+        rates = [f"{j}_vel" for j in JOINTS]
+        self._sensor_columns = np.concatenate(
+            [
+                np.arange(physics.sensor_slice(s).start, physics.sensor_slice(s).stop)
+                for s in ("trunk_gyro", "up", *angles, *rates)
+            ]
+        )
+        n = len(self._sensor_columns)  # 30
+        # observation = sign * sensordata[columns] + offset: gravity = -up, angles relative to home
+        self._sign = np.ones(n)
+        self._sign[3:6] = -1.0
+        self._offset = np.zeros(n)
+        self._offset[6:18] = -self.home
+        unit = np.concatenate(
+            [
+                np.full(3, NOISE_GYRO),
+                np.full(3, NOISE_GRAVITY),
+                np.full(12, NOISE_ANGLE),
+                np.full(12, NOISE_RATE),
+            ]
+        )
+        self._sensors = SensorModel(
+            physics.batch, n, self.sensor_noise * unit, self.sensor_noise_kind, self.observation_delay
+        )
+        self._gyro = physics.sensor("trunk_gyro")  # (B, 3) trunk frame
+        self._up = physics.sensor("up")  # (B, 3) the world's up axis in the trunk frame
+        self._trunk_pos, self._trunk_quat = physics.free_pose("root")
+        self._trunk_linvel = physics.free_velocity("root")[0]  # (B, 3) world frame
+        self._trunk_geom = physics.geom_id(TRUNK)
+        feet = [physics.mj_model.site(f).id for f in FEET]
+        self._feet = np.array(feet)
+        # a private one-row simulator for the reset's foot heights (the env's rows are left alone)
+        self._kinematics = engine.Simulator(model, batch=1, nthread=1)
+        self._home_foot_z = self._lowest_foot(home)
+        # task state (snapshotted)
+        B = physics.batch
+        self.commands = np.zeros((B, 3))  # (vx, vy, yaw rate) of each row's episode
+        self.action = np.zeros((B, 12))  # the last action
+        self.prev_action = np.zeros((B, 12))  # the one before it
+        self.sq_error_sum = np.zeros(B)  # sum over the episode's steps of |v_xy - command_xy|^2
+        self.steps = np.zeros(B, dtype=np.int64)
+        self.fallen = np.zeros(B, dtype=bool)
+
+    # --- readouts (the current state, (B, ...)) -----------------------------------------------------
+    def gyro(self) -> np.ndarray:
+        """(B, 3) the trunk's angular velocity in its own frame (rad/s)."""
+        return self._gyro
+
+    def up(self) -> np.ndarray:
+        """(B, 3) the world's up axis in the trunk frame (minus the gravity direction); its z
+        is 1 standing upright and negative upside down."""
+        return self._up
+
+    def heading_velocity(self) -> np.ndarray:
+        """(B, 2) the trunk's horizontal velocity in its heading frame (the world frame turned
+        by the trunk's yaw): (forward, leftward), m/s."""
+        w, x, y, z = self._trunk_quat.T
+        yaw = np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+        c, s = np.cos(yaw), np.sin(yaw)
+        vx, vy = self._trunk_linvel[:, 0], self._trunk_linvel[:, 1]
+        return np.stack([c * vx + s * vy, -s * vx + c * vy], axis=1)
+
+    def vertical_velocity(self) -> np.ndarray:
+        return self._trunk_linvel[:, 2]
+
+    def height(self) -> np.ndarray:
+        """(B,) the trunk's height above the floor (its frame's origin, m)."""
+        return self._trunk_pos[:, 2]
+
+    def joint_torque(self) -> np.ndarray:
+        """(B, 12) the motors' torques at the last physics step (N m, within their limits)."""
+        return self.physics.data.actuator_force[:, self._actuation.actuators]
+
+    def trunk_contact(self) -> np.ndarray:
+        """(B,) bool: the trunk touches the floor."""
+        d = self.physics.data
+        live = np.arange(d.contact_geom.shape[1])[None, :] < d.ncon[:, None]
+        return np.any(live & np.any(d.contact_geom == self._trunk_geom, axis=2), axis=1)
+
+    def down(self) -> np.ndarray:
+        """(B,) bool: the trunk has flipped (up z < min_upright) or touches the floor."""
+        return (self._up[:, 2] < self.min_upright) | self.trunk_contact()
+
+    def velocity_error(self) -> np.ndarray:
+        """(B,) RMS over the episode's steps so far of |v_xy - command_xy| (m/s), v_xy the
+        heading-frame horizontal velocity after each step; 0 before the first step."""
+        return np.sqrt(self.sq_error_sum / np.maximum(self.steps, 1))
+
+    # --- the task ---------------------------------------------------------------------------------
+    def actuation(self) -> Actuation:
+        return self._actuation
+
+    def observation_space(self):
+        return spaces.Box(low=-np.inf, high=np.inf, shape=(len(self.observation_names()),), dtype=np.float64)
+
+    def observation_names(self) -> list[str]:
+        return (
+            [f"gyro[{c}]" for c in "xyz"]
+            + [f"gravity[{c}]" for c in "xyz"]
+            + [f"q[{j}]" for j in JOINTS]
+            + [f"qdot[{j}]" for j in JOINTS]
+            + [f"last_action[{j}]" for j in JOINTS]
+            + ["command[vx]", "command[vy]", "command[yaw_rate]"]
+        )
+
+    def sensor_observation(self) -> np.ndarray:
+        """(B, 30) the sensor part of the observation, noise-free and undelayed: gyro, gravity
+        direction in the trunk frame (-up), joint angles relative to home, joint rates."""
+        return self._sign * self.physics.data.sensordata[:, self._sensor_columns] + self._offset
+
+    def observe(self) -> np.ndarray:
+        """The sensor part through the sensor model (noise, delay), then the last action and
+        the command, which are not physics and are seen as they are."""
+        seen = self._sensors.observe(self.sensor_observation())
+        return np.concatenate([seen, self.action, self.commands], axis=1)
+
+    def _lowest_foot(self, qpos: np.ndarray) -> float:
+        """The lowest foot centre's height (m) with the robot at `qpos` (the private simulator)."""
+        self._kinematics.data.qpos[0] = qpos
+        self._kinematics.forward()
+        return float(self._kinematics.data.site_xpos[0, self._feet, 2].min())
+
+    def reset_rows(self, rows, rngs) -> None:
+        p = self.physics
+        qadr = [p.joint_qposadr(j) for j in JOINTS]
+        for r, rng in zip(rows, rngs, strict=True):
+            if self.command is None:
+                vx = rng.uniform(0.0, self.max_forward_speed)
+                yaw_rate = rng.uniform(-self.max_yaw_rate, self.max_yaw_rate)
+            else:
+                vx, yaw_rate = self.command
+            self.commands[r] = (vx, 0.0, yaw_rate)
+            qpos = self._home_qpos.copy()
+            noise = self.reset_noise_scale * JOINT_NOISE * rng.uniform(-1.0, 1.0, size=12)
+            qpos[qadr] = np.clip(self.home + noise, *self._joint_range.T)
+            if self.reset_noise_scale > 0.0:  # the lowest foot where it is at home: on the floor
+                qpos[2] += self._home_foot_z - self._lowest_foot(qpos)
+            p.data.qpos[r] = qpos
+            p.data.qvel[r] = 0.0
+        self.action[rows] = 0.0
+        self.prev_action[rows] = 0.0
+        self.sq_error_sum[rows] = 0.0
+        self.steps[rows] = 0
+        self.fallen[rows] = False
+        # the sensor model's seeds last, so that turning noise on changes no physics draw
+        self._sensors.reset(rows, rngs)
+
+    def apply_action(self, action) -> None:
+        """The observation shown this step enters the sensor model's delay line, the PD runs
+        frame_skip physics steps towards home + action_scale * action, and the step's velocity
+        error and fall are recorded."""
+        self._sensors.record(self.sensor_observation())
+        self.prev_action[:] = self.action
+        self.action[:] = action
+        super().apply_action(action)
+        dv = self.heading_velocity() - self.commands[:, :2]
+        self.sq_error_sum += _sum_sq(dv)
+        self.steps += 1
+        self.fallen |= self.down()
+
+    def reward(self, action):
+        return self._terms()
+
+    def terminated(self) -> np.ndarray:
+        return self.fallen.copy()
+
+    def metrics(self) -> dict[str, np.ndarray]:
+        error = self.velocity_error()
+        return {
+            "velocity_error": error,
+            "fallen": self.fallen.astype(np.float64),
+            "success": (~self.fallen & (error < SUCCESS_VELOCITY_ERROR)).astype(np.float64),
+        }
+
+    def _terms(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        c = self.commands
+        dv = self.heading_velocity() - c[:, :2]
+        dyaw = self._gyro[:, 2] - c[:, 2]
+        vz = self.vertical_velocity()
+        w_xy, up_xy = self._gyro[:, :2], self._up[:, :2]
+        tau = self.joint_torque()
+        da = self.action - self.prev_action
+        terms = {
+            "reward_tracking": self.tracking_weight * np.exp(-_sum_sq(dv) / self.tracking_sigma),
+            "reward_yaw_tracking": self.yaw_tracking_weight * np.exp(-dyaw * dyaw / self.tracking_sigma),
+            "reward_vertical_velocity": -self.vertical_velocity_weight * vz * vz,
+            "reward_roll_pitch_rate": -self.roll_pitch_rate_weight * _sum_sq(w_xy),
+            "reward_orientation": -self.orientation_weight * _sum_sq(up_xy),
+            "reward_torque": -self.torque_weight * _sum_sq(tau),
+            "reward_action_rate": -self.action_rate_weight * _sum_sq(da),
+            "reward_termination": -self.termination_penalty * self.fallen,
+        }
+        return sum(terms.values()), terms
+
+    def evaluate(self, action):
+        reward, terms = self._terms()
+        info = dict(terms)
+        info.update(self.metrics())
+        return reward, self.fallen.copy(), info
+
+    def get_state(self) -> dict[str, np.ndarray]:
+        return {
+            "commands": self.commands,
+            "action": self.action,
+            "prev_action": self.prev_action,
+            "sq_error_sum": self.sq_error_sum,
+            "steps": self.steps,
+            "fallen": self.fallen,
+            **self._sensors.get_state(),
+        }
+
+    def set_state(self, state, rows) -> None:
+        self._sensors.set_state(state, rows)
+        super().set_state({k: v for k, v in state.items() if not k.startswith("sensor_")}, rows)
+
+
+def _sum_sq(x: np.ndarray) -> np.ndarray:
+    """(B,) sum of squares of each row of x (B, k), added column by column: the same order for
+    every batch size (np.sum's order depends on the array's shape, so row i of a vector env
+    would differ from a single env in the last bit)."""
+    out = x[:, 0] * x[:, 0]
+    for j in range(1, x.shape[1]):
+        out = out + x[:, j] * x[:, j]
+    return out
+
+
+def _check_command(command) -> tuple[float, float] | None:
+    """None (drawn per episode) or a fixed (forward speed m/s, yaw rate rad/s), both finite."""
+    if command is None:
+        return None
+    if isinstance(command, str) or not hasattr(command, "__len__") or len(command) != 2:
+        raise ArgumentTypeError(f"command must be None or (forward speed, yaw rate), got {command!r}")
+    if not all(is_real(x) for x in command):
+        raise ArgumentTypeError(f"command must hold two real numbers (m/s, rad/s), got {command!r}")
+    if not all(np.isfinite(float(x)) for x in command):
+        raise InvalidArgumentError(f"command must be finite, got {command!r}")
+    return (float(command[0]), float(command[1]))
+
+
+_DOC = """
+## Description
+
+A Go1-sized quadruped (assets/quadruped.xml: 12.7 kg, a 5.2 kg trunk on a free joint, three
+torque-limited hinges per leg: hip abduction, hip, knee) walks on a flat floor at a velocity
+commanded per episode: a forward speed and a yaw rate, drawn at reset. The task follows MuJoCo
+Playground's Go1 joystick task where the issue is silent: its PD gains, action scale, reward
+terms and weights, noise scales and fall condition, with the differences stated below.
+
+## Action Space
+
+`Box(-1, 1, (12,), float64)`: joint position targets about the home pose, in the motor order
+FR, FL, RR, RL x hip, thigh, calf. A `pd_target` actuation (robogym.actuation): at every
+2 ms physics step each joint's motor gives
+
+    tau = clamp(kp (home + action_scale * a - q) - kd qdot, +-tau_max)
+
+with kp = 35 N m/rad, kd = 0.5 N m s/rad, action_scale = 0.5 rad (Playground's Go1), clamped
+to the motors' limits (23.7 N m at hip and thigh, 35.55 N m at the knee). The free base is
+never actuated. The zero action holds the home pose.
+
+## Observation Space
+
+`Box(-inf, inf, (45,), float64)` (`task.observation_names()` names every component):
+
+| Num | Observation | Name | Unit |
+|-----|-------------|------|------|
+| 0-2 | trunk angular velocity in the trunk frame (sensor `trunk_gyro`) | gyro[x..z] | rad/s |
+| 3-5 | gravity direction in the trunk frame: -(sensor `up`), (0, 0, -1) upright | gravity[x..z] | |
+| 6-17 | joint angles minus the home pose's (sensors `<joint>_pos`) | q[joint] | rad |
+| 18-29 | joint rates (sensors `<joint>_vel`) | qdot[joint] | rad/s |
+| 30-41 | the last action (0 after a reset) | last_action[joint] | |
+| 42-44 | the command: forward speed, lateral speed (always 0 in v0), yaw rate | command[...] | m/s, rad/s |
+
+Sensor `up` is the world's z axis in the trunk frame (framezaxis of the world, reference the
+site `imu`). Components 0-29 are the model's sensor readings; the last action and the command are not
+physics: they are appended to the sensor readings, as Playground does, and see no sensor
+noise and no delay. Playground's Go1 observation also has the trunk's linear velocity; this
+one does not (a real robot has no such sensor).
+
+## Rewards
+
+With `v` the trunk's horizontal velocity in its heading frame (the world frame turned by the
+trunk's yaw), `c` the command, `w` the gyro, `u` the world's up axis in the trunk frame,
+`tau` the motors' torques at the step's last physics step, `a` the action and `a'` the one
+before:
+
+- `reward_tracking` = tracking_weight * exp(-|v - (c_vx, c_vy)|^2 / tracking_sigma)  (1.0, 0.25)
+- `reward_yaw_tracking` = yaw_tracking_weight * exp(-(w_z - c_yaw)^2 / tracking_sigma)  (0.5)
+- `reward_vertical_velocity` = -vertical_velocity_weight * v_z^2  (0.5; v_z in the world frame)
+- `reward_roll_pitch_rate` = -roll_pitch_rate_weight * (w_x^2 + w_y^2)  (0.05)
+- `reward_orientation` = -orientation_weight * (u_x^2 + u_y^2)  (5.0: 0 upright)
+- `reward_torque` = -torque_weight * |tau|^2  (0.0002)
+- `reward_action_rate` = -action_rate_weight * |a - a'|^2  (0.01)
+- `reward_termination` = -termination_penalty at a fall  (1.0)
+
+The reward is exactly their sum; each term is in `info`. Playground's weights, its other
+shaping terms (feet air time, clearance, slip, pose, joint limits, energy) left out;
+Playground scales the sum by the control step and clips it at 0, this task does neither (so
+that the reward is the sum of its terms).
+
+## Starting State
+
+The home keyframe (standing, hips 0, thighs 0.9, knees -1.8 rad) with uniform joint noise of
++-0.1 rad * reset_noise_scale (clipped to the joint ranges), the trunk upright at rest and
+raised or lowered so that its lowest foot is as high as at home (on the floor). The command
+(vx, 0, yaw rate) is drawn from the episode's generator: vx uniform in [0, max_forward_speed]
+= [0, 1] m/s, yaw rate uniform in [-max_yaw_rate, max_yaw_rate] = [-0.5, 0.5] rad/s; or fixed by
+the `command` keyword, (vx, yaw rate). The `fixed` scenario: no joint noise, command (0.5, 0):
+0.5 m/s straight ahead; the `stand` scenario: no joint noise, command (0, 0).
+
+## Episode End
+
+- Termination (a fall): the trunk flips (the up axis's z in the trunk frame below
+  min_upright = 0, Playground's condition) or the trunk touches the floor, at the end of a
+  control step.
+- Truncation: `max_episode_steps` = 1000 steps (20 s at 50 Hz; 10 physics steps of 2 ms).
+
+`info` reports the metrics `velocity_error` (the RMS over the episode's steps so far of
+|v - (c_vx, c_vy)|, the horizontal velocity error against the command, m/s), `fallen` (1.0
+after a fall) and `success` (1.0 when not fallen and velocity_error < 0.15 m/s).
+
+## Arguments
+
+`gym.make("RoboDyn/Quadruped-v0", **kwargs)` or `gym.make_vec(..., num_envs=64, **kwargs)`:
+tracking_weight=1.0, yaw_tracking_weight=0.5, tracking_sigma=0.25,
+vertical_velocity_weight=0.5, roll_pitch_rate_weight=0.05, orientation_weight=5.0,
+torque_weight=0.0002, action_rate_weight=0.01, termination_penalty=1.0, kp=35.0, kd=0.5,
+action_scale=0.5, max_forward_speed=1.0, max_yaw_rate=0.5, command=None (or (vx, yaw
+rate)), min_upright=0.0 (in [-1, 1]), reset_noise_scale=1.0, and the sensor model
+(robogym.SensorModel, off by default, seeded per episode, part of the snapshot):
+sensor_noise=0.0 (a level: additive noise on the sensor components of scale sensor_noise
+times Playground's 0.2 rad/s gyro, 0.05 gravity, 0.03 rad joint angle, 1.5 rad/s joint rate),
+sensor_noise_kind="uniform" (or "gaussian"), observation_delay=0 (control steps the sensor
+components lag). Plus the env keywords every RoboDyn task takes (render_mode, width,
+height; for the vector env autoreset_mode, nthread, max_episode_steps). Weights, kd, the
+command ranges and the noise are finite and >= 0, kp, tracking_sigma and action_scale > 0;
+anything else is refused when the env is built.
+
+## Version History
+
+- v0: initial version.
+"""
+
+
+class QuadrupedEnv(RoboDynEnv):
+    task_class = QuadrupedTask
+
+
+class QuadrupedVectorEnv(RoboDynVectorEnv):
+    task_class = QuadrupedTask
+
+
+QuadrupedEnv.__doc__ = "RoboDyn/Quadruped-v0 as a single Gymnasium Env.\n" + _DOC
+QuadrupedVectorEnv.__doc__ = "RoboDyn/Quadruped-v0 as a native batched VectorEnv.\n" + _DOC
