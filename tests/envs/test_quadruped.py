@@ -303,3 +303,18 @@ def test_registered_with_its_baseline_and_scenarios():
     assert entry.max_episode_steps == 1000 and "pd" in entry.baselines
     assert set(entry.scenarios) == {"fixed", "stand"}
     assert ID in [t.id for t in robogym.TASKS]
+
+
+def test_shipped_ppo_tracks_commands_and_rarely_falls():
+    """training/policies/quadruped_ppo.zip (the README's row), on 64 randomized episodes
+    (commands and starts seeded 0..63): the issue's bar, mean velocity_error under 0.15 m/s
+    and falls in under 5 % of them."""
+    from training.cli import SAVED_POLICIES
+    from training.evaluate import evaluate
+
+    spec = str(SAVED_POLICIES / "quadruped_ppo.zip")
+    res = evaluate(ID, spec, episodes=64, num_envs=64, seed=0, record=0)
+    error = np.mean([e["final"]["velocity_error"] for e in res.episodes])
+    falls = np.mean([e["final"]["fallen"] for e in res.episodes])
+    print(f"quadruped_ppo: velocity_error {error:.3f} m/s, falls {falls:.1%} of 64 episodes")
+    assert error < 0.15 and falls < 0.05
