@@ -181,7 +181,7 @@ class Data(NamedTuple):
     scratch_boxbox: f64[B, *BOXBOX_WORK]  # box-box clipping polygons
     scratch_jac2: f64[B, 6, nv]  # second Jacobian work space (constraint rows)
     scratch_efc: f64[B, 5, nefcmax]  # solver work space: Jaref, Jv, quadratic coefficients
-    scratch_efc_int: i32[B, nefcmax]  # solver work space: PGS visiting order
+    scratch_efc_int: i32[B, nefcmax]  # solver: PGS visiting order; Newton: states before an iteration
     scratch_efc_Y: f64[B, npgs, nefctreedof]  # PGS: rows Y_i = M^-1 J_i^T on the trees J_i touches
     scratch_efc_Y_colind: i32[B, npgs, nefctreedof]  # PGS: dof of each entry of Y_i, ascending
     scratch_efc_Y_rownnz: i32[B, npgs]  # PGS: entries of Y_i (the dofs of those trees)

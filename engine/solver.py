@@ -12,7 +12,9 @@ is satisfied, and qfrc_constraint = J^T efc_force. Two solvers, chosen by
 <option solver=...>, stop on the model's iterations and tolerance:
 
 - Newton (primal): from a warm start, repeat: H = M + J^T diag(D_active) J (dense
-  nv x nv, summed from the compact rows of J; Cholesky), search = -H^-1 grad with
+  nv x nv, summed from the compact rows of J; Cholesky once, then a rank-one update or
+  downdate of the factor for each row that enters or leaves the active set, as MuJoCo's
+  HessianIncremental), search = -H^-1 grad with
   grad = M (a - a0) - J^T efc_force, then MuJoCo's exact line search along `search` on
   the piecewise-quadratic cost (Newton steps on its derivative inside a bracket). Stops
   when the scaled improvement or gradient, or the Newton decrement 1/2 grad^T H^-1 grad,
@@ -434,6 +436,64 @@ def _hessian(m, d, b):
 
 
 @kernel
+def _chol_update(m, H, x, plus):
+    """The lower Cholesky factor L in H becomes that of L L^T + x x^T (plus) or L L^T - x x^T,
+    by Givens-like rotations column by column (mju_cholUpdate); x is overwritten. A pivot
+    that would fall below mjMINVAL is set to it and lowers the returned rank."""
+    n = m.nv
+    rank = n
+    for k in range(n):
+        xk = x[k]
+        if xk == 0.0:
+            continue
+        Lkk = H[k, k]
+        tmp = Lkk * Lkk + (xk * xk if plus else -(xk * xk))
+        if tmp < MINVAL:
+            tmp = MINVAL
+            rank -= 1
+        r = math.sqrt(tmp)
+        c = r / Lkk
+        cinv = 1.0 / c
+        s = xk / Lkk
+        H[k, k] = r
+        if plus:
+            for i in range(k + 1, n):
+                H[i, k] = (H[i, k] + s * x[i]) * cinv
+        else:
+            for i in range(k + 1, n):
+                H[i, k] = (H[i, k] - s * x[i]) * cinv
+        for i in range(k + 1, n):
+            x[i] = c * x[i] - s * H[i, k]
+    return rank
+
+
+@kernel
+def _hessian_incremental(m, d, b, oldstate):
+    """Update the factor of H = M + J^T diag(D_active) J for the rows whose state changed
+    since `oldstate`: a row turning quadratic adds sqrt(D_i) J_i by a rank-one update, one
+    leaving it removes it by a downdate (MuJoCo's HessianIncremental). If a downdate loses
+    rank, H is rebuilt and factored from the current states instead."""
+    nv = m.nv
+    H = d.scratch_H[b]
+    x = d.scratch_nv[b, 5]
+    for i in range(d.nefc[b]):
+        was = oldstate[i] == T.CNSTRSTATE_QUADRATIC
+        now = d.efc_state[b, i] == T.CNSTRSTATE_QUADRATIC
+        if was == now:
+            continue
+        for v in range(nv):
+            x[v] = 0.0
+        scale = math.sqrt(d.efc_D[b, i])
+        row = d.efc_J[b, i]
+        col = d.efc_J_colind[b, i]
+        for t in range(d.efc_J_rownnz[b, i]):
+            x[col[t]] = row[t] * scale
+        if _chol_update(m, H, x, now) < nv:
+            _hessian(m, d, b)
+            return
+
+
+@kernel
 def _chol_solve(m, H, res, vec):
     """res = (L L^T)^-1 vec for the Cholesky factor L in the lower triangle of H."""
     nv = m.nv
@@ -581,9 +641,13 @@ def _line_search(m, d, b, scale):
 @kernel
 def _newton_gradient(m, d, b, factor):
     """At the current qacc (Ma, Jaref kept): forces, states and qfrc_constraint, then
-    grad = M qacc - qfrc_smooth - qfrc_constraint and Mgrad = H^-1 grad, with H factored
-    from the new states if `factor`, else Mgrad = M^-1 grad."""
+    grad = M qacc - qfrc_smooth - qfrc_constraint and Mgrad = H^-1 grad, with H's factor
+    updated for the rows whose state changed if `factor`, else Mgrad = M^-1 grad."""
     nv = m.nv
+    oldstate = d.scratch_efc_int[b]
+    if factor:
+        for i in range(d.nefc[b]):
+            oldstate[i] = d.efc_state[b, i]
     constraint_update(m, d, b, d.scratch_efc[b, 0])
     Ma = d.scratch_nv[b, 0]
     grad = d.scratch_nv[b, 2]
@@ -591,7 +655,7 @@ def _newton_gradient(m, d, b, factor):
     for v in range(nv):
         grad[v] = Ma[v] - d.qfrc_smooth[b, v] - d.qfrc_constraint[b, v]
     if factor:
-        _hessian(m, d, b)
+        _hessian_incremental(m, d, b, oldstate)
         _chol_solve(m, d.scratch_H[b], Mgrad, grad)
     else:
         for v in range(nv):
@@ -602,7 +666,8 @@ def _newton_gradient(m, d, b, factor):
 @kernel
 def solve_newton(m, d, b, scale):
     """Newton's method on the primal cost from the warm-start qacc (MuJoCo's mj_solPrimal
-    with flg_Newton, pyramidal cones, dense Hessian refactored every iteration).
+    with flg_Newton, pyramidal cones, a dense Hessian factored once and then updated by
+    rank-one updates for the rows whose state changes, as MuJoCo's HessianIncremental).
 
     Before any iteration, MuJoCo's certificate: the cost is strongly convex in the M-norm,
     so cost(qacc) - cost* <= 1/2 grad^T M^-1 grad; if that (scaled) and the scaled
