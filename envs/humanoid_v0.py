@@ -9,6 +9,7 @@ from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds
 from robogym.env import RoboDynEnv
 from robogym.errors import InvalidArgumentError
+from robogym.rowwise import row_sum_sq
 from robogym.sensor_model import SensorModel
 from robogym.task import Task
 from robogym.vector_env import RoboDynVectorEnv
@@ -260,8 +261,8 @@ class HumanoidTask(Task):
             # the margin reaching 0 at the termination height
             "reward_height": self.height_weight
             * np.clip((h - self.min_head_height) / (self.stand_height - self.min_head_height), 0.0, 1.0),
-            "reward_still": self.still_weight * np.exp(-np.sum(v * v, axis=1) / self.velocity_scale**2),
-            "reward_control": -self.control_weight * np.sum(action * action, axis=1),
+            "reward_still": self.still_weight * np.exp(-row_sum_sq(v) / self.velocity_scale**2),
+            "reward_control": -self.control_weight * row_sum_sq(action),
         }
         reward = (
             terms["reward_upright"] + terms["reward_height"] + terms["reward_still"] + terms["reward_control"]

@@ -10,6 +10,7 @@ from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds, is_real
 from robogym.env import RoboDynEnv
 from robogym.errors import ArgumentTypeError, InvalidArgumentError
+from robogym.rowwise import row_sum_sq
 from robogym.sensor_model import SensorModel
 from robogym.task import Task
 from robogym.vector_env import RoboDynVectorEnv
@@ -270,7 +271,7 @@ class QuadrupedTask(Task):
         self.action[:] = action
         super().apply_action(action)
         dv = self.heading_velocity() - self.commands[:, :2]
-        self.sq_error_sum += _sum_sq(dv)
+        self.sq_error_sum += row_sum_sq(dv)
         self.steps += 1
         self.fallen |= self.down()
 
@@ -297,13 +298,13 @@ class QuadrupedTask(Task):
         tau = self.joint_torque()
         da = self.action - self.prev_action
         terms = {
-            "reward_tracking": self.tracking_weight * np.exp(-_sum_sq(dv) / self.tracking_sigma),
+            "reward_tracking": self.tracking_weight * np.exp(-row_sum_sq(dv) / self.tracking_sigma),
             "reward_yaw_tracking": self.yaw_tracking_weight * np.exp(-dyaw * dyaw / self.tracking_sigma),
             "reward_vertical_velocity": -self.vertical_velocity_weight * vz * vz,
-            "reward_roll_pitch_rate": -self.roll_pitch_rate_weight * _sum_sq(w_xy),
-            "reward_orientation": -self.orientation_weight * _sum_sq(up_xy),
-            "reward_torque": -self.torque_weight * _sum_sq(tau),
-            "reward_action_rate": -self.action_rate_weight * _sum_sq(da),
+            "reward_roll_pitch_rate": -self.roll_pitch_rate_weight * row_sum_sq(w_xy),
+            "reward_orientation": -self.orientation_weight * row_sum_sq(up_xy),
+            "reward_torque": -self.torque_weight * row_sum_sq(tau),
+            "reward_action_rate": -self.action_rate_weight * row_sum_sq(da),
             "reward_termination": -self.termination_penalty * self.fallen,
         }
         return sum(terms.values()), terms
@@ -328,16 +329,6 @@ class QuadrupedTask(Task):
     def set_state(self, state, rows) -> None:
         self._sensors.set_state(state, rows)
         super().set_state({k: v for k, v in state.items() if not k.startswith("sensor_")}, rows)
-
-
-def _sum_sq(x: np.ndarray) -> np.ndarray:
-    """(B,) sum of squares of each row of x (B, k), added column by column: the same order for
-    every batch size (np.sum's order depends on the array's shape, so row i of a vector env
-    would differ from a single env in the last bit)."""
-    out = x[:, 0] * x[:, 0]
-    for j in range(1, x.shape[1]):
-        out = out + x[:, j] * x[:, j]
-    return out
 
 
 def _check_command(command) -> tuple[float, float] | None:

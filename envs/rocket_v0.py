@@ -8,6 +8,7 @@ from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE
 from robogym.env import RoboDynEnv
 from robogym.errors import InvalidArgumentError
+from robogym.rowwise import row_norm, row_sum_sq
 from robogym.task import Task
 from robogym.vector_env import RoboDynVectorEnv
 
@@ -264,7 +265,7 @@ class RocketTask(Task):
         p, v = self.position(), self.velocity()
         dv = v - self.descent_profile(p)
         tilt = self._pitch / self.tilt_scale
-        return -self.profile_weight * np.sqrt(np.sum(dv * dv, axis=1)) - self.tilt_weight * tilt * tilt
+        return -self.profile_weight * row_norm(dv) - self.tilt_weight * tilt * tilt
 
     def apply_action(self, action: np.ndarray) -> None:
         """frame_skip physics steps under `action`, one at a time, so that the first contact
@@ -311,7 +312,7 @@ class RocketTask(Task):
         a = self.action
         terms = {
             "reward_shaping": self.potential() - self.potential_before,
-            "reward_control": -self.control_weight * np.sum(a * a, axis=1),
+            "reward_control": -self.control_weight * row_sum_sq(a),
             "reward_time": np.full(len(a), -self.time_weight),
             "reward_landing": self.landing_bonus
             * touching

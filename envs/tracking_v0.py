@@ -13,6 +13,7 @@ from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds
 from robogym.env import RoboDynEnv
 from robogym.errors import InvalidArgumentError
+from robogym.rowwise import row_mean_sq, row_norm
 from robogym.task import Task
 from robogym.vector_env import RoboDynVectorEnv
 
@@ -170,12 +171,12 @@ class TrackingTask(Task):
     def tracking_error(self) -> np.ndarray:
         """(B,) joint-space RMS error now, sqrt(mean_j (q_j - q*_j)^2) (rad)."""
         e = self._q - self.q_ref[:, 1]
-        return np.sqrt(np.mean(e * e, axis=1))
+        return np.sqrt(row_mean_sq(e))
 
     def hand_error(self) -> np.ndarray:
         """(B,) distance from the tool point to the target (m)."""
         pos, _ = self.target_pose(self.phase)
-        return np.linalg.norm(self.physics.data.xpos[:, self._hand] - pos, axis=1)
+        return row_norm(self.physics.data.xpos[:, self._hand] - pos)
 
     # --- the task -------------------------------------------------------------------------------
     def actuation(self) -> Actuation:
@@ -212,7 +213,7 @@ class TrackingTask(Task):
         last = self.phase + (self.q_ref.shape[1] - 2) * step
         self.q_ref[:, -1] = self.solve_reference(last, self.q_ref[:, -2])
         e = self._q - self.q_ref[:, 1]
-        self.sq_error_sum += np.mean(e * e, axis=1)
+        self.sq_error_sum += row_mean_sq(e)
         self.steps += 1.0
 
     def observe(self) -> np.ndarray:
@@ -245,7 +246,7 @@ class TrackingTask(Task):
         a = np.asarray(action, dtype=np.float64)
         terms = {
             "reward_tracking": self.tracking_weight * np.exp(-((error / self.tracking_scale) ** 2)),
-            "reward_control": -self.control_weight * np.mean(a * a, axis=1),
+            "reward_control": -self.control_weight * row_mean_sq(a),
         }
         return sum(terms.values()), terms
 

@@ -91,26 +91,33 @@ class SensorModel:
         self.seed[rows] = [rng.integers(0, 2**63, dtype=np.uint64) for rng in rngs]
         self.count[rows] = 0
 
-    def noisy(self, raw: np.ndarray) -> np.ndarray:
-        """(B, n) o_t = raw + n_t at each row's current step count (new array)."""
+    def noisy(self, raw: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """(k, n) o_t = raw + n_t for `rows` (all rows if None; raw holds just those rows) at
+        each row's current step count (new array)."""
         if not np.any(self.scale > 0):
             return np.array(raw, dtype=np.float64)
+        seed, count = (self.seed, self.count) if rows is None else (self.seed[rows], self.count[rows])
         n = raw.shape[1]
-        u = _uniform(self.seed, self.count, n, 0)
+        u = _uniform(seed, count, n, 0)
         if self.kind == "uniform":
             noise = 2.0 * u - 1.0
         else:  # Box-Muller with a second independent stream
-            noise = np.sqrt(-2.0 * np.log(u)) * np.cos(2.0 * np.pi * _uniform(self.seed, self.count, n, 1))
+            noise = np.sqrt(-2.0 * np.log(u)) * np.cos(2.0 * np.pi * _uniform(seed, count, n, 1))
         return raw + self.scale * noise
 
     def observe(self, raw: np.ndarray) -> np.ndarray:
-        """(B, n) what the policy sees now, seen_t = o_{max(t - delay, 0)} (pure)."""
-        out = self.noisy(raw)
+        """(B, n) what the policy sees now, seen_t = o_{max(t - delay, 0)} (pure): with a
+        delay, rows past their first step read the delay line and only rows at t = 0 draw
+        noise."""
         if self.delay == 0:
-            return out
+            return self.noisy(raw)
+        out = np.empty(raw.shape)
         rows = np.flatnonzero(self.count > 0)
         past = np.maximum(self.count[rows] - self.delay, 0)
         out[rows] = self.history[rows, past % self.delay]
+        fresh = np.flatnonzero(self.count == 0)
+        if len(fresh):
+            out[fresh] = self.noisy(raw[fresh], fresh)
         return out
 
     def record(self, raw: np.ndarray) -> None:

@@ -296,3 +296,23 @@ def test_extreme_pushes_and_bound_actions_stay_finite_and_a_bad_row_is_named():
         env.step(np.zeros((8, 21)))
     others = np.arange(8) != 2
     assert np.all(np.isfinite(d.qpos[others])) and np.all(np.isfinite(d.qvel[others]))
+
+
+def test_rewards_do_not_depend_on_the_action_arrays_memory_layout():
+    """A Fortran-ordered action batch (a transposed array; the env's clipping keeps the
+    layout) gets bit for bit the rewards of the same actions in C order: the control term's
+    21-number sum is added in one order for every row (robogym.rowwise)."""
+    rng = np.random.default_rng(3)
+    actions = rng.uniform(-1.0, 1.0, size=(20, 21, 8))  # (step, joint, env)
+    results = []
+    for layout in (np.ascontiguousarray, np.asfortranarray):
+        env = _vec(8, push_magnitude=0.0)
+        env.reset(seed=11)
+        rewards = []
+        for a in actions:
+            batch = layout(a.T)
+            assert batch.flags.f_contiguous == (layout is np.asfortranarray)
+            rewards.append(env.step(batch)[1])
+        results.append(np.array(rewards))
+        env.close()
+    assert np.array_equal(results[0], results[1])
