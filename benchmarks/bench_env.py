@@ -25,7 +25,13 @@ number of environments and the same random-action loop (its own physics: a lande
 contacts, an arm, ...). The legged tasks are also compared with gymnasium's env of the same
 kind (COUNTERPARTS: the quadruped with Ant-v5, the humanoid with Humanoid-v5) under
 make_vec(..., vectorization_mode="sync") with our task's physics steps per env step
-(frame_skip); target: ours >= 10x.
+(frame_skip); target: ours >= 10x. For these the physics alone is also timed against
+MuJoCo's own batched C loop on the same model: from the states the random-action run left
+in the batch, one env step's physics (frame_skip steps of every row, the controls held) by
+our engine (`sim.step(frame_skip)`) and by `mujoco.rollout` with as many threads. MuJoCo's
+number is the ceiling of any env built on an engine of MuJoCo's speed, with an env layer
+that cost nothing; its ratio to the gymnasium env says how much of the target the physics
+of our model allows.
 
 Every number is the best of three timed runs; a ratio is ours / gym. The project's
 targets: vector ratio >= 20, single-env ratio >= 1.
@@ -39,6 +45,8 @@ import json
 import time
 
 import gymnasium as gym
+import mujoco
+import mujoco.rollout
 import numpy as np
 
 import robogym  # noqa: F401  (registers RoboDyn/*)
@@ -106,6 +114,56 @@ def single_env_steps_per_second(env, steps: int, repeats: int = REPEATS, seed: i
     return best
 
 
+def physics_per_second(env, calls: int = 200, repeats: int = REPEATS) -> tuple[float, float]:
+    """(ours, MuJoCo) env-steps/s of the physics alone: from the batch's current states
+    (qpos, qvel, ctrl and warm start of every row), frame_skip steps of every row with the
+    controls held, by our Simulator and by mujoco.rollout (same model, same threads), each
+    call restarting from those states; best of `repeats` runs of `calls` calls."""
+    core = env.unwrapped.core
+    sim, mj, skip = core.physics.sim, core.physics.mj_model, core.task.frame_skip
+    d, n = sim.data, sim.batch
+    start = {k: getattr(d, k).copy() for k in ("qpos", "qvel", "ctrl", "qacc_warmstart")}
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    state0 = np.empty((n, mujoco.mj_stateSize(mj, spec)))
+    scratch = mujoco.MjData(mj)
+    for i in range(n):
+        for k, v in start.items():
+            getattr(scratch, k)[:] = v[i]
+        mujoco.mj_getState(mj, scratch, state0[i], spec)
+    control = np.ascontiguousarray(np.repeat(start["ctrl"][:, None, :], skip, axis=1))
+    states = np.empty((n, skip, state0.shape[1]))
+    sensors = np.empty((n, skip, mj.nsensordata))
+
+    def ours():
+        for k, v in start.items():
+            getattr(d, k)[:] = v
+        sim.forward()
+        sim.step(skip)
+
+    threads = sim.nthread
+    with mujoco.rollout.Rollout(nthread=0 if threads == 1 else threads) as roller:
+        datas = [mujoco.MjData(mj) for _ in range(threads)]
+
+        def theirs():
+            roller.rollout([mj] * n, datas, state0, control, nstep=skip, skip_checks=True,
+                           state=states, sensordata=sensors)  # fmt: skip
+
+        rates = []
+        for fn in (ours, theirs):
+            fn()  # warm-up
+            best = 0.0
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                for _ in range(calls):
+                    fn()
+                best = max(best, n * calls / (time.perf_counter() - t0))
+            rates.append(best)
+    for k, v in start.items():
+        getattr(d, k)[:] = v
+    sim.forward()
+    return rates[0], rates[1]
+
+
 def _verdict(ratio: float, target: float) -> str:
     return f"{'meets' if ratio >= target else 'MISSES'} the >= {target:g}x target"
 
@@ -146,6 +204,7 @@ def main(argv=None) -> dict:
         env = gym.make_vec(task.id, num_envs=n)
         others[task.id] = env_steps_per_second(env, max(50, args.steps // 4))
         frame_skip = env.unwrapped.task.frame_skip
+        physics = physics_per_second(env) if task.id in COUNTERPARTS else None
         env.close()
         if task.id in COUNTERPARTS:
             gym_id, target = COUNTERPARTS[task.id]
@@ -153,7 +212,9 @@ def main(argv=None) -> dict:
             rate = env_steps_per_second(env, max(20, args.steps // 40))
             env.close()
             counterparts[task.id] = {"gym_id": gym_id, "gym_sync": rate, "ratio": others[task.id] / rate,
-                                     "target": target, "frame_skip": frame_skip}  # fmt: skip
+                                     "target": target, "frame_skip": frame_skip,
+                                     "physics_ours": physics[0], "physics_mujoco": physics[1],
+                                     "ceiling_ratio": physics[1] / rate}  # fmt: skip
 
     us = 1e6
     print(f"{'env':<52} {'num_envs':>8} {'env-steps/s':>12}")
@@ -174,6 +235,11 @@ def main(argv=None) -> dict:
             label = f"{c['gym_id']} (SyncVectorEnv, frame_skip {c['frame_skip']})"
             print(f"{label:<52} {n:>8} {c['gym_sync']:>12,.0f}")
             print(f"ratio {task_id}/{c['gym_id']}: {c['ratio']:.1f}x ({_verdict(c['ratio'], c['target'])})")
+            print(
+                f"  physics alone, same model and states: ours {c['physics_ours']:,.0f}, mujoco.rollout "
+                f"{c['physics_mujoco']:,.0f} env-steps/s ({c['physics_ours'] / c['physics_mujoco']:.2f}x); "
+                f"MuJoCo's ceiling against {c['gym_id']}: {c['ceiling_ratio']:.1f}x"
+            )
     out = {
         "num_envs": n,
         "ours": r_ours,
