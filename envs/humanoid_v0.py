@@ -9,6 +9,7 @@ from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds
 from robogym.env import RoboDynEnv
 from robogym.errors import InvalidArgumentError
+from robogym.events import IntervalEvents
 from robogym.rowwise import row_sum_sq
 from robogym.sensor_model import SensorModel
 from robogym.task import Task
@@ -129,10 +130,7 @@ class HumanoidTask(Task):
         # task state (snapshotted): control steps since the reset, the push schedule's seed,
         # the step of the next push, pushes received, the step and the kick of the last one
         self.steps = np.zeros(B, dtype=np.int64)
-        self.push_seed = np.zeros(B, dtype=np.uint64)
-        self.next_push = np.zeros(B, dtype=np.int64)
-        self.pushes = np.zeros(B, dtype=np.int64)
-        self.last_push = np.full(B, -1, dtype=np.int64)
+        self._push_schedule = IntervalEvents(B, self.push_interval, self.push_jitter, self.control_dt)
         self.push_velocity = np.zeros((B, 3))
 
     @property
@@ -203,17 +201,13 @@ class HumanoidTask(Task):
                 q = home[self._qadr] + s * JOINT_NOISE * rng.uniform(-1.0, 1.0, len(JOINTS))
                 d.qpos[r, self._qadr] = np.clip(q, lo, hi)
                 d.qvel[r, self._dofs] = s * VELOCITY_NOISE * rng.uniform(-1.0, 1.0, len(JOINTS))
-            self.push_seed[r] = rng.integers(0, 2**63, dtype=np.uint64)
         if s > 0.0:
             p.sim.forward(rows)
             d.qpos[rows, 2] -= self._lowest_sole(rows) + SOLE_DEPTH
+        self._push_schedule.reset(rows, rngs)
         self._sensors.reset(rows, rngs)
         self.steps[rows] = 0
-        self.pushes[rows] = 0
-        self.last_push[rows] = -1
         self.push_velocity[rows] = 0.0
-        for r in rows:
-            self.next_push[r] = self._push_draw(r, 0)[0]
 
     def _lowest_sole(self, rows) -> np.ndarray:
         """(len(rows),) the lowest corner of either foot box (m), after a forward pass."""
@@ -223,13 +217,10 @@ class HumanoidTask(Task):
         low = d.geom_xpos[rows][:, self._feet, 2] - np.sum(np.abs(rz) * size, axis=2)
         return low.min(axis=1)
 
-    def _push_draw(self, row: int, k: int) -> tuple[int, float]:
-        """(control steps from push k - 1 (or the reset) to push k, its direction in rad):
-        drawn from a generator seeded with (the row's push seed, k), so the schedule is a
-        function of the seed alone and a snapshot carries it as three integers."""
-        rng = np.random.default_rng([int(self.push_seed[row]), k])
-        interval = self.push_interval * rng.uniform(1.0 - self.push_jitter, 1.0 + self.push_jitter)
-        return max(1, round(interval / self.control_dt)), float(rng.uniform(0.0, 2.0 * np.pi))
+    @property
+    def pushes(self) -> np.ndarray:
+        """(B,) pushes received since the reset."""
+        return self._push_schedule.count
 
     def apply_action(self, action: np.ndarray) -> None:
         """The observation shown this step enters the delay line; a row whose push is due
@@ -237,15 +228,11 @@ class HumanoidTask(Task):
         direction drawn for it); then frame_skip physics steps under the PD targets."""
         self._sensors.record(self._raw_observation())
         if self.push_magnitude > 0.0:
-            for r in np.flatnonzero(self.steps == self.next_push):
-                k = int(self.pushes[r])
-                angle = self._push_draw(r, k)[1]
+            for r, rng in self._push_schedule.fire(self.steps):
+                angle = rng.uniform(0.0, 2.0 * np.pi)
                 kick = self.push_magnitude * np.array([np.cos(angle), np.sin(angle), 0.0])
                 self.base_velocity()[r] += kick
                 self.push_velocity[r] = kick
-                self.pushes[r] = k + 1
-                self.last_push[r] = self.steps[r]
-                self.next_push[r] += self._push_draw(r, k + 1)[0]
         self._actuation.apply(self.physics.sim, action, self.frame_skip)
         self.steps += 1
 
@@ -289,18 +276,16 @@ class HumanoidTask(Task):
     def get_state(self) -> dict[str, np.ndarray]:
         return {
             "steps": self.steps,
-            "push_seed": self.push_seed,
-            "next_push": self.next_push,
-            "pushes": self.pushes,
-            "last_push": self.last_push,
+            **self._push_schedule.get_state("push_"),
             "push_velocity": self.push_velocity,
             **self._sensors.get_state(),
         }
 
     def set_state(self, state, rows) -> None:
-        for name in ("steps", "push_seed", "next_push", "pushes", "last_push", "push_velocity"):
+        for name in ("steps", "push_velocity"):
             if name in state:
                 getattr(self, name)[rows] = state[name]
+        self._push_schedule.set_state(state, rows, "push_")
         self._sensors.set_state(state, rows)
 
 

@@ -111,7 +111,7 @@ def test_pushes_follow_the_seeded_schedule_with_the_configured_magnitude():
     for r in range(B):
         at, k, row = 0, 0, []
         while True:
-            interval = task._push_draw(r, k)[0]
+            interval = task._push_schedule.gap(r, k)
             at += interval
             if at >= steps:
                 break
@@ -119,7 +119,8 @@ def test_pushes_follow_the_seeded_schedule_with_the_configured_magnitude():
             row.append(at)
             k += 1
         schedule.append(row)
-    np.testing.assert_array_equal(calm.task.push_seed, task.push_seed)  # whatever the magnitude
+    # the same seeds whatever the magnitude
+    np.testing.assert_array_equal(calm.task._push_schedule.seed, task._push_schedule.seed)
     v_pushed, n_pushed = _kicks(pushed, steps)
     v_calm, n_calm = _kicks(calm, steps)
     assert not n_calm.any()
@@ -145,7 +146,7 @@ def test_snapshot_carries_the_push_schedule():
     for _ in range(10):
         env.step(zero)
     snap = env.snapshot()
-    assert {"push_seed", "next_push", "pushes", "steps"} <= set(snap.task_state)
+    assert {"push_seed", "push_next", "push_count", "push_last", "steps"} <= set(snap.task_state)
     actions = np.random.default_rng(0).uniform(-0.2, 0.2, (150, 21))
     first = [env.step(a) for a in actions]
     assert first[-1][4]["pushes"] >= 2
