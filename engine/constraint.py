@@ -117,8 +117,9 @@ def rows_of_contact(condim):
 
 
 @kernel
-def _commit(m, d, b, size, ctype, cid, check_empty):
-    """Count rows nefc..nefc+size-1 (J and pos already written) as constraint rows.
+def _commit(m, d, b, size, ctype, cid, check_empty, frictionloss=0.0):
+    """Count rows nefc..nefc+size-1 (J and pos already written) as constraint rows, with
+    the force bound `frictionloss` (friction rows; 0 for the others).
 
     As in MuJoCo's dense mode, an equality or limit whose rows are all zero adds nothing
     (the stored entries are every entry that can be nonzero).
@@ -135,9 +136,12 @@ def _commit(m, d, b, size, ctype, cid, check_empty):
     for k in range(r, r + size):
         d.efc_type[b, k] = ctype
         d.efc_id[b, k] = cid
+        d.efc_frictionloss[b, k] = frictionloss
     d.nefc[b] = r + size
     if ctype == T.CNSTR_EQUALITY:
         d.ne[b] += size
+    elif ctype == T.CNSTR_FRICTION_DOF or ctype == T.CNSTR_FRICTION_TENDON:
+        d.nf[b] += size
     elif ctype == T.CNSTR_LIMIT_JOINT or ctype == T.CNSTR_LIMIT_TENDON:
         d.nl[b] += size
 
@@ -262,6 +266,39 @@ def instantiate_equality(m, d, b):
 
 
 @kernel
+def instantiate_friction(m, d, b):
+    """One row per dof and per tendon with frictionloss > 0 (mj_instantiateFriction): J the
+    unit row of the dof, or the tendon's row of ten_J; pos = margin = 0; its force is
+    bounded by the frictionloss (the solvers' friction rows)."""
+    for i in range(m.nv):
+        f = m.dof_frictionloss[i]
+        if f == 0.0:  # as MuJoCo: only nonzero values (the loader refuses negative ones)
+            continue
+        r = d.nefc[b]
+        d.efc_J_rownnz[b, r] = 1
+        d.efc_J_colind[b, r, 0] = i
+        d.efc_J[b, r, 0] = 1.0
+        d.efc_pos[b, r] = 0.0
+        d.efc_margin[b, r] = 0.0
+        _commit(m, d, b, 1, T.CNSTR_FRICTION_DOF, i, True, f)
+    for t in range(m.ntendon):
+        f = m.tendon_frictionloss[t]
+        if not f > 0.0:
+            continue
+        r = d.nefc[b]
+        adr = m.ten_J_rowadr[t]
+        n = m.ten_J_rownnz[t]
+        d.efc_J_rownnz[b, r] = n
+        for k in range(n):
+            dof = m.ten_J_colind[adr + k]
+            d.efc_J_colind[b, r, k] = dof
+            d.efc_J[b, r, k] = d.ten_J[b, t, dof]
+        d.efc_pos[b, r] = 0.0
+        d.efc_margin[b, r] = 0.0
+        _commit(m, d, b, 1, T.CNSTR_FRICTION_TENDON, t, True, f)
+
+
+@kernel
 def _limit_row(m, d, b, dist, margin, ctype, cid):
     d.efc_pos[b, d.nefc[b]] = dist
     d.efc_margin[b, d.nefc[b]] = margin
@@ -379,9 +416,11 @@ def diag_approx(m, d, b):
                     rot = 1 if weldcnt > 2 else 0
                     da = m.body_invweight0[b1, rot] + m.body_invweight0[b2, rot]
                     weldcnt = (weldcnt + 1) % 6
+        elif ctype == T.CNSTR_FRICTION_DOF:
+            da = m.dof_invweight0[cid]
         elif ctype == T.CNSTR_LIMIT_JOINT:
             da = m.dof_invweight0[m.jnt_dofadr[cid]]
-        elif ctype == T.CNSTR_LIMIT_TENDON:
+        elif ctype == T.CNSTR_LIMIT_TENDON or ctype == T.CNSTR_FRICTION_TENDON:
             da = m.tendon_invweight0[cid]
         else:
             tran = 0.0
@@ -408,6 +447,12 @@ def _solparam(m, d, b, i):
     if ctype == T.CNSTR_EQUALITY:
         ref = m.eq_solref[cid]
         imp = m.eq_solimp[cid]
+    elif ctype == T.CNSTR_FRICTION_DOF:
+        ref = m.dof_solref[cid]
+        imp = m.dof_solimp[cid]
+    elif ctype == T.CNSTR_FRICTION_TENDON:
+        ref = m.tendon_solref_fri[cid]
+        imp = m.tendon_solimp_fri[cid]
     elif ctype == T.CNSTR_LIMIT_JOINT:
         ref = m.jnt_solref[cid]
         imp = m.jnt_solimp[cid]
@@ -500,9 +545,12 @@ def make_impedance(m, d, b):
         pos, dim = _posdim(m, d, b, i)
         imp, impP = impedance(solimp, pos, d.efc_margin[b, i])
         dmax = solimp[1]
+        friction = d.efc_type[b, i] in (T.CNSTR_FRICTION_DOF, T.CNSTR_FRICTION_TENDON)
         for j in range(i, i + dim):
             R[j] = max(MINVAL, (1 - imp) * d.efc_diagA[b, j] / imp)
-            if ref[0] > 0:
+            if friction:  # no position error to correct: K = 0
+                KBIP[j, 0] = 0.0
+            elif ref[0] > 0:
                 KBIP[j, 0] = 1 / max(MINVAL, dmax * dmax * ref[0] * ref[0] * ref[1] * ref[1])
             else:
                 KBIP[j, 0] = -ref[0] / max(MINVAL, dmax * dmax)
@@ -543,12 +591,15 @@ def make_constraint(m, d, b):
     """
     d.nefc[b] = 0
     d.ne[b] = 0
+    d.nf[b] = 0
     d.nl[b] = 0
     flags = m.opt_disableflags
     if flags & T.DSBL_CONSTRAINT:
         return
     if not (flags & T.DSBL_EQUALITY):
         instantiate_equality(m, d, b)
+    if not (flags & T.DSBL_FRICTIONLOSS):
+        instantiate_friction(m, d, b)
     if not (flags & T.DSBL_LIMIT):
         instantiate_limit(m, d, b)
     if not (flags & T.DSBL_CONTACT):

@@ -94,7 +94,8 @@ class Data(NamedTuple):
     # constraints (rows 0..nefc-1 of each row are valid: equalities, then limits, then contacts)
     nefc: i32[B]  # number of constraint rows
     ne: i32[B]  # number of equality rows (the first ne)
-    nl: i32[B]  # number of limit rows (after the equality rows)
+    nf: i32[B]  # number of friction-loss rows (after the equality rows)
+    nl: i32[B]  # number of limit rows (after the friction rows)
     efc_type: i32[B, nefcmax]  # CNSTR_* type of the row
     efc_id: i32[B, nefcmax]  # equality, joint, tendon or contact id of the row
     efc_J: f64[B, nefcmax, nefcdof]  # constraint Jacobian, compact: J[i, efc_J_colind[i, t]]
@@ -102,6 +103,7 @@ class Data(NamedTuple):
     efc_J_rownnz: i32[B, nefcmax]  # entries of the row: every dof of its chain, even where J is 0
     efc_pos: f64[B, nefcmax]  # constraint violation (distance, < 0 penetrating)
     efc_margin: f64[B, nefcmax]  # inclusion margin
+    efc_frictionloss: f64[B, nefcmax]  # a friction row's force bound (0 on other rows)
     efc_diagA: f64[B, nefcmax]  # approximation of diag(J M^-1 J^T), made consistent with R
     efc_R: f64[B, nefcmax]  # regularizer: (1 - imp) / imp * diagA
     efc_D: f64[B, nefcmax]  # 1 / R
@@ -110,7 +112,7 @@ class Data(NamedTuple):
     efc_aref: f64[B, nefcmax]  # reference acceleration -B vel - K I (pos - margin)
     efc_b: f64[B, nefcmax]  # J qacc_smooth - aref
     efc_force: f64[B, nefcmax]  # constraint force of the row (solver output)
-    efc_state: i32[B, nefcmax]  # CNSTRSTATE_SATISFIED or _QUADRATIC at the solution
+    efc_state: i32[B, nefcmax]  # CNSTRSTATE_* at the solution (friction rows: _LINEARNEG/POS too)
 
     # constraint solver report (of the last forward, one per row)
     solver_niter: i32[B]  # iterations

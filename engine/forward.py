@@ -46,6 +46,7 @@ def fwd_position(m, d, b):
     else:
         d.nefc[b] = 0
         d.ne[b] = 0
+        d.nf[b] = 0
         d.nl[b] = 0
     transmission(m, d, b)
 

@@ -176,6 +176,9 @@ class Model(NamedTuple):
     dof_armature: f64[nv]  # rotor inertia added to M's diagonal
     dof_damping: f64[nv]  # viscous damping
     dof_invweight0: f64[nv]  # diagonal of M^-1 at qpos0
+    dof_frictionloss: f64[nv]  # dry friction: a friction row bounds its force to +-frictionloss
+    dof_solref: f64[nv, 2]  # solver reference: friction loss (solreffriction)
+    dof_solimp: f64[nv, 5]  # solver impedance: friction loss (solimpfriction)
     M_rownnz: i32[nv]  # non-zeros in row i of lower-triangular M (ancestors + self)
     M_rowadr: i32[nv]  # start of row i in qM / qLD
     M_colind: i32[nM]  # column of each stored element, ascending; diagonal last
@@ -218,6 +221,9 @@ class Model(NamedTuple):
     tendon_solref_lim: f64[ntendon, 2]  # solver reference: limit
     tendon_solimp_lim: f64[ntendon, 5]  # solver impedance: limit
     tendon_invweight0: f64[ntendon]  # inverse weight of the tendon at qpos0
+    tendon_frictionloss: f64[ntendon]  # dry friction of the tendon's length
+    tendon_solref_fri: f64[ntendon, 2]  # solver reference: friction loss
+    tendon_solimp_fri: f64[ntendon, 5]  # solver impedance: friction loss
     wrap_objid: i32[nwrap]  # joint of each term
     wrap_prm: f64[nwrap]  # coefficient of each term
     ten_J_rownnz: i32[ntendon]  # dofs of each tendon's Jacobian row (its joints' dofs)
@@ -498,7 +504,7 @@ def check_options(mj: mujoco.MjModel) -> None:
 # fields whose +-inf means "no bound" (NaN is still refused)
 _INF_ALLOWED = {"jnt_range", "tendon_range", "actuator_ctrlrange", "actuator_forcerange"}
 # fields that must be >= 0 for M (armature) or the implicit damping factor to stay positive
-_NONNEGATIVE = ("dof_armature", "dof_damping", "tendon_damping")
+_NONNEGATIVE = ("dof_armature", "dof_damping", "tendon_damping", "dof_frictionloss", "tendon_frictionloss")
 _OWNER = {  # field prefix -> (element, object type)
     "body_": ("body", mujoco.mjtObj.mjOBJ_BODY),
     "jnt_": ("joint", mujoco.mjtObj.mjOBJ_JOINT),
@@ -698,9 +704,10 @@ def _check_solref(what: str, solref) -> None:
 def _check_constraints(mj: mujoco.MjModel) -> None:
     """Refuse constraint features the constraint stage and the solvers do not reproduce.
 
-    Supported: joint limits on hinge and slide joints, fixed-tendon limits, contacts with
-    condim 1 or 3 in MuJoCo's pyramidal friction cone, equality connect, weld and joint,
-    solvers PGS and Newton. Nothing is checked when constraints are disabled.
+    Supported: joint limits on hinge and slide joints, fixed-tendon limits, joint and
+    tendon friction loss, contacts with condim 1 or 3 in MuJoCo's pyramidal friction cone,
+    equality connect, weld and joint, solvers PGS and Newton. Nothing is checked when
+    constraints are disabled.
     """
     OBJ = mujoco.mjtObj
     flags = mj.opt.disableflags
@@ -716,13 +723,14 @@ def _check_constraints(mj: mujoco.MjModel) -> None:
     if not flags & T.DSBL_FRICTIONLOSS:
         for j in range(mj.njnt):
             adr, num = mj.jnt_dofadr[j], {0: 6, 1: 3}.get(int(mj.jnt_type[j]), 1)
-            if np.any(mj.dof_frictionloss[adr : adr + num] > 0):
-                what = f"<joint frictionloss> {_name(mj, OBJ.mjOBJ_JOINT, j)}"
-                _refuse(what, "dry friction is not simulated")
+            for k in range(adr, adr + num):
+                if mj.dof_frictionloss[k] > 0:
+                    _check_solref(f"<joint frictionloss> {_name(mj, OBJ.mjOBJ_JOINT, j)}", mj.dof_solref[k])
         for t in range(mj.ntendon):
             if mj.tendon_frictionloss[t] > 0:
-                what = f"<tendon frictionloss> {_name(mj, OBJ.mjOBJ_TENDON, t)}"
-                _refuse(what, "dry friction is not simulated")
+                _check_solref(
+                    f"<tendon frictionloss> {_name(mj, OBJ.mjOBJ_TENDON, t)}", mj.tendon_solref_fri[t]
+                )
     if not flags & T.DSBL_LIMIT:
         for j in range(mj.njnt):
             if mj.jnt_limited[j]:
@@ -941,8 +949,13 @@ def efc_widths(m, cpair_geom: np.ndarray, ten_J: tuple, dense: bool = False) -> 
     if limited.any():
         widths.append(1)
         tree_widths.append(int(np.max(dof_tree_dofs[m.jnt_dofadr[limited]])))
+    friction = np.asarray(m.dof_frictionloss) > 0
+    if friction.any():
+        widths.append(1)
+        tree_widths.append(int(np.max(dof_tree_dofs[friction])))
     rownnz, rowadr, colind = ten_J
-    for t in np.flatnonzero(np.asarray(m.tendon_limited)):
+    tendon_rows = np.asarray(m.tendon_limited).astype(bool) | (np.asarray(m.tendon_frictionloss) > 0)
+    for t in np.flatnonzero(tendon_rows):
         dofs = colind[rowadr[t] : rowadr[t] + rownnz[t]]
         widths.append(len(dofs))
         tree_widths.append(int(sum(m.tree_dofnum[k] for k in np.unique(m.dof_treeid[dofs]))))
@@ -966,17 +979,29 @@ def _tendon_sparsity(mj: mujoco.MjModel):
     return rownnz, rowadr, colind
 
 
-def _efc_rows(flags: int, eq_type, jnt_limited, tendon_limited, cpair_dim) -> tuple[int, int]:
-    """(rows that do not depend on contacts, rows of one contact) of one environment at
-    most: every equality (connect 3, weld 6, joint 1 rows) and both sides of every limit,
-    then per contact the largest condim among the candidate pairs gives (1 row for condim
-    1, 2 (condim - 1) for a pyramid). The flags remove what they disable."""
+def _disableflags(m) -> int:
+    """The disable flags of an MjModel (m.opt.disableflags) or a Model (m.opt_disableflags)."""
+    return int(m.opt_disableflags) if hasattr(m, "opt_disableflags") else int(m.opt.disableflags)
+
+
+def _efc_rows(m, cpair_dim) -> tuple[int, int]:
+    """(rows that do not depend on contacts, rows of one contact) of one environment of
+    `m` (an MjModel or a Model) at most: every equality (connect 3, weld 6, joint 1 rows),
+    one friction row per dof and tendon with frictionloss > 0 and both sides of every
+    limit, then per contact the largest condim among the candidate pairs gives (1 row for
+    condim 1, 2 (condim - 1) for a pyramid). The flags remove what they disable."""
+    flags = _disableflags(m)
+    eq_type, jnt_limited, tendon_limited = m.eq_type, m.jnt_limited, m.tendon_limited
     if flags & T.DSBL_CONSTRAINT:
         return 0, 0
     fixed = 0
     if not flags & T.DSBL_EQUALITY:
         sizes = {T.EQ_CONNECT: 3, T.EQ_WELD: 6, T.EQ_JOINT: 1}
         fixed += sum(sizes.get(int(t), 0) for t in eq_type)
+    if not flags & T.DSBL_FRICTIONLOSS:
+        fixed += int(
+            np.sum(np.asarray(m.dof_frictionloss) > 0) + np.sum(np.asarray(m.tendon_frictionloss) > 0)
+        )
     if not flags & T.DSBL_LIMIT:
         fixed += 2 * int(np.sum(jnt_limited)) + 2 * int(np.sum(tendon_limited))
     per_contact = 0
@@ -989,8 +1014,7 @@ def efc_rows_needed(m: Model) -> int:
     """Most constraint rows one environment of `m` can have with m.nconmax contacts; the
     constraint stage writes rows without bounds checks, so m.nefcmax must be at least this
     (engine.data.make_data checks it)."""
-    flags = m.opt_disableflags
-    fixed, per_contact = _efc_rows(flags, m.eq_type, m.jnt_limited, m.tendon_limited, m.cpair_dim)
+    fixed, per_contact = _efc_rows(m, m.cpair_dim)
     return fixed + int(m.nconmax) * per_contact
 
 
@@ -1036,7 +1060,7 @@ def capacities(
     `widths` ({"nefcdof": ..., "nefctreedof": ...}, from efc_widths) size a row's bytes.
     Raises ModelError when nefcmax cannot hold the equality and limit rows."""
     flags = mj.opt.disableflags
-    fixed, per_contact = _efc_rows(flags, mj.eq_type, mj.jnt_limited, mj.tendon_limited, cpair["cpair_dim"])
+    fixed, per_contact = _efc_rows(mj, cpair["cpair_dim"])
     worst = int(cpair["cpair_maxcon"].sum())
     origin = f"nefcmax={nefcmax}"
     if nconmax is None and mj.nconmax >= 0:

@@ -4,7 +4,9 @@ mj_fwdConstraint in engine_forward.c and mj_solPGS / mj_solNewton in engine_solv
 With the rows of engine.constraint, MuJoCo's soft-constraint problem is the convex program
 
     qacc = argmin_a  1/2 (a - a0)^T M (a - a0) + sum_i s_i(J_i a - aref_i),   a0 = qacc_smooth
-    s_i(x) = 1/2 D_i x^2 for an equality row;  1/2 D_i min(x, 0)^2 for a limit or contact row
+    s_i(x) = 1/2 D_i x^2 for an equality row;  1/2 D_i min(x, 0)^2 for a limit or contact row;
+             for a friction-loss row with bound f: 1/2 D_i x^2 for |x| < R_i f, else
+             f |x| - 1/2 R_i f^2 (Huber's function: its force -s_i'(x) is clamped to +-f)
 
 (D = 1/R > 0, so it is strictly convex and its solution unique); the row forces are
 efc_force = -D_i (J_i qacc - aref_i) where a row is active (state QUADRATIC), 0 where it
@@ -65,14 +67,31 @@ _MASK32 = np.uint64(0xFFFFFFFF)
 
 
 @kernel
+def friction_cost(x, f, Rf, D):
+    """s(x) of a friction row (force bound f, Rf = R f): Huber's function, 1/2 D x^2 for
+    |x| < Rf and f |x| - 1/2 R f^2 beyond, whose slope -force is clamped to +-f."""
+    if x <= -Rf:
+        return -0.5 * Rf * f - f * x
+    if x >= Rf:
+        return -0.5 * Rf * f + f * x
+    return 0.5 * D * x * x
+
+
+@kernel
 def constraint_cost(m, d, b, jar):
     """The constraint cost sum_i s_i(jar_i) of jar = J qacc - aref alone (no forces)."""
     ne = d.ne[b]
+    nf = d.nf[b]
     D = d.efc_D[b]
     cost = 0.0
     for i in range(d.nefc[b]):
         x = jar[i]
-        if i < ne or x < 0:
+        if i < ne:
+            cost += 0.5 * D[i] * x * x
+        elif i < ne + nf:
+            f = d.efc_frictionloss[b, i]
+            cost += friction_cost(x, f, d.efc_R[b, i] * f, D[i])
+        elif x < 0:
             cost += 0.5 * D[i] * x * x
     return cost
 
@@ -80,15 +99,32 @@ def constraint_cost(m, d, b, jar):
 @kernel
 def constraint_update(m, d, b, jar):
     """efc_force, efc_state from jar = J qacc - aref, qfrc_constraint = J^T efc_force;
-    returns the constraint cost sum_i s_i(jar_i) (mj_constraintUpdate)."""
+    returns the constraint cost sum_i s_i(jar_i) (mj_constraintUpdate). A friction row's
+    force is -D jar inside |jar| < R f and the bound -+f beyond (states LINEARNEG/POS)."""
     nefc = d.nefc[b]
     ne = d.ne[b]
+    nf = d.nf[b]
     D = d.efc_D[b]
     f = d.efc_force[b]
     cost = 0.0
     for i in range(nefc):
         x = jar[i]
-        if i >= ne and x >= 0:
+        if ne <= i < ne + nf:
+            floss = d.efc_frictionloss[b, i]
+            Rf = d.efc_R[b, i] * floss
+            if x <= -Rf:
+                f[i] = floss
+                d.efc_state[b, i] = T.CNSTRSTATE_LINEARNEG
+                cost += -0.5 * Rf * floss - floss * x
+            elif x >= Rf:
+                f[i] = -floss
+                d.efc_state[b, i] = T.CNSTRSTATE_LINEARPOS
+                cost += -0.5 * Rf * floss + floss * x
+            else:
+                f[i] = -D[i] * x
+                d.efc_state[b, i] = T.CNSTRSTATE_QUADRATIC
+                cost += 0.5 * D[i] * x * x
+        elif i >= ne and x >= 0:
             f[i] = 0.0
             d.efc_state[b, i] = T.CNSTRSTATE_SATISFIED
         else:
@@ -305,6 +341,7 @@ def solve_pgs(m, d, b, scale):
     nv = m.nv
     nefc = d.nefc[b]
     ne = d.ne[b]
+    nf = d.nf[b]
     f = d.efc_force[b]
     R = d.efc_R[b]
     rhs = d.efc_b[b]
@@ -333,7 +370,10 @@ def solve_pgs(m, d, b, scale):
                 f[i] += beta * (f[i] - fprev[i])
                 fprev[i] = fs
             for i in range(ne, nefc):
-                if f[i] < 0:
+                if i < ne + nf:
+                    fl = d.efc_frictionloss[b, i]
+                    f[i] = min(max(f[i], -fl), fl)
+                elif f[i] < 0:
                     f[i] = 0.0
             _minv_jt_f(m, d, b, v)
         else:
@@ -354,7 +394,13 @@ def solve_pgs(m, d, b, scale):
             res = rhs[i] + dot_row(m, d, b, i, v) + R[i] * f[i]
             old = f[i]
             f[i] -= res * ARinv[i]
-            if i >= ne and f[i] < 0:
+            if ne <= i < ne + nf:
+                fl = d.efc_frictionloss[b, i]
+                if f[i] < -fl:
+                    f[i] = -fl
+                elif f[i] > fl:
+                    f[i] = fl
+            elif i >= ne and f[i] < 0:
                 f[i] = 0.0
             delta = f[i] - old
             change = 0.5 * delta * delta * (1.0 / ARinv[i]) + delta * res
@@ -377,7 +423,15 @@ def solve_pgs(m, d, b, scale):
         if improvement < tol:
             break
     for i in range(nefc):
-        if i < ne or f[i] > 0:
+        if ne <= i < ne + nf:  # the dual states: a force at its bound is the primal's other side
+            fl = d.efc_frictionloss[b, i]
+            if f[i] <= -fl:
+                d.efc_state[b, i] = T.CNSTRSTATE_LINEARPOS
+            elif f[i] >= fl:
+                d.efc_state[b, i] = T.CNSTRSTATE_LINEARNEG
+            else:
+                d.efc_state[b, i] = T.CNSTRSTATE_QUADRATIC
+        elif i < ne or f[i] > 0:
             d.efc_state[b, i] = T.CNSTRSTATE_QUADRATIC
         else:
             d.efc_state[b, i] = T.CNSTRSTATE_SATISFIED
@@ -512,8 +566,11 @@ def _chol_solve(m, H, res, vec):
 @kernel
 def _ls_eval(m, d, b, alpha, qg1, qg2):
     """(alpha, cost(alpha) - cost(0), d cost/d alpha, d^2 cost/d alpha^2) along the search
-    direction (MuJoCo's PrimalEval for equality, limit and pyramidal contact rows)."""
+    direction (MuJoCo's PrimalEval for equality, friction, limit and pyramidal contact
+    rows). A friction row's piecewise cost is evaluated directly (_friction_cost_dif), its
+    derivatives summed apart from the quadratic rows'."""
     ne = d.ne[b]
+    nf = d.nf[b]
     Jaref = d.scratch_efc[b, 0]
     Jv = d.scratch_efc[b, 1]
     q0 = d.scratch_efc[b, 2]
@@ -523,10 +580,28 @@ def _ls_eval(m, d, b, alpha, qg1, qg2):
     t0 = 0.0
     t1 = qg1
     t2 = qg2
+    fd0 = 0.0
+    fd1 = 0.0
     for i in range(d.nefc[b]):
         if i < ne:
             t1 += q1[i]
             t2 += q2[i]
+            continue
+        if i < ne + nf:
+            start = Jaref[i]
+            v = Jv[i]
+            x = start + alpha * v
+            f = d.efc_frictionloss[b, i]
+            D = d.efc_D[b, i]
+            Rf = d.efc_R[b, i] * f
+            cost += _friction_cost_dif(start, x, f, Rf, D)
+            if -Rf < x < Rf:
+                fd0 += D * x * v
+                fd1 += D * v * v
+            elif x <= -Rf:
+                fd0 += -f * v
+            else:
+                fd0 += f * v
             continue
         start = Jaref[i]
         x = start + alpha * Jv[i]
@@ -538,11 +613,34 @@ def _ls_eval(m, d, b, alpha, qg1, qg2):
         else:
             cost -= cost0
     cost += alpha * alpha * t2 + alpha * t1 + t0
-    d0 = 2 * alpha * t2 + t1
-    d1 = 2 * t2
+    d0 = fd0 + (2 * alpha * t2 + t1)
+    d1 = fd1 + 2 * t2
     if d1 <= 0:
         d1 = MINVAL
     return (alpha, cost, d0, d1)
+
+
+@kernel
+def _friction_zone(x, Rf):
+    """-1, 0, 1: x in the linear negative, quadratic or linear positive zone of a friction row."""
+    if -Rf < x < Rf:
+        return 0
+    return -1 if x <= -Rf else 1
+
+
+@kernel
+def _friction_cost_dif(start, x, f, Rf, D):
+    """s(x) - s(start) of a friction row, from one zone's formula when both lie in it
+    (MuJoCo's frictionCostDif)."""
+    z0 = _friction_zone(start, Rf)
+    z1 = _friction_zone(x, Rf)
+    if z0 == 0 and z1 == 0:
+        return 0.5 * D * (x - start) * (x + start)
+    if z0 == -1 and z1 == -1:
+        return f * (start - x)
+    if z0 == 1 and z1 == 1:
+        return f * (x - start)
+    return friction_cost(x, f, Rf, D) - friction_cost(start, f, Rf, D)
 
 
 @kernel

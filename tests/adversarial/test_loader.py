@@ -98,7 +98,11 @@ UNSUPPORTED = [
     ("elliptic_cone", arm(option='cone="elliptic"'), r'<option cone="elliptic">'),
     ("cg_solver", arm(option='solver="CG"'), r'<option solver="CG">'),
     ("noslip", arm(option='noslip_iterations="3"'), r"<option noslip_iterations>"),
-    ("frictionloss", arm(joint='frictionloss="0.1"'), r"<joint frictionloss> 'hinge'"),
+    (
+        "mixed_solreffriction",
+        arm(joint='frictionloss="0.1" solreffriction="0.02 -1"'),
+        r"<joint frictionloss> 'hinge'.*solref",
+    ),
     ("condim_6", arm(floor='condim="6"'), r"<geom condim> of 'floor' and 'ball'.*condim 6"),
     ("gravcomp", arm(body='gravcomp="1"'), r"<body gravcomp> 'arm'"),
     ("adhesion", arm(geom='adhesion="1"'), r"<geom adhesion> 'ball'"),
@@ -495,7 +499,7 @@ def test_large_data_warns_before_allocating(sim):
     with warnings.catch_warnings():
         warnings.simplefilter("error", MemoryWarning)
         match = (
-            r"batch=8 needs 3212\.\d MiB \(401\.5 MiB per environment, nconmax=39802, "
+            r"batch=8 needs 3222\.\d MiB \(402\.7 MiB per environment, nconmax=39802, "
             r"nefcmax=159608, nv=200, nefcdof=200\).*efc_J \(nefcmax=159608, nefcdof=200\) 243\.5 MiB, "
             r"efc_J_colind \(nefcmax=159608, nefcdof=200\) 121\.8 MiB.*nconmax=.*<size memory"
         )

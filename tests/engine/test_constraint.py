@@ -42,7 +42,7 @@ N_EQUALITY = 150  # states of constraint_equality.xml
 GYM_MODELS = ["ant.xml", "humanoid.xml", "hopper.xml", "walker2d.xml", "half_cheetah.xml"]
 EQUALITY = ASSETS / "tests" / "constraint_equality.xml"
 
-FLOAT_FIELDS = ("J", "pos", "margin", "diagA", "R", "D", "KBIP", "vel", "aref", "b")
+FLOAT_FIELDS = ("J", "pos", "margin", "frictionloss", "diagA", "R", "D", "KBIP", "vel", "aref", "b")
 INT_FIELDS = ("type", "id")
 
 
@@ -52,7 +52,7 @@ def mj_rows(mj: mujoco.MjModel, d: mujoco.MjData) -> dict[str, np.ndarray]:
     out["J"] = mj_efc_J(mj, d)
     out["efc_address"] = np.array(d.contact.efc_address[: d.ncon])
     out["mu"] = np.array(d.contact.mu[: d.ncon])
-    out["counts"] = (d.nefc, d.ne, d.nl, d.ncon)
+    out["counts"] = (d.nefc, d.ne, d.nf, d.nl, d.ncon)
     return out
 
 
@@ -66,7 +66,7 @@ def our_rows(sim: engine.Simulator, i: int, J: np.ndarray | None = None) -> dict
     ncon = int(data.ncon[i])
     out["efc_address"] = np.array(data.contact_efc_address[i, :ncon])
     out["mu"] = np.array(data.contact_mu[i, :ncon])
-    out["counts"] = (n, int(data.ne[i]), int(data.nl[i]), ncon)
+    out["counts"] = (n, int(data.ne[i]), int(data.nf[i]), int(data.nl[i]), ncon)
     return out
 
 
@@ -82,7 +82,7 @@ class RowComparison:
 
     def add(self, ref: dict, ours: dict, state: int) -> None:
         where = f"{self.label} state {state}"
-        counts = f"(nefc, ne, nl, ncon) {ours['counts']} vs {ref['counts']}"
+        counts = f"(nefc, ne, nf, nl, ncon) {ours['counts']} vs {ref['counts']}"
         assert ours["counts"] == ref["counts"], f"{where}: {counts}"
         for name in (*INT_FIELDS, "efc_address"):
             assert np.array_equal(ours[name], ref[name]), f"{where}: {name} {ours[name]} vs {ref[name]}"
@@ -161,6 +161,25 @@ def test_equality_model_rows():
         assert result.types.get(int(kind), 0) >= 20, f"{kind.name}: {result.types.get(int(kind), 0)} rows"
 
 
+FRICTION = ASSETS / "tests" / "constraint_friction.xml"
+
+
+def test_friction_loss_rows():
+    """Friction-loss rows (constraint_friction.xml: a slide, three hinges and a fixed
+    tendon with frictionloss, one with its own solreffriction/solimpfriction) beside limit
+    and contact rows: J (a unit row, or the tendon's), the bound, R, D, K = 0 and aref =
+    -B vel, row for row."""
+    mj = mujoco.MjModel.from_xml_path(str(FRICTION))
+    states = rollout_states(mj, 60, seed=4, every=5, touching=False, vel=2.0)
+    result = compare_rows("constraint_friction", FRICTION, mj, states)
+    result.check(60, 5 * 60)
+    C = mujoco.mjtConstraint
+    assert result.types.get(int(C.mjCNSTR_FRICTION_DOF), 0) == 4 * 60
+    assert result.types.get(int(C.mjCNSTR_FRICTION_TENDON), 0) == 60
+    for kind, least in ((C.mjCNSTR_LIMIT_JOINT, 10), (C.mjCNSTR_CONTACT_PYRAMIDAL, 40)):
+        assert result.types.get(int(kind), 0) >= least, f"{kind.name}: {result.types.get(int(kind), 0)} rows"
+
+
 def test_both_limit_sides_and_inactive_equality():
     """A joint whose range is narrower than its margin has both limit rows at once; an
     equality with active="false" has none until Data.eq_active switches it on."""
@@ -195,6 +214,15 @@ def test_rows_disabled_by_flags():
         mj = mujoco.MjModel.from_xml_string(variant)
         result = compare_rows(f"{flag} disabled", variant, mj, states)
         result.check(20, 0 if flag == "constraint" else 20)
+    text = FRICTION.read_text()
+    no_friction = '<option timestep="0.002"><flag frictionloss="disable"/></option>'
+    variant = text.replace('<option timestep="0.002"/>', no_friction)
+    assert variant != text
+    mj = mujoco.MjModel.from_xml_string(variant)
+    states = rollout_states(mj, 20, seed=3, every=5, touching=False, vel=2.0)
+    result = compare_rows("frictionloss disabled", variant, mj, states)
+    result.check(20, 20)
+    assert not result.types.get(int(mujoco.mjtConstraint.mjCNSTR_FRICTION_DOF), 0)
 
 
 # ---- compact rows ------------------------------------------------------------------------------

@@ -52,18 +52,9 @@ def _xml(option="", flags=DISABLED, body="", world="", extra="") -> str:
 # (id, MJCF, substrings the message must contain: the element and what is refused)
 REFUSALS = [
     (
-        "joint_frictionloss",
-        _xml(flags="", extra='<default><joint frictionloss="0.1"/></default>'),
-        ["frictionloss", "'hinge'"],
-    ),
-    (
-        "tendon_frictionloss",
-        _xml(
-            flags="",
-            extra='<tendon><fixed name="t" frictionloss="0.2">'
-            '<joint joint="hinge" coef="1"/></fixed></tendon>',
-        ),
-        ["frictionloss", "'t'"],
+        "mixed_solreffriction",
+        _xml(flags="", extra='<default><joint frictionloss="0.1" solreffriction="0.02 -1"/></default>'),
+        ["frictionloss", "'hinge'", "solref"],
     ),
     ("elliptic_cone", _xml(flags="", option='cone="elliptic"'), ['cone="elliptic"']),
     ("cg_solver", _xml(flags="", option='solver="CG"'), ['solver="CG"']),
@@ -157,6 +148,22 @@ def test_refusal_base_model_loads():
     assert model.nbody == 3 and model.nv == 4
     model = engine.load_mjcf(_xml(flags="", world='<geom name="floor" type="plane" size="1 1 0.1"/>'))
     assert model.nefcmax == 2 + model.nconmax * 4  # the hinge's two limit sides, pyramids
+
+
+def test_friction_loss_rows_are_sized():
+    """Joint and tendon frictionloss load (one friction row per dof and tendon with a
+    nonzero bound: the rows the constraint stage can write are counted in nefcmax), and
+    <flag frictionloss="disable"> removes them."""
+    friction = (
+        '<default><joint frictionloss="0.1"/></default>'
+        '<tendon><fixed name="t" frictionloss="0.2"><joint joint="hinge" coef="1"/></fixed></tendon>'
+    )
+    plain = engine.load_mjcf(_xml(flags=""))
+    model = engine.load_mjcf(_xml(flags="", extra=friction))
+    assert model.nefcmax == plain.nefcmax + model.nv + 1
+    assert np.all(model.dof_frictionloss == 0.1) and model.tendon_frictionloss[0] == 0.2
+    off = engine.load_mjcf(_xml(flags='frictionloss="disable"', extra=friction))
+    assert off.nefcmax == plain.nefcmax
 
 
 def test_disabled_features_are_not_refused():

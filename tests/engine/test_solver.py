@@ -32,7 +32,8 @@ from tests.helpers import ASSETS, GYM_ASSETS, rel_err, report, rollout_states, s
 N_STATES = 40  # states per model
 GYM_MODELS = ["ant.xml", "humanoid.xml", "hopper.xml", "walker2d.xml", "half_cheetah.xml"]
 EQUALITY = ASSETS / "tests" / "constraint_equality.xml"
-MODELS = [*(GYM_ASSETS / n for n in GYM_MODELS), EQUALITY]
+FRICTION = ASSETS / "tests" / "constraint_friction.xml"  # friction-loss rows (one tree: one island)
+MODELS = [*(GYM_ASSETS / n for n in GYM_MODELS), EQUALITY, FRICTION]
 TIGHT = dict(tolerance="1e-15", iterations="200")
 TOL_NEWTON = 1e-6
 TOL_PGS = 1e-4
@@ -41,7 +42,7 @@ TOL_PGS = 1e-4
 @functools.cache
 def _states(path) -> dict[str, np.ndarray]:
     mj = mujoco.MjModel.from_xml_path(str(path))
-    if path == EQUALITY:
+    if path in (EQUALITY, FRICTION):
         return rollout_states(mj, N_STATES, seed=5, every=5, touching=False, vel=2.0)
     return rollout_states(mj, N_STATES, seed=sum(map(ord, path.name)) + 1, vel=2.0)
 
@@ -142,8 +143,32 @@ def test_forces_in_friction_cone(path, solver):
     sim = _ours(_text(path, solver=solver), _states(path))
     worst, count = _cone_violation(sim)
     report(f"{path.name} {solver} cone violation (relative)", worst, 1e-12, count)
-    assert count >= N_STATES
+    assert count >= (N_STATES // 2 if path == FRICTION else N_STATES)
     assert worst <= 1e-12
+
+
+@pytest.mark.parametrize("solver", ["Newton", "PGS"])
+def test_friction_loss_forces_within_their_bounds(solver):
+    """Every friction-loss force is within +-frictionloss; the rows at a bound (slipping)
+    are in state LINEARNEG/LINEARPOS with the force's sign, the others QUADRATIC (sticking),
+    and the test states hold both kinds."""
+    sim = _ours(_text(FRICTION, solver=solver), _states(FRICTION))
+    d = sim.data
+    worst, at_bound, inside = 0.0, 0, 0
+    for i in range(sim.batch):
+        lo, hi = d.ne[i], d.ne[i] + d.nf[i]
+        f, bound, state = d.efc_force[i, lo:hi], d.efc_frictionloss[i, lo:hi], d.efc_state[i, lo:hi]
+        worst = max(worst, float(np.max((np.abs(f) - bound) / bound)))
+        sliding = np.abs(f) >= bound * (1 - 1e-12)
+        at_bound += int(sliding.sum())
+        inside += int((~sliding).sum())
+        assert np.all(state[~sliding] == 1)  # mjCNSTRSTATE_QUADRATIC
+        expect = np.where(f[sliding] > 0, 2, 3)  # +f: LINEARNEG (jar <= -Rf), -f: LINEARPOS
+        assert np.array_equal(state[sliding], expect)
+    label = f"constraint_friction {solver} friction force beyond its bound (relative)"
+    report(label, worst, 1e-12, sim.batch)
+    assert worst <= 1e-12
+    assert at_bound >= 20 and inside >= 20, (at_bound, inside)
 
 
 @pytest.mark.parametrize("path", MODELS, ids=lambda p: p.name)
