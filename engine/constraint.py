@@ -49,7 +49,7 @@ import numpy as np
 from engine import types as T
 from engine.jacobian import jac_dif_pair, jac_dot_vel
 from engine.jit import kernel, unit
-from engine.spatial import mv3, qderiv, qmul, qmul_axis
+from engine.spatial import mv3, qderiv, qmul, qmul_axis, qnormalized
 
 MINVAL = 1e-15  # mjMINVAL
 MINIMP = 0.0001  # mjMINIMP: smallest impedance
@@ -306,10 +306,57 @@ def _limit_row(m, d, b, dist, margin, ctype, cid):
 
 
 @kernel
+def _unit3(x, y, z):
+    """(x, y, z) / norm by the reciprocal, and the norm (mju_normalize3: (1, 0, 0) below
+    mjMINVAL)."""
+    n = math.sqrt(x * x + y * y + z * z)
+    if n < MINVAL:
+        return 1.0, 0.0, 0.0, n
+    inv = 1 / n
+    return x * inv, y * inv, z * inv, n
+
+
+@kernel
+def ball_angle_axis(q):
+    """(rotation angle in [0, pi], unit axis (3-tuple)) of the ball joint quaternion q
+    (normalized first; MuJoCo's mju_quat2Vel with dt = 1, then mju_normalize3): the angle
+    2 atan2(|v|, w), taken the short way round, along the axis v / |v|."""
+    w, x, y, z = qnormalized(q)
+    ax, ay, az, s = _unit3(x, y, z)
+    speed = 2 * math.atan2(s, w)
+    if speed > math.pi:
+        speed -= 2 * math.pi
+    ux, uy, uz, angle = _unit3(ax * speed, ay * speed, az * speed)
+    return angle, (ux, uy, uz)
+
+
+@kernel
+def _ball_limit(m, d, b, j):
+    """The one row of ball joint j's limit when the rotation angle comes within the margin
+    of the range's larger end: dist = max(range) - angle, J = -axis on the joint's three
+    dofs (mj_instantiateLimit)."""
+    adr = m.jnt_qposadr[j]
+    angle, axis = ball_angle_axis(d.qpos[b, adr : adr + 4])
+    dist = max(m.jnt_range[j, 0], m.jnt_range[j, 1]) - angle
+    margin = m.jnt_margin[j]
+    if dist < margin:
+        r = d.nefc[b]
+        d.efc_J_rownnz[b, r] = 3
+        for k in range(3):
+            d.efc_J_colind[b, r, k] = m.jnt_dofadr[j] + k
+            d.efc_J[b, r, k] = -axis[k]
+        _limit_row(m, d, b, dist, margin, T.CNSTR_LIMIT_JOINT, j)
+
+
+@kernel
 def instantiate_limit(m, d, b):
-    """Rows of active joint and fixed-tendon limits, lower side first (mj_instantiateLimit)."""
+    """Rows of active joint and fixed-tendon limits, lower side first (mj_instantiateLimit);
+    a ball joint has one row, on its rotation angle."""
     for j in range(m.njnt):
         if not m.jnt_limited[j]:
+            continue
+        if m.jnt_type[j] == T.JNT_BALL:
+            _ball_limit(m, d, b, j)
             continue
         margin = m.jnt_margin[j]
         value = d.qpos[b, m.jnt_qposadr[j]]

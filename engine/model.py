@@ -704,7 +704,7 @@ def _check_solref(what: str, solref) -> None:
 def _check_constraints(mj: mujoco.MjModel) -> None:
     """Refuse constraint features the constraint stage and the solvers do not reproduce.
 
-    Supported: joint limits on hinge and slide joints, fixed-tendon limits, joint and
+    Supported: joint limits on hinge, slide and ball joints, fixed-tendon limits, joint and
     tendon friction loss, contacts with condim 1 or 3 in MuJoCo's pyramidal friction cone,
     equality connect, weld and joint, solvers PGS and Newton. Nothing is checked when
     constraints are disabled.
@@ -735,8 +735,8 @@ def _check_constraints(mj: mujoco.MjModel) -> None:
         for j in range(mj.njnt):
             if mj.jnt_limited[j]:
                 what = f"<joint limited> {_name(mj, OBJ.mjOBJ_JOINT, j)}"
-                if mj.jnt_type[j] not in (T.JNT_SLIDE, T.JNT_HINGE):
-                    _refuse(what, "limits on ball joints are not implemented")
+                if mj.jnt_type[j] not in (T.JNT_SLIDE, T.JNT_HINGE, T.JNT_BALL):
+                    _refuse(what, "limits on free joints are not implemented")
                 _check_solref(what, mj.jnt_solref[j])
         for t in range(mj.ntendon):
             if mj.tendon_limited[t]:
@@ -903,8 +903,8 @@ def efc_widths(m, cpair_geom: np.ndarray, ten_J: tuple, dense: bool = False) -> 
     - a contact between the bodies of a candidate pair: the union less the common
       ancestors' dofs, whose columns cancel (J_p(b2, p) - J_p(b1, p) = 0 there):
       |c1| + |c2| - 2 |c1 & c2|;
-    - joint equality: its one or two dofs; joint limit: one dof; tendon limit: the tendon's
-      dofs.
+    - joint equality: its one or two dofs; joint limit: one dof (a ball joint: its three);
+      tendon limit: the tendon's dofs.
     The chain overlaps |c1 & c2| of all body pairs come from one product of the (nbody, nv)
     chain masks. The second width bounds a row of M^-1 J^T: M is block diagonal over the
     trees, so that row is zero outside the trees of the row's dofs (for a body pair, the
@@ -947,7 +947,8 @@ def efc_widths(m, cpair_geom: np.ndarray, ten_J: tuple, dense: bool = False) -> 
         tree_widths.append(int(sum(m.tree_dofnum[t] for t in trees)))
     limited = np.asarray(m.jnt_limited).astype(bool)
     if limited.any():
-        widths.append(1)
+        ball = limited & (np.asarray(m.jnt_type) == T.JNT_BALL)
+        widths.append(3 if ball.any() else 1)  # a ball limit's row is on its three dofs
         tree_widths.append(int(np.max(dof_tree_dofs[m.jnt_dofadr[limited]])))
     friction = np.asarray(m.dof_frictionloss) > 0
     if friction.any():

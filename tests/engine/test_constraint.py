@@ -180,6 +180,48 @@ def test_friction_loss_rows():
         assert result.types.get(int(kind), 0) >= least, f"{kind.name}: {result.types.get(int(kind), 0)} rows"
 
 
+BALL = ASSETS / "tests" / "constraint_ball_limit.xml"
+
+
+def test_ball_limit_rows():
+    """Limited ball joints (constraint_ball_limit.xml: two cones, one with a margin and its
+    own solref/solimp) beside a hinge limit and contacts, row for row."""
+    mj = mujoco.MjModel.from_xml_path(str(BALL))
+    states = rollout_states(mj, 60, seed=3, every=10, touching=False, vel=3.0)
+    result = compare_rows("constraint_ball_limit", BALL, mj, states)
+    result.check(60, 40)
+    C = mujoco.mjtConstraint
+    assert result.types.get(int(C.mjCNSTR_LIMIT_JOINT), 0) >= 40
+    assert result.types.get(int(C.mjCNSTR_CONTACT_PYRAMIDAL), 0) >= 40
+
+
+def test_ball_limit_row_is_the_angle_past_the_cone():
+    """A ball joint turned by angle t about a unit axis u (quaternion (cos t/2, sin t/2 u))
+    has a limit row exactly when max(range) - t < margin: pos = max(range) - t (negative
+    past the cone), J = -u on its three dofs; none inside the cone. Analytic, the shoulder
+    of constraint_ball_limit.xml (range 0.6 rad, no margin)."""
+    sim = engine.Simulator(engine.load_mjcf(BALL), batch=4)
+    rng = np.random.default_rng(0)
+    angles = np.array([0.3, 0.59, 0.75, 2.5])
+    axes = rng.normal(size=(4, 3))
+    axes /= np.linalg.norm(axes, axis=1, keepdims=True)
+    sim.data.qpos[:, 0] = np.cos(angles / 2)
+    sim.data.qpos[:, 1:4] = np.sin(angles / 2)[:, None] * axes
+    sim.forward()
+    for i, (t, u) in enumerate(zip(angles, axes, strict=True)):
+        n = sim.data.nefc[i]
+        shoulder = (sim.data.efc_type[i, :n] == mujoco.mjtConstraint.mjCNSTR_LIMIT_JOINT) & (
+            sim.data.efc_id[i, :n] == 0
+        )
+        assert shoulder.sum() == (1 if t > 0.6 else 0), f"angle {t}"
+        if t > 0.6:
+            r = int(np.flatnonzero(shoulder)[0])
+            assert sim.data.efc_pos[i, r] == pytest.approx(0.6 - t, abs=1e-14)
+            J = engine.dense_efc_J(sim.model, sim.data)[i, r]
+            np.testing.assert_allclose(J[:3], -u, atol=1e-14)
+            assert np.all(J[3:] == 0.0)
+
+
 def test_both_limit_sides_and_inactive_equality():
     """A joint whose range is narrower than its margin has both limit rows at once; an
     equality with active="false" has none until Data.eq_active switches it on."""

@@ -60,11 +60,6 @@ REFUSALS = [
     ("cg_solver", _xml(flags="", option='solver="CG"'), ['solver="CG"']),
     ("noslip", _xml(flags="", option='noslip_iterations="5"'), ["noslip"]),
     (
-        "ball_limit",
-        _xml(flags="", extra='<default><joint range="0 1"/></default>'),
-        ["limit", "'ballj'", "ball"],
-    ),
-    (
         "tendon_equality",
         _xml(
             flags="",
