@@ -389,7 +389,11 @@ def instantiate_limit(m, d, b):
 
 @kernel
 def instantiate_contact(m, d, b):
-    """Rows of the contacts that are not excluded (mj_instantiateContact, pyramidal cone)."""
+    """Rows of the contacts that are not excluded (mj_instantiateContact, pyramidal cone):
+    one row for condim 1, else the 2 (condim - 1) pyramid edges J_n +- mu_k J_k over the
+    sliding directions (k = 1, 2), then the spin (condim 4 and 6: the relative rotation about
+    the normal) and the two rolling directions (condim 6), each with its own friction
+    coefficient (contact_friction: slide, slide, spin, roll, roll)."""
     J1 = d.scratch_jac[b]
     J2 = d.scratch_jac2[b]
     for c in range(d.ncon[b]):
@@ -403,15 +407,21 @@ def instantiate_contact(m, d, b):
         body2 = m.geom_bodyid[d.contact_geom[b, c, 1]]
         # J1[0:3] <- jd = J_p(body2) - J_p(body1) on the chains without their common part
         n = jac_dif_pair(m, d, b, pos, body1, pos, body2, True, d.efc_J_colind[b, r], J1[0:3], J1[3:6])
-        # J2[k] <- frame row k . jd
+        # J2[k] <- frame row k . jd (k < 3); with torsional and rolling friction (condim 4, 6)
+        # J2[3 + k] <- frame row k . jr, jr = J_r(body2) - J_r(body1), the relative rotation
         fr = d.contact_frame[b, c]
+        dim = d.contact_dim[b, c]
         for t in range(n):
             x = J1[0, t]
             y = J1[1, t]
             z = J1[2, t]
             for k in range(3):
                 J2[k, t] = fr[3 * k] * x + fr[3 * k + 1] * y + fr[3 * k + 2] * z
-        dim = d.contact_dim[b, c]
+            x = J1[3, t]
+            y = J1[4, t]
+            z = J1[5, t]
+            for k in range(dim - 3):
+                J2[3 + k, t] = fr[3 * k] * x + fr[3 * k + 1] * y + fr[3 * k + 2] * z
         dist = d.contact_dist[b, c]
         margin = d.contact_includemargin[b, c]
         _share_chain(d, b, r, rows_of_contact(dim), n)

@@ -705,7 +705,7 @@ def _check_constraints(mj: mujoco.MjModel) -> None:
     """Refuse constraint features the constraint stage and the solvers do not reproduce.
 
     Supported: joint limits on hinge, slide and ball joints, fixed-tendon limits, joint and
-    tendon friction loss, contacts with condim 1 or 3 in MuJoCo's pyramidal friction cone,
+    tendon friction loss, contacts with condim 1, 3, 4 or 6 in MuJoCo's pyramidal friction cone,
     equality connect, weld and joint, solvers PGS and Newton. Nothing is checked when
     constraints are disabled.
     """
@@ -755,11 +755,11 @@ def _check_constraints(mj: mujoco.MjModel) -> None:
             _check_solref(f"<pair> {_name(mj, OBJ.mjOBJ_PAIR, p)}", mj.pair_solref[p])
         cpair = candidate_pairs(mj)
         for (g1, g2), dim in zip(cpair["cpair_geom"], cpair["cpair_dim"], strict=True):
-            if dim not in (1, 3):
+            if dim not in (1, 3, 4, 6):
                 name1, name2 = _name(mj, OBJ.mjOBJ_GEOM, int(g1)), _name(mj, OBJ.mjOBJ_GEOM, int(g2))
                 _refuse(
                     f"<geom condim> of {name1} and {name2}",
-                    f"their contact has condim {dim}; only condim 1 and 3 are implemented",
+                    f"their contact has condim {dim}; MuJoCo's condims are 1, 3, 4 and 6",
                 )
 
 

@@ -103,7 +103,6 @@ UNSUPPORTED = [
         arm(joint='frictionloss="0.1" solreffriction="0.02 -1"'),
         r"<joint frictionloss> 'hinge'.*solref",
     ),
-    ("condim_6", arm(floor='condim="6"'), r"<geom condim> of 'floor' and 'ball'.*condim 6"),
     ("gravcomp", arm(body='gravcomp="1"'), r"<body gravcomp> 'arm'"),
     ("adhesion", arm(geom='adhesion="1"'), r"<geom adhesion> 'ball'"),
     (

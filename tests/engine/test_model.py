@@ -69,11 +69,6 @@ REFUSALS = [
         ["<equality>", "'tie'", "tendon"],
     ),
     (
-        "condim_6",
-        _xml(flags="", world='<geom name="floor" type="plane" size="1 1 0.1" condim="6"/>'),
-        ["condim", "'floor'", "6"],
-    ),
-    (
         "mixed_solref",
         _xml(flags="", extra='<default><joint solreflimit="0.02 -1"/></default>'),
         ["solref", "'hinge'"],

@@ -34,7 +34,8 @@ GYM_MODELS = ["ant.xml", "humanoid.xml", "hopper.xml", "walker2d.xml", "half_che
 EQUALITY = ASSETS / "tests" / "constraint_equality.xml"
 FRICTION = ASSETS / "tests" / "constraint_friction.xml"  # friction-loss rows (one tree: one island)
 BALL = ASSETS / "tests" / "constraint_ball_limit.xml"  # ball-joint limits (one tree)
-MODELS = [*(GYM_ASSETS / n for n in GYM_MODELS), EQUALITY, FRICTION, BALL]
+CONDIM = ASSETS / "tests" / "constraint_condim.xml"  # condim 1, 3, 4, 6 (four free bodies: islands)
+MODELS = [*(GYM_ASSETS / n for n in GYM_MODELS), EQUALITY, FRICTION, BALL, CONDIM]
 TIGHT = dict(tolerance="1e-15", iterations="200")
 TOL_NEWTON = 1e-6
 TOL_PGS = 1e-4
@@ -246,10 +247,11 @@ def test_solver_report():
 def test_default_settings_follow_mujoco(path):
     """With the model's own solver settings (not converged tightly), the solvers repeat
     MuJoCo's: the same iteration count and qacc to rounding, where MuJoCo solves the same
-    problem as one (a robot on a static floor is one island; constraint_equality.xml has
-    several, so it is compared with <flag island="disable"/>, MuJoCo's monolithic solve)."""
+    problem as one (a robot on a static floor is one island; constraint_equality.xml and
+    constraint_condim.xml have several, so they are compared with <flag island="disable"/>,
+    MuJoCo's monolithic solve)."""
     states = _states(path)
-    flags = {"island": "disable"} if path == EQUALITY else None
+    flags = {"island": "disable"} if path in (EQUALITY, CONDIM) else None
     text = with_options(path, flags=flags)
     sim = _ours(text, states)
     ref = _mujoco(text, states)
