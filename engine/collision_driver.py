@@ -70,6 +70,7 @@ GEOM_TYPE_NAMES = {
 MAX_CONTACTS = {
     (P.GEOM_PLANE, P.GEOM_SPHERE): 1,
     (P.GEOM_PLANE, P.GEOM_CAPSULE): 2,
+    (P.GEOM_PLANE, P.GEOM_ELLIPSOID): 1,
     (P.GEOM_PLANE, P.GEOM_CYLINDER): 4,
     (P.GEOM_PLANE, P.GEOM_BOX): 4,
     (P.GEOM_SPHERE, P.GEOM_SPHERE): 1,
@@ -301,6 +302,8 @@ def narrowphase(con, work, type1, type2, margin, pos1, mat1, size1, pos2, mat2, 
             return P.collide_plane_sphere(con, margin, pos1, mat1, size1, pos2, mat2, size2)
         if type2 == P.GEOM_CAPSULE:
             return P.collide_plane_capsule(con, margin, pos1, mat1, size1, pos2, mat2, size2)
+        if type2 == P.GEOM_ELLIPSOID:
+            return P.collide_plane_ellipsoid(con, margin, pos1, mat1, size1, pos2, mat2, size2)
         if type2 == P.GEOM_CYLINDER:
             return P.collide_plane_cylinder(con, margin, pos1, mat1, size1, pos2, mat2, size2)
         if type2 == P.GEOM_BOX:

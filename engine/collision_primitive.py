@@ -147,6 +147,33 @@ def collide_plane_sphere(con, margin, pos1, mat1, size1, pos2, mat2, size2):
 
 
 @kernel
+def collide_plane_ellipsoid(con, margin, pos1, mat1, size1, pos2, mat2, size2):
+    """Plane : ellipsoid, one contact at the ellipsoid's support point in the direction
+    -n (MuJoCo's mjc_PlaneConvex with the ellipsoid's support function). With u = R^T (-n)
+    in the ellipsoid's frame and semi-axes a, the support point is
+    s = pos2 + R (a * w), w = normalized(a * u): the point of the surface farthest along
+    -n, whose normal is -n. d = (s - pos1).n; contact at s - n d/2, normal n."""
+    normal = _zaxis(mat1)
+    u = (
+        -(mat2[0] * normal[0] + mat2[3] * normal[1] + mat2[6] * normal[2]),
+        -(mat2[1] * normal[0] + mat2[4] * normal[1] + mat2[7] * normal[2]),
+        -(mat2[2] * normal[0] + mat2[5] * normal[1] + mat2[8] * normal[2]),
+    )
+    w, _ = normalized((u[0] * size2[0], u[1] * size2[1], u[2] * size2[2]))
+    local = (w[0] * size2[0], w[1] * size2[1], w[2] * size2[2])
+    support = (
+        mat2[0] * local[0] + mat2[1] * local[1] + mat2[2] * local[2] + pos2[0],
+        mat2[3] * local[0] + mat2[4] * local[1] + mat2[5] * local[2] + pos2[1],
+        mat2[6] * local[0] + mat2[7] * local[1] + mat2[8] * local[2] + pos2[2],
+    )
+    dist = _dot(_sub(support, pos1), normal)
+    if dist > margin:
+        return 0
+    _set(con, 0, _add_scl(support, normal, -0.5 * dist), normal, _ZERO3, dist)
+    return 1
+
+
+@kernel
 def collide_plane_capsule(con, margin, pos1, mat1, size1, pos2, mat2, size2):
     """Plane : capsule, a sphere test at each end of the segment pos2 +- h a (mjc_PlaneCapsule).
 

@@ -33,7 +33,14 @@ import numpy as np
 import pytest
 
 import engine
-from engine.collision_primitive import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_PLANE, GEOM_SPHERE
+from engine.collision_primitive import (
+    GEOM_BOX,
+    GEOM_CAPSULE,
+    GEOM_CYLINDER,
+    GEOM_ELLIPSOID,
+    GEOM_PLANE,
+    GEOM_SPHERE,
+)
 from tests.helpers import ASSETS, GYM_ASSETS, report, without_contacts
 
 TOL_GEOM = 1e-9  # contact position (m), frame, distance (m)
@@ -278,6 +285,46 @@ def _cube_rotations() -> np.ndarray:
     return np.array(quats)
 
 
+ELLIPSOID = ASSETS / "tests" / "collision_ellipsoid.xml"
+
+
+def test_plane_ellipsoid():
+    """collision_ellipsoid.xml in random poses (three ellipsoids of different shapes, one
+    with a margin and a gap, over a floor and a tilted wall): contacts equal MuJoCo's."""
+    mj = mj_model(ELLIPSOID)
+    qpos = random_poses(mj, 300, seed=1, spread=0.2, height=(-0.1, 0.25))
+    result = compare_states("collision_ellipsoid", without_contacts(ELLIPSOID), mj, qpos)
+    result.check(300, 300)
+    assert result.pair_types.get((GEOM_PLANE, GEOM_ELLIPSOID), 0) >= 300
+
+
+def test_ellipsoid_rests_on_its_semi_axis():
+    """An ellipsoid with semi-axes (a, b, c) whose axis k points up, its centre at height h,
+    touches the floor at its lowest point: distance h - size[k], contact below the centre
+    at height (h - size[k]) / 2 (midway between the surfaces), normal +z. Analytic."""
+    text = ELLIPSOID.read_text()
+    mj = mj_model(ELLIPSOID)
+    qpos = np.tile(mj.qpos0, (3, 1))
+    h = 0.04  # below every semi-axis: each orientation overlaps the floor
+    # body "long" (a, b, c) = (0.2, 0.05, 0.08): axis z up, x up (turn about y), y up (about x)
+    s = np.sqrt(0.5)
+    quats = [(1.0, 0.0, 0.0, 0.0), (s, 0.0, s, 0.0), (s, s, 0.0, 0.0)]
+    for row, q in enumerate(quats):
+        qpos[row, 0:3] = (-0.8, 0.3, h)  # on the wall's open side, clear of it
+        qpos[row, 3:7] = q
+        qpos[row, 7:10] = (-0.8, -0.5, 2.0)  # the others out of reach
+        qpos[row, 14:17] = (-0.8, 0.8, 2.0)
+    sim = engine.Simulator(engine.load_mjcf(without_contacts(text)), batch=3)
+    sim.data.qpos[:] = qpos
+    sim.forward()
+    sim.collision()
+    for row, up in enumerate((0.08, 0.2, 0.05)):
+        assert sim.data.ncon[row] == 1 and sorted(sim.data.contact_geom[row, 0]) == [0, 2]  # floor, long
+        assert sim.data.contact_dist[row, 0] == pytest.approx(h - up, abs=1e-15)
+        np.testing.assert_allclose(sim.data.contact_pos[row, 0], (-0.8, 0.3, (h - up) / 2), atol=1e-15)
+        np.testing.assert_allclose(sim.data.contact_frame[row, 0, :3], (0.0, 0.0, 1.0), atol=0)
+
+
 def test_aligned_primitives():
     """collision_primitives.xml with every body axis-aligned (faces, edges and axes exactly
     parallel) or tilted from that by 1e-6 to 1e-3 rad: the degenerate branches (parallel
@@ -468,7 +515,7 @@ _REFUSED = """
 
 @pytest.mark.parametrize(
     ("gtype", "size", "other"),
-    [("ellipsoid", "0.1 0.05 0.05", "plane"), ("cylinder", "0.05 0.1", "capsule")],
+    [("ellipsoid", "0.1 0.05 0.05", "capsule"), ("cylinder", "0.05 0.1", "capsule")],
 )
 def test_uncollidable_geom_refused_by_name(gtype, size, other):
     """A geom pair with no closed-form collider here is refused at load, naming the geoms."""
