@@ -32,9 +32,9 @@ JOB_ROLLOUT = 2
 @kernel
 def reset_row(m, d, b):
     """Row b back to the model's initial state (MuJoCo's mj_resetData for the state):
-    time 0, qpos0, zero velocities, activations, controls, applied forces and warm start,
-    equality constraints as the model declares them, mocap bodies at their body_pos and
-    body_quat."""
+    time 0, qpos0, zero velocities, activations (and act_dot, which a forward pass with
+    actuation disabled leaves as it is), controls, applied forces and warm start, equality
+    constraints as the model declares them, mocap bodies at their body_pos and body_quat."""
     d.time[b] = 0.0
     for i in range(m.nq):
         d.qpos[b, i] = m.qpos0[i]
@@ -44,6 +44,7 @@ def reset_row(m, d, b):
         d.qacc_warmstart[b, i] = 0.0
     for i in range(m.na):
         d.act[b, i] = 0.0
+        d.act_dot[b, i] = 0.0
     for i in range(m.nu):
         d.ctrl[b, i] = 0.0
     for i in range(m.nbody):

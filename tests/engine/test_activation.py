@@ -372,6 +372,29 @@ def test_disabled_actuation_freezes_act_as_mujoco(integrator):
     assert worst <= TOL_TRAJ
 
 
+def test_reset_clears_act_and_act_dot_as_mj_resetData():
+    """A bad qvel with on_bad="reset": the row restarts from mj_resetData's state, act and
+    act_dot zero (with actuation disabled no forward pass rewrites act_dot), as MuJoCo."""
+    model, mj = _pair("Euler", "disable")
+    qpos, qvel, act, ctrl = _states(1, seed=45)
+    qvel[0, 1] = np.nan
+    sim = engine.Simulator(model, batch=1, on_bad="reset")
+    _set(sim.data, qpos, qvel, act, ctrl)
+    sim.data.act_dot[:] = 0.25
+    with pytest.warns(engine.PhysicsWarning, match=r"qvel was NaN"):
+        sim.step()
+    d = mujoco.MjData(mj)
+    _set(d, qpos[0], qvel[0], act[0], ctrl[0])
+    d.act_dot[:] = 0.25
+    mujoco.mj_step(mj, d)
+    assert d.warning[mujoco.mjtWarning.mjWARN_BADQVEL].number == 1 == sim.data.warning[0, T.WARN_BADQVEL]
+    for name in ("act", "act_dot"):
+        np.testing.assert_array_equal(getattr(d, name), 0.0)
+        np.testing.assert_array_equal(getattr(sim.data, name)[0], 0.0)
+    for name in ("qpos", "qvel", "time"):
+        assert rel_err(getattr(sim.data, name)[0], getattr(d, name)) <= TOL, name
+
+
 def test_bad_control_zeroes_the_activation_inputs_as_mujoco():
     """A NaN control: every control is taken as 0, so act_dot = 0 (integrator) or -act / tau
     (filters), and the warning is counted, as MuJoCo does."""
