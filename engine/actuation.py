@@ -29,16 +29,34 @@ r (nv), so that its scalar force f acts on the dofs as r^T f and l' = r . qvel:
 
 actuator_velocity = moment . qvel.
 
-Force (MuJoCo's general actuator, no activation dynamics):
+Force (MuJoCo's general actuator):
 
-    u = clamp(ctrl, ctrlrange)           if ctrllimited
+    u = clamp(ctrl, ctrlrange)           if ctrllimited (every u = 0 if one is bad)
     gain = gainprm[0]                                        (fixed)
          = gainprm[0] + gainprm[1] length + gainprm[2] velocity  (affine)
     bias = 0 (none)  or  biasprm[0] + biasprm[1] length + biasprm[2] velocity  (affine)
-    force = clamp(gain u + bias, forcerange)   if forcelimited
+    force = clamp(gain x + bias, forcerange)   if forcelimited
 
-and qfrc_actuator = moment^T force. `motor`, `position` and `velocity` are the special
-cases MuJoCo's compiler writes into these parameters.
+with input x = u for a stateless actuator, and qfrc_actuator = moment^T force. `motor`,
+`position` and `velocity` are the special cases MuJoCo's compiler writes into these
+parameters.
+
+Activation dynamics (MuJoCo's dyntype; one activation act = act[actuator_actadr] per
+stateful actuator, part of the state like qpos and qvel):
+
+    integrator:           act_dot = u
+    filter, filterexact:  act_dot = (u - act) / max(tau, MINVAL),  tau = dynprm[0]
+
+and the force's input is x = act, or with actearly x = next_activation(act_dot), the
+activation the integrator will give at the end of this step (mj_nextActivation):
+
+    filterexact:  act + act_dot tau (1 - exp(-h / tau))   (exact for constant u)
+    otherwise:    act + act_dot h
+    then clamped to actrange if actlimited.
+
+The integrators advance act with the same function (engine.integrate.advance); RK4 carries
+act in its stages. With actuation disabled, act_dot is left as it was and act does not
+change (as MuJoCo).
 
 A servo on a rotation (site with refsite, gear[0:3] = 0; fixed gain, affine bias with
 biasprm[1] = -gainprm[0], as `position` writes) has a periodic setpoint,
@@ -52,7 +70,7 @@ import math
 from engine import types as T
 from engine.jacobian import apply_ft_chain
 from engine.jit import kernel
-from engine.spatial import mtv3, mv3, qmul, qsub
+from engine.spatial import MINVAL, mtv3, mv3, qmul, qsub
 from engine.warning import is_bad, warn
 
 
@@ -205,8 +223,38 @@ def _round_int(x):
 
 
 @kernel
+def next_activation(m, d, b, a, act_dot):
+    """act of stateful actuator a of row b one step later under act_dot, clamped to its
+    actrange if actlimited (MuJoCo's mj_nextActivation): filterexact integrates exactly,
+    act + act_dot tau (1 - exp(-h / tau)); integrator and filter by Euler, act + act_dot h."""
+    act = d.act[b, m.actuator_actadr[a]]
+    if m.actuator_dyntype[a] == T.DYN_FILTEREXACT:
+        # for constant u: act(h) = u + (act - u) exp(-h/tau), and act_dot tau = u - act
+        tau = max(MINVAL, m.actuator_dynprm[a, 0])
+        act = act + act_dot * tau * (1.0 - math.exp(-m.opt_timestep / tau))
+    else:
+        act = act + act_dot * m.opt_timestep
+    if m.actuator_actlimited[a]:
+        lo = m.actuator_actrange[a, 0]
+        hi = m.actuator_actrange[a, 1]
+        act = lo if act < lo else (hi if act > hi else act)  # a NaN passes, as mju_clip
+    return act
+
+
+@kernel
+def activation_dot(m, d, b, a, u):
+    """act_dot of stateful actuator a of row b from its (clamped) control u."""
+    adr = m.actuator_actadr[a]
+    if m.actuator_dyntype[a] == T.DYN_INTEGRATOR:
+        d.act_dot[b, adr] = u
+    else:  # filter, filterexact: first order towards u with time constant tau
+        tau = max(MINVAL, m.actuator_dynprm[a, 0])
+        d.act_dot[b, adr] = (u - d.act[b, adr]) / tau
+
+
+@kernel
 def actuation(m, d, b):
-    """actuator_force and qfrc_actuator of row b (MuJoCo's mj_fwdActuation)."""
+    """act_dot, actuator_force and qfrc_actuator of row b (MuJoCo's mj_fwdActuation)."""
     qfrc = d.qfrc_actuator[b]
     for i in range(m.nv):
         qfrc[i] = 0.0
@@ -219,12 +267,23 @@ def actuation(m, d, b):
     bad = first_bad_ctrl(m, d, b, clamp)
     if bad >= 0:  # MuJoCo takes every control as 0 (mjWARN_BADCTRL)
         warn(d, b, T.WARN_BADCTRL, bad)
+    # every act_dot first: an actearly force reads its own actuator's
     for a in range(m.nu):
-        u = 0.0 if bad >= 0 else clamped_ctrl(m, d, b, a, clamp)
+        if m.actuator_actadr[a] >= 0:
+            activation_dot(m, d, b, a, 0.0 if bad >= 0 else clamped_ctrl(m, d, b, a, clamp))
+    for a in range(m.nu):
         length = d.actuator_length[b, a]
-        period = wrap_period(m, a)
-        if period > 0.0:  # the setpoint nearest the length, on the circle
-            u -= period * _round_int((u - length) / period)
+        adr = m.actuator_actadr[a]
+        if adr >= 0:  # stateful: the activation, now or (actearly) after this step
+            if m.actuator_actearly[a]:
+                u = next_activation(m, d, b, a, d.act_dot[b, adr])
+            else:
+                u = d.act[b, adr]
+        else:
+            u = 0.0 if bad >= 0 else clamped_ctrl(m, d, b, a, clamp)
+            period = wrap_period(m, a)  # (the loader refuses activations on such servos)
+            if period > 0.0:  # the setpoint nearest the length, on the circle
+                u -= period * _round_int((u - length) / period)
         vel = d.actuator_velocity[b, a]
         gp = m.actuator_gainprm[a]
         gain = gp[0]

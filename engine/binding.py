@@ -177,7 +177,7 @@ def _driver_entries() -> list:
         types.Array(types.int32, 2, "C"),  # index (k, 2)
         types.Array(f64, 2, "C"),  # gain (k, 2)
         types.Array(f64, 2, "C"),  # target (B, k)
-        *(types.Array(f64, 3, "C"),) * 4,  # ctrl, qpos, qvel, sensordata (B, T, ...)
+        *(types.Array(f64, 3, "C"),) * 5,  # ctrl, qpos, qvel, act, sensordata (B, T, ...)
         i64,  # nthread
     )
     return [(run_rows, argtypes)]

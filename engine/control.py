@@ -25,8 +25,9 @@ from engine.model import Model, model_digest
 
 
 def check_motor(model: Model, actuator, what: str) -> tuple[int, int]:
-    """(actuator, dof) if `actuator` is a motor (fixed gain, no bias, non-zero gain and gear)
-    with a joint transmission on a slide or hinge joint; ValueError naming it otherwise."""
+    """(actuator, dof) if `actuator` is a motor (fixed gain, no bias, no activation dynamics,
+    non-zero gain and gear) with a joint transmission on a slide or hinge joint; ValueError
+    naming it otherwise."""
     if isinstance(actuator, bool) or not isinstance(actuator, int | np.integer):
         raise TypeError(f"actuator must be an int, got {type(actuator).__name__}")
     if not 0 <= actuator < model.nu:
@@ -39,6 +40,9 @@ def check_motor(model: Model, actuator, what: str) -> tuple[int, int]:
         raise ValueError(f"actuator {a}: {what} needs a joint transmission, not a {kind} transmission")
     if model.actuator_gaintype[a] != T.GAIN_FIXED or model.actuator_biastype[a] != T.BIAS_NONE:
         raise ValueError(f"actuator {a}: {what} needs a motor (fixed gain, no bias)")
+    if model.actuator_dyntype[a] != T.DYN_NONE:
+        # its force follows act, not ctrl: setting ctrl cannot set this step's force
+        raise ValueError(f"actuator {a}: {what} needs a motor without activation dynamics")
     if model.actuator_gainprm[a, 0] == 0.0 or model.actuator_gear[a, 0] == 0.0:
         raise ValueError(f"actuator {a}: zero gain or gear cannot drive its joint")
     jnt = int(model.actuator_trnid[a, 0])

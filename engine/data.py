@@ -52,7 +52,7 @@ class Data(NamedTuple):
     time: f64[B]  # simulation time
     qpos: f64[B, nq]  # generalized positions
     qvel: f64[B, nv]  # generalized velocities
-    act: f64[B, na]  # actuator activations (na = 0 for now)
+    act: f64[B, na]  # actuator activations (actuator_actadr says whose)
     ctrl: f64[B, nu]  # controls
     qfrc_applied: f64[B, nv]  # user-applied generalized forces
     xfrc_applied: f64[B, nbody, 6]  # user-applied Cartesian force:torque at body com
@@ -148,6 +148,7 @@ class Data(NamedTuple):
     qfrc_passive: f64[B, nv]  # spring + damper + fluid
     qfrc_bias: f64[B, nv]  # c(q, v): Coriolis, centrifugal and gravity
     actuator_force: f64[B, nu]  # scalar force of each actuator
+    act_dot: f64[B, na]  # time derivative of act (activation dynamics)
     qfrc_actuator: f64[B, nv]  # actuator forces in joint space
 
     # acceleration
@@ -173,6 +174,9 @@ class Data(NamedTuple):
     rk_qpos: f64[B, 4, nq]  # RK4 stage positions
     rk_qvel: f64[B, 4, nv]  # RK4 stage velocities
     rk_qacc: f64[B, 4, nv]  # RK4 stage accelerations
+    rk_act: f64[B, 4, na]  # RK4 stage activations
+    rk_act_dot: f64[B, 4, na]  # RK4 stage activation derivatives
+    scratch_act: f64[B, na]  # work space (RK4's weighted act_dot)
     scratch_qpos: f64[B, nq]  # work space
     scratch_v: f64[B, 6, nv]  # work space
     scratch_body: f64[B, 3, nbody, 6]  # work space for RNE-like passes

@@ -2,8 +2,11 @@
 
 qDeriv = d(qfrc_smooth)/d(qvel) = d(qfrc_actuator)/dv + d(qfrc_passive)/dv - d(qfrc_bias)/dv
 
-- actuators (affine gain/bias): moment^T (gainprm[2] ctrl + biasprm[2]) moment, skipped while
-  the force sits on a forcerange limit (MuJoCo's mjd_actuator_vel)
+- actuators (affine gain/bias): moment^T (gainprm[2] x + biasprm[2]) moment, skipped while
+  the force sits on a forcerange limit (MuJoCo's mjd_actuator_vel). x is the gain's input
+  as the forward pass takes it, but unclamped: ctrl for a stateless actuator (MuJoCo reads
+  d->ctrl here, not the ctrlrange-clamped copy), act for a stateful one, or with actearly
+  the next activation (act_dot reads ctrl and act, not qvel: no other term)
 - dampers: -diag(dof_damping) and -damping_t ten_J^T ten_J per tendon (mjd_passive_vel)
 - only pairs of dofs on one ancestor chain are kept (Model.D_mask, MuJoCo's D pattern): a
   tendon or actuator coupling two branches or two trees gets no cross term, as in MuJoCo
@@ -14,6 +17,7 @@ qDeriv = d(qfrc_smooth)/d(qvel) = d(qfrc_actuator)/dv + d(qfrc_passive)/dv - d(q
 """
 
 from engine import types as T
+from engine.actuation import next_activation
 from engine.com_vel import com_vel_at
 from engine.jit import kernel
 from engine.rne import rne_at
@@ -39,7 +43,14 @@ def smooth_vel(m, d, b, flg_bias):
             if m.actuator_gaintype[a] == T.GAIN_AFFINE:
                 gain_vel = m.actuator_gainprm[a, 2]
                 if gain_vel != 0.0:
-                    bias_vel += gain_vel * d.ctrl[b, a]
+                    adr = m.actuator_actadr[a]
+                    if adr < 0:
+                        x = d.ctrl[b, a]
+                    elif m.actuator_actearly[a]:
+                        x = next_activation(m, d, b, a, d.act_dot[b, adr])
+                    else:
+                        x = d.act[b, adr]
+                    bias_vel += gain_vel * x
             if bias_vel != 0.0:
                 mom = d.actuator_moment[b, a]
                 for i in range(nv):

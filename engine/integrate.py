@@ -1,4 +1,4 @@
-"""Stage 12, integrate: advance (qpos, qvel, time) by one timestep h (MuJoCo's integrators).
+"""Stage 12, integrate: advance (qpos, qvel, act, time) by one timestep h (MuJoCo's integrators).
 
 - Euler (semi-implicit):  v' = v + h a,  q' = q (+) h v'.  With joint damping D the velocity
   update is implicit in D:  a = (M + h D)^-1 (qfrc_smooth + qfrc_constraint).
@@ -12,11 +12,18 @@
 
 (+) is position integration on the joint manifold: quaternions of ball and free joints
 rotate by exp(h w / 2) in the body frame; everything else adds.
+
+Activations (actuators with activation dynamics) advance in every integrator by
+engine.actuation.next_activation with the step's act_dot: act' = act + h act_dot, or exactly
+for filterexact, then clamped to actrange if actlimited; Euler and the implicit
+integrators use the act_dot of the forward pass, RK4 its weighted stage average. With
+actuation disabled act does not change (MuJoCo's mj_advance).
 """
 
 import numpy as np
 
 from engine import types as T
+from engine.actuation import next_activation
 from engine.derivative import bias_vel_columns, smooth_vel
 from engine.factor import factor_i, solve_ld
 from engine.jit import kernel, unit
@@ -65,12 +72,19 @@ def differentiate_pos(m, qvel, dt, qpos1, qpos2):
 
 
 @kernel
-def advance(m, d, b, qacc, qvel_pos, use_qvel_pos):
-    """v += h qacc; q (+)= h v (or h qvel_pos if use_qvel_pos); t += h (MuJoCo's mj_advance).
+def advance(m, d, b, act_dot, qacc, qvel_pos, use_qvel_pos):
+    """act <- next_activation(act_dot) (unless actuation is disabled); v += h qacc;
+    q (+)= h v (or h qvel_pos if use_qvel_pos); t += h (MuJoCo's mj_advance). act_dot (na),
+    qacc (nv), qvel_pos (nv).
 
     Also keeps the qacc of the last forward pass as the constraint solver's next warm start.
     """
     h = m.opt_timestep
+    if m.na > 0 and not (m.opt_disableflags & T.DSBL_ACTUATION):
+        for a in range(m.nu):
+            adr = m.actuator_actadr[a]
+            if adr >= 0:
+                d.act[b, adr] = next_activation(m, d, b, a, act_dot[adr])
     for i in range(m.nv):
         d.qacc_warmstart[b, i] = d.qacc[b, i]
     qvel = d.qvel[b]
@@ -97,7 +111,7 @@ def _has_damping(m):
 def euler(m, d, b):
     """Semi-implicit Euler with implicit joint damping (MuJoCo's mj_Euler)."""
     if not _has_damping(m):
-        advance(m, d, b, d.qacc[b], d.qvel[b], False)
+        advance(m, d, b, d.act_dot[b], d.qacc[b], d.qvel[b], False)
         return
     h = m.opt_timestep
     qH = d.qH[b]
@@ -110,7 +124,7 @@ def euler(m, d, b):
     for i in range(m.nv):
         acc[i] = d.qfrc_smooth[b, i] + d.qfrc_constraint[b, i]
     solve_ld(acc, qH, d.qHDiagInv[b], m)
-    advance(m, d, b, acc, d.qvel[b], False)
+    advance(m, d, b, d.act_dot[b], acc, d.qvel[b], False)
 
 
 # dexpinv coefficient c(t) = (1 - (t/2) cot(t/2)) / t^2 for t^2 < 1.75^2: MuJoCo's polynomial
@@ -196,20 +210,31 @@ def rk4(m, d, b):
     step compose q_0 with the exponential of an algebra element theta = h sum a_ij U_j,
     which is the RKMK method: orientations are 4th order. Forward sees the uncorrected
     v_i; hinge, slide and the free joint's translation are classical RK4.
+
+    Activations are part of the state: act_i = act_0 + h a_i act_dot_{i-1} in each stage
+    (plain Euler, unclamped, even for filterexact, as MuJoCo), and the final update is
+    next_activation with the weighted act_dot = sum_j b_j act_dot_j (exact for filterexact,
+    then clamped to actrange).
     """
     h = m.opt_timestep
-    nq, nv = m.nq, m.nv
+    nq, nv, na = m.nq, m.nv, m.na
     X = d.rk_qpos[b]
     V = d.rk_qvel[b]
     F = d.rk_qacc[b]
+    XA = d.rk_act[b]
+    FA = d.rk_act_dot[b]
     dx = d.scratch_v[b, 0]
     dv = d.scratch_v[b, 1]
+    da = d.scratch_act[b]
     t0 = d.time[b]
     for k in range(nq):
         X[0, k] = d.qpos[b, k]
     for k in range(nv):
         V[0, k] = d.qvel[b, k]
         F[0, k] = d.qacc[b, k]
+    for k in range(na):
+        XA[0, k] = d.act[b, k]
+        FA[0, k] = d.act_dot[b, k]
     for i in range(1, 4):
         a = 1.0 if i == 3 else 0.5  # the tableau's sub-diagonal: 1/2, 1/2, 1
         for k in range(nv):
@@ -220,25 +245,35 @@ def rk4(m, d, b):
         integrate_pos(m, X[i], dx, h)
         for k in range(nv):
             V[i, k] = V[0, k] + h * dv[k]
+        for k in range(na):
+            XA[i, k] = XA[0, k] + h * (a * FA[i - 1, k])  # no clamp inside a step
         for k in range(nq):
             d.qpos[b, k] = X[i, k]
         for k in range(nv):
             d.qvel[b, k] = V[i, k]
+        for k in range(na):
+            d.act[b, k] = XA[i, k]
         _rkmk_stage(m, V[i], dx, h)  # after the copy: forward sees the plain v_i
         d.time[b] = t0 + a * h
         call_unit(m.unit_forward, m, d, b)
         for k in range(nv):
             F[i, k] = d.qacc[b, k]
+        for k in range(na):
+            FA[i, k] = d.act_dot[b, k]
     w0, w1 = 1.0 / 6.0, 1.0 / 3.0
     for k in range(nv):
         dx[k] = w0 * V[0, k] + w1 * V[1, k] + w1 * V[2, k] + w0 * V[3, k]
         dv[k] = w0 * F[0, k] + w1 * F[1, k] + w1 * F[2, k] + w0 * F[3, k]
+    for k in range(na):
+        da[k] = w0 * FA[0, k] + w1 * FA[1, k] + w1 * FA[2, k] + w0 * FA[3, k]
     d.time[b] = t0
     for k in range(nq):
         d.qpos[b, k] = X[0, k]
     for k in range(nv):
         d.qvel[b, k] = V[0, k]
-    advance(m, d, b, dv, dx, True)
+    for k in range(na):
+        d.act[b, k] = XA[0, k]
+    advance(m, d, b, da, dv, dx, True)
 
 
 @kernel
@@ -306,7 +341,7 @@ def implicit(m, d, b):
         factor_i(qH, d.qHDiagInv[b], m)
         solve_ld(acc, qH, d.qHDiagInv[b], m)
         _free_bodies_local_solve(m, d, b, acc)
-    advance(m, d, b, acc, d.qvel[b], False)
+    advance(m, d, b, d.act_dot[b], acc, d.qvel[b], False)
 
 
 @kernel

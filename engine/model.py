@@ -101,7 +101,7 @@ class Model(NamedTuple):
     nq: int  # number of generalized coordinates
     nv: int  # number of degrees of freedom
     nu: int  # number of actuators / controls
-    na: int  # number of activation states (always 0: no actuator dynamics yet)
+    na: int  # number of activation states (one per actuator with activation dynamics)
     nbody: int  # number of bodies, world included
     nmocap: int  # number of mocap bodies
     njnt: int  # number of joints
@@ -242,6 +242,13 @@ class Model(NamedTuple):
     actuator_ctrlrange: f64[nu, 2]  # control range
     actuator_forcelimited: i32[nu]  # clamp force to forcerange
     actuator_forcerange: f64[nu, 2]  # force range
+    actuator_dyntype: i32[nu]  # DYN_NONE, DYN_INTEGRATOR, DYN_FILTER or DYN_FILTEREXACT
+    actuator_dynprm: f64[nu, 1]  # dynamics parameters: [0] = tau of the filters
+    actuator_actadr: i32[nu]  # the actuator's activation in act, -1 if none
+    actuator_actnum: i32[nu]  # number of activations (0 or 1)
+    actuator_actlimited: i32[nu]  # clamp act to actrange after each step
+    actuator_actrange: f64[nu, 2]  # activation range
+    actuator_actearly: i32[nu]  # the force uses the next step's act instead of the current
 
     # sensors
     sensor_type: i32[nsensor]  # SENS_* code
@@ -502,7 +509,7 @@ def check_options(mj: mujoco.MjModel) -> None:
 
 
 # fields whose +-inf means "no bound" (NaN is still refused)
-_INF_ALLOWED = {"jnt_range", "tendon_range", "actuator_ctrlrange", "actuator_forcerange"}
+_INF_ALLOWED = {"jnt_range", "tendon_range", "actuator_ctrlrange", "actuator_forcerange", "actuator_actrange"}
 # fields that must be >= 0 for M (armature) or the implicit damping factor to stay positive
 _NONNEGATIVE = ("dof_armature", "dof_damping", "tendon_damping", "dof_frictionloss", "tendon_frictionloss")
 _OWNER = {  # field prefix -> (element, object type)
@@ -539,7 +546,7 @@ def _owner(mj: mujoco.MjModel, field: str, i: int) -> str:
 def check_values(m: Model, mj: mujoco.MjModel) -> None:
     """Raise ModelError naming the element and attribute for a number of `m` the engine
     cannot simulate: NaN or inf in any float field (+-inf is allowed in the ranges
-    jnt_range, tendon_range, ctrlrange and forcerange, where it means no bound), and
+    jnt_range, tendon_range, ctrlrange, forcerange and actrange, where it means no bound), and
     negative armature or damping."""
     # fields copied from the MJCF first, so the message names the attribute a user typed;
     # then those computed from them (mean inertia, inverse weights, mixed pair parameters)
@@ -767,9 +774,18 @@ def _check_actuators(mj: mujoco.MjModel) -> None:
     OBJ = mujoco.mjtObj
     for i in range(mj.nu):
         what = f"<actuator> {_name(mj, OBJ.mjOBJ_ACTUATOR, i)}"
-        if mj.actuator_dyntype[i] != 0:
-            dyn = mujoco.mjtDyn(mj.actuator_dyntype[i]).name
-            _refuse(what, f"activation dynamics {dyn} (only dyntype none)")
+        dyntype = mj.actuator_dyntype[i]
+        if dyntype not in _SUPPORTED_DYN:
+            dyn = mujoco.mjtDyn(dyntype).name.removeprefix("mjDYN_").lower()
+            _refuse(what, f"activation dynamics {dyn} (only none, integrator, filter and filterexact)")
+        if dyntype != T.DYN_NONE and mj.actuator_actnum[i] != 1:
+            _refuse(what, f"{mj.actuator_actnum[i]} activation states (only one)")
+        if dyntype == T.DYN_NONE and mj.actuator_actnum[i] != 0:
+            _refuse(what, "activation states without activation dynamics")
+        if dyntype != T.DYN_NONE and _rotation_servo(mj, i):
+            # MuJoCo wraps such a servo's activation on the circle (its setpoint is periodic),
+            # in a way its 4.0.0 binary does not document; we do not reproduce it
+            _refuse(what, "activation dynamics on a rotation servo (site with refsite, rotational gear)")
         if mj.actuator_gaintype[i] not in (T.GAIN_FIXED, T.GAIN_AFFINE):
             gain = mujoco.mjtGain(mj.actuator_gaintype[i]).name
             _refuse(what, f"gain type {gain} (only fixed and affine)")
@@ -793,6 +809,25 @@ def _check_actuators(mj: mujoco.MjModel) -> None:
             _refuse(what, "delayed controls")
         if mj.actuator_plugin[i] >= 0:
             _refuse(what, "actuator plugins")
+
+
+_SUPPORTED_DYN = (T.DYN_NONE, T.DYN_INTEGRATOR, T.DYN_FILTER, T.DYN_FILTEREXACT)
+
+
+def _rotation_servo(mj: mujoco.MjModel, i: int) -> bool:
+    """Actuator i has a periodic setpoint (engine.actuation.wrap_period's test): a servo
+    (fixed gain, affine bias with biasprm[1] = -gainprm[0]) on a site with a refsite and a
+    purely rotational gear."""
+    gear = mj.actuator_gear[i]
+    return bool(
+        mj.actuator_trntype[i] == T.TRN_SITE
+        and mj.actuator_trnid[i, 1] >= 0
+        and not np.any(gear[:3])
+        and np.any(gear[3:])
+        and mj.actuator_gaintype[i] == T.GAIN_FIXED
+        and mj.actuator_biastype[i] == T.BIAS_AFFINE
+        and mj.actuator_gainprm[i, 0] == -mj.actuator_biasprm[i, 1]
+    )
 
 
 def _check_sensors(mj: mujoco.MjModel) -> None:
@@ -1149,8 +1184,8 @@ def _as_declared(value, spec):
 
 def _derived(mj: mujoco.MjModel, nconmax: int | None, nefcmax: int | None, memory: int) -> dict:
     """The fields the engine derives (M's sparsity, candidate contact pairs, capacities) or
-    narrows from MuJoCo's wider arrays (the three gain and bias parameters, which are all
-    the engine's actuators use)."""
+    narrows from MuJoCo's wider arrays (the three gain and bias parameters and the filters'
+    time constant, which are all the engine's actuators use)."""
     parent = np.asarray(mj.dof_parentid)
     rownnz, rowadr, colind = _m_sparsity(parent)
     _check_trees(mj)
@@ -1161,7 +1196,7 @@ def _derived(mj: mujoco.MjModel, nconmax: int | None, nefcmax: int | None, memor
     widths = {"nefcdof": nefcdof, "nefctreedof": nefctreedof}
     nconmax, nefcmax = capacities(mj, cpair, nconmax, nefcmax, widths, memory)
     out = {
-        "na": 0,
+        "na": int(mj.na),
         "nM": int(rownnz.sum()),
         "M_rownnz": rownnz,
         "M_rowadr": rowadr,
@@ -1170,6 +1205,7 @@ def _derived(mj: mujoco.MjModel, nconmax: int | None, nefcmax: int | None, memor
         "dof_treedofnum": _tree_dofnum(parent),
         "actuator_gainprm": np.asarray(mj.actuator_gainprm).reshape(-1, 10)[:, :3],
         "actuator_biasprm": np.asarray(mj.actuator_biasprm).reshape(-1, 10)[:, :3],
+        "actuator_dynprm": np.asarray(mj.actuator_dynprm).reshape(-1, 10)[:, :1],
         "nJten": int(ten_J[0].sum()),
         "ten_J_rownnz": ten_J[0],
         "ten_J_rowadr": ten_J[1],

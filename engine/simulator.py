@@ -26,7 +26,8 @@ from engine.step import JOB_FORWARD, JOB_ROLLOUT, JOB_STEP, run_rows
 
 class NonFiniteError(RoboDynError, FloatingPointError):
     """The physics met a NaN, an inf or a value beyond MuJoCo's 1e10 (mjMAXVAL) in qpos,
-    qvel, mocap_pos, mocap_quat or qacc; the message names row, step and quantity."""
+    qvel, mocap_pos, mocap_quat or qacc; the message names row, step and quantity (the
+    first bad input, act included, that can explain a bad qacc)."""
 
 
 class Snapshot(NamedTuple):
@@ -55,6 +56,7 @@ _WARNINGS = {
 _DIAGNOSE = (
     "qpos",
     "qvel",
+    "act",
     "mocap_pos",
     "mocap_quat",
     "qfrc_applied",
@@ -73,6 +75,7 @@ class Rollout(NamedTuple):
 
     qpos: np.ndarray  # (B, T, nq)
     qvel: np.ndarray  # (B, T, nv)
+    act: np.ndarray  # (B, T, na)
     sensordata: np.ndarray  # (B, T, nsensordata) sensors of the state step t started from
 
 
@@ -165,8 +168,8 @@ class Simulator:
         if rows is not None:
             mask = np.zeros(self.batch, dtype=np.uint8)
             mask[self._rows(rows)] = 1
-        none = self._no_rollout
-        job = (JOB_FORWARD, 0, T.DRIVE_NONE, 0, *self._no_drive, none, none, none, none)
+        records = (self._no_rollout,) * 5  # ctrl, qpos, qvel, act, sensordata: none
+        job = (JOB_FORWARD, 0, T.DRIVE_NONE, 0, *self._no_drive, *records)
         self._run(job, "forward", self.nstep, mask)
 
     def step(self, nstep: int = 1) -> None:
@@ -185,7 +188,7 @@ class Simulator:
         """Step every row through a control sequence in one call (like mujoco.rollout).
 
         ctrl: (B, T, nu), or (T, nu) for every row alike; step t applies ctrl[:, t]. Returns
-        the state after each step (qpos, qvel) and the sensors of the state each step
+        the state after each step (qpos, qvel, act) and the sensors of the state each step
         started from, each (B, T, ...). data.ctrl ends at the last control; raises like
         step() if a row fails (that row stops at the state before its failed step).
         """
@@ -202,11 +205,12 @@ class Simulator:
         out = Rollout(
             np.zeros((self.batch, steps, m.nq)),
             np.zeros((self.batch, steps, m.nv)),
+            np.zeros((self.batch, steps, m.na)),
             np.zeros((self.batch, steps, m.nsensordata)),
         )
         start = self.nstep
         self.nstep += steps
-        records = (c, out.qpos, out.qvel, out.sensordata)
+        records = (c, out.qpos, out.qvel, out.act, out.sensordata)
         job = (JOB_ROLLOUT, steps, T.DRIVE_NONE, self._reset_flag, *self._no_drive, *records)
         self._run(job, "step", start)
         return out
@@ -220,8 +224,8 @@ class Simulator:
             self._bound.add_split_forward()
         start = self.nstep
         self.nstep += nstep
-        none = self._no_rollout
-        job = (JOB_STEP, nstep, kind, flags | self._reset_flag, index, gain, target, none, none, none, none)
+        records = (self._no_rollout,) * 5  # a step records nothing
+        job = (JOB_STEP, nstep, kind, flags | self._reset_flag, index, gain, target, *records)
         self._run(job, "step", start)
 
     def collision(self) -> None:

@@ -32,9 +32,9 @@ JOB_ROLLOUT = 2
 @kernel
 def reset_row(m, d, b):
     """Row b back to the model's initial state (MuJoCo's mj_resetData for the state):
-    time 0, qpos0, zero velocities, activations, controls, applied forces and warm start,
-    equality constraints as the model declares them, mocap bodies at their body_pos and
-    body_quat."""
+    time 0, qpos0, zero velocities, activations (and act_dot, which a forward pass with
+    actuation disabled leaves as it is), controls, applied forces and warm start, equality
+    constraints as the model declares them, mocap bodies at their body_pos and body_quat."""
     d.time[b] = 0.0
     for i in range(m.nq):
         d.qpos[b, i] = m.qpos0[i]
@@ -42,8 +42,9 @@ def reset_row(m, d, b):
         d.qvel[b, i] = 0.0
         d.qfrc_applied[b, i] = 0.0
         d.qacc_warmstart[b, i] = 0.0
-    for i in range(d.act.shape[1]):
+    for i in range(m.na):
         d.act[b, i] = 0.0
+        d.act_dot[b, i] = 0.0
     for i in range(m.nu):
         d.ctrl[b, i] = 0.0
     for i in range(m.nbody):
@@ -193,9 +194,10 @@ def block(B, nblock, k):
 
 
 @kernel
-def rollout_row(m, d, b, flags, ctrl, qpos, qvel, sensordata):
+def rollout_row(m, d, b, flags, ctrl, qpos, qvel, act, sensordata):
     """len(ctrl) steps of row b with ctrl[t] applied at step t, recording the state after
-    each step and the sensors of the state each step started from (as mujoco.rollout).
+    each step (qpos, qvel, act) and the sensors of the state each step started from (as
+    mujoco.rollout).
     Returns 0 or the 1-based index of the failed step; later records are left unwritten."""
     index, gain, target = no_drive(d, b)
     for t in range(ctrl.shape[0]):
@@ -209,11 +211,13 @@ def rollout_row(m, d, b, flags, ctrl, qpos, qvel, sensordata):
             qpos[t, i] = d.qpos[b, i]
         for i in range(m.nv):
             qvel[t, i] = d.qvel[b, i]
+        for i in range(m.na):
+            act[t, i] = d.act[b, i]
     return 0
 
 
 @kernel
-def row_job(m, d, b, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, sensordata):
+def row_job(m, d, b, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, act, sensordata):
     """One row's part of a call: JOB_FORWARD (forward_row; 1 if qacc is bad or the
     contacts overflowed, or without running it if the mocap pose is bad), JOB_STEP
     (step_row with the drive) or JOB_ROLLOUT (rollout_row). Returns the row's status."""
@@ -224,12 +228,12 @@ def row_job(m, d, b, job, nstep, drive, flags, index, gain, target, ctrl, qpos, 
         return 0 if acc_ok(m, d, b) else 1
     if job == JOB_STEP:
         return step_row(m, d, b, nstep, drive, flags, index, gain, target)
-    return rollout_row(m, d, b, flags, ctrl, qpos, qvel, sensordata)
+    return rollout_row(m, d, b, flags, ctrl, qpos, qvel, act, sensordata)
 
 
 @kernel
 def run_block(
-    m, d, lo, hi, rows, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, sensordata
+    m, d, lo, hi, rows, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, act, sensordata
 ):
     """row_job for the rows lo..hi-1 that `rows` selects, each row's status into d.status
     (0 for the others) and its count of new warnings into d.warned."""
@@ -237,23 +241,23 @@ def run_block(
         d.status[b] = 0
         d.warned[b] = 0
         if rows[b]:
-            records = (ctrl[b], qpos[b], qvel[b], sensordata[b])
+            records = (ctrl[b], qpos[b], qvel[b], act[b], sensordata[b])
             d.status[b] = row_job(m, d, b, job, nstep, drive, flags, index, gain, target[b], *records)
 
 
 @parallel_entry
 def run_rows(
-    mp, dp, rows, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, sensordata, nthread
+    mp, dp, rows, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, act, sensordata, nthread
 ):
     """row_job for every row that rows (B,) selects: the one entry Python calls to run the
-    batch. target (B, k) holds each row's drive commands; ctrl (B, T, nu), qpos, qvel,
+    batch. target (B, k) holds each row's drive commands; ctrl (B, T, nu), qpos, qvel, act,
     sensordata (B, T, ...) a rollout's controls and records (zero-sized for the other
     jobs). With nthread > 1 the rows are split into nthread contiguous blocks run on numba's
     threads. Returns count_rows: failed rows + 2**32 warned rows (0: nothing to report)."""
     m = model_at(mp)
     d = data_at(dp)
     B = d.status.shape[0]
-    args = (rows, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, sensordata)
+    args = (rows, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, act, sensordata)
     if nthread > 1:
         for k in prange(nthread):
             lo, hi = block(B, nthread, k)

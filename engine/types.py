@@ -18,6 +18,12 @@ GAIN_AFFINE = 1
 BIAS_NONE = 0
 BIAS_AFFINE = 1
 
+# actuator activation dynamics (mjtDyn); dynprm[0] is the filters' time constant tau
+DYN_NONE = 0  # no activation: the force's input is ctrl
+DYN_INTEGRATOR = 1  # act_dot = ctrl
+DYN_FILTER = 2  # act_dot = (ctrl - act) / tau, act += h act_dot
+DYN_FILTEREXACT = 3  # the same act_dot, act integrated exactly over the step
+
 # transmission types (mjtTrn)
 TRN_JOINT = 0
 TRN_TENDON = 3

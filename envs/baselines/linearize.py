@@ -39,6 +39,12 @@ class EngineDynamics:
     def __init__(self, env, model=None):
         physics = env.physics
         self.model = physics.model if model is None else model
+        if self.model.na > 0:
+            # act would be state too, and x = (qpos, qvel) would silently drop it
+            raise ValueError(
+                f"EngineDynamics: the model has {self.model.na} actuator activations (activation "
+                "dynamics); its state x = (qpos, qvel) has no place for them"
+            )
         self.actuation = env.task.actuation()
         if model is not None:
             self.actuation = self.actuation.for_model(model)

@@ -111,9 +111,9 @@ UNSUPPORTED = [
         r"<actuator> 'biceps'",
     ),
     (
-        "filter_dynamics",
-        arm(tail='<actuator><general name="lag" joint="hinge" dyntype="filter"/></actuator>'),
-        r"<actuator> 'lag'.*filter",
+        "user_dynamics",
+        arm(tail='<actuator><general name="lag" joint="hinge" dyntype="user"/></actuator>'),
+        r"<actuator> 'lag'.*activation dynamics user",
     ),
     ("touch_sensor", arm(tail='<sensor><touch name="feel" site="tip"/></sensor>'), r"<touch> 'feel'"),
     (

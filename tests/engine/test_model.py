@@ -85,9 +85,9 @@ REFUSALS = [
         ["<rangefinder>", "'ranger'"],
     ),
     (
-        "filter_dynamics",
-        _xml(extra='<actuator><general name="smoothed" joint="hinge" dyntype="filter"/></actuator>'),
-        ["<actuator>", "'smoothed'", "filter"],
+        "user_dynamics",
+        _xml(extra='<actuator><general name="custom" joint="hinge" dyntype="user"/></actuator>'),
+        ["<actuator>", "'custom'", "activation dynamics user"],
     ),
     (
         "muscle",

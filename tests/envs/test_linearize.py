@@ -15,6 +15,7 @@ import pytest
 
 from envs.baselines.linearize import EngineDynamics, LinearizedDynamics
 from tests.helpers import report
+from tests.robogym.activation_task import ActivationVectorEnv
 from tests.robogym.floating_arm_task import FloatingArmVectorEnv
 
 
@@ -126,3 +127,11 @@ def test_task_mpc_brings_the_arm_to_a_goal_pose(arm):
     end = np.abs(arm.physics.data.qpos[:, 7:9] - goal[7:9]).max()
     print(f"[oracle] task MPC on the floating arm: hinge error {start:.3f} -> {end:.2e} rad")
     assert end < 1e-2 * start
+
+
+def test_refuses_a_model_with_activations():
+    """A model whose actuators have activation dynamics has state beyond (qpos, qvel): act.
+    EngineDynamics' x = (qpos, qvel) cannot hold it, so it refuses instead of dropping it."""
+    env = ActivationVectorEnv(num_envs=1)
+    with pytest.raises(ValueError, match="8 actuator activations"):
+        EngineDynamics(env)
