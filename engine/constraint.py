@@ -109,8 +109,18 @@ def dot_row(m, d, b, i, x):
 
 @kernel
 def rows_of_contact(condim):
-    """Constraint rows of one contact: 1 for condim 1, 2 (condim - 1) pyramid edges else."""
+    """Constraint rows of one contact in the pyramidal cone: 1 for condim 1, else 2 (condim - 1)
+    pyramid edges."""
     return 1 if condim == 1 else 2 * (condim - 1)
+
+
+@kernel
+def contact_rows(m, condim):
+    """Constraint rows of one contact of model m: condim rows in the elliptic cone (the
+    normal, then the friction directions), else rows_of_contact."""
+    if condim > 1 and m.opt_cone == T.CONE_ELLIPTIC:
+        return condim
+    return rows_of_contact(condim)
 
 
 # ---- instantiation -------------------------------------------------------------------------------
@@ -263,6 +273,53 @@ def instantiate_equality(m, d, b):
             d.efc_pos[b, r] = pos
             d.efc_margin[b, r] = 0.0
             _commit(m, d, b, 1, T.CNSTR_EQUALITY, i, True)
+        elif etype == T.EQ_TENDON:
+            _tendon_equality(m, d, b, i)
+
+
+@kernel
+def _tendon_equality(m, d, b, i):
+    """The row of tendon equality i (mj_instantiateEquality, mjEQ_TENDON): with
+    x = ten_length(t2) - length0(t2) and p(x) = data1 x + ... + data4 x^4,
+    pos = ten_length(t1) - length0(t1) - data0 - p(x) and J = J_t1 - p'(x) J_t2 on the
+    union of the two tendons' dofs (ascending); one tendon: pos = ten_length - length0 -
+    data0, J = J_t1."""
+    t1 = m.eq_obj1id[i]
+    t2 = m.eq_obj2id[i]
+    data = m.eq_data[i]
+    r = d.nefc[b]
+    row = d.efc_J[b, r]
+    col = d.efc_J_colind[b, r]
+    deriv = 0.0
+    pos = d.ten_length[b, t1] - m.tendon_length0[t1] - data[0]
+    if t2 >= 0:
+        x = d.ten_length[b, t2] - m.tendon_length0[t2]
+        pos -= data[1] * x + data[2] * x * x + data[3] * x * x * x + data[4] * x * x * x * x
+        deriv = data[1] + 2 * data[2] * x + 3 * data[3] * x * x + 4 * data[4] * x * x * x
+    # merge the two ascending dof lists
+    a1, n1 = m.ten_J_rowadr[t1], m.ten_J_rownnz[t1]
+    a2, n2 = (m.ten_J_rowadr[t2], m.ten_J_rownnz[t2]) if t2 >= 0 else (0, 0)
+    p1 = 0
+    p2 = 0
+    n = 0
+    while p1 < n1 or p2 < n2:
+        c1 = m.ten_J_colind[a1 + p1] if p1 < n1 else m.nv
+        c2 = m.ten_J_colind[a2 + p2] if p2 < n2 else m.nv
+        dof = min(c1, c2)
+        v = 0.0
+        if c1 == dof:
+            v = d.ten_J[b, t1, dof]
+            p1 += 1
+        if c2 == dof:
+            v += d.ten_J[b, t2, dof] * -deriv
+            p2 += 1
+        col[n] = dof
+        row[n] = v
+        n += 1
+    d.efc_J_rownnz[b, r] = n
+    d.efc_pos[b, r] = pos
+    d.efc_margin[b, r] = 0.0
+    _commit(m, d, b, 1, T.CNSTR_EQUALITY, i, True)
 
 
 @kernel
@@ -424,13 +481,22 @@ def instantiate_contact(m, d, b):
                 J2[3 + k, t] = fr[3 * k] * x + fr[3 * k + 1] * y + fr[3 * k + 2] * z
         dist = d.contact_dist[b, c]
         margin = d.contact_includemargin[b, c]
-        _share_chain(d, b, r, rows_of_contact(dim), n)
+        _share_chain(d, b, r, contact_rows(m, dim), n)
         if dim == 1:
             for t in range(n):
                 d.efc_J[b, r, t] = J2[0, t]
             d.efc_pos[b, r] = dist
             d.efc_margin[b, r] = margin
             _commit(m, d, b, 1, T.CNSTR_CONTACT_FRICTIONLESS, c, False)
+            continue
+        if m.opt_cone == T.CONE_ELLIPTIC:
+            # the contact frame's rows as they are; pos and margin on the normal row only
+            for k in range(dim):
+                for t in range(n):
+                    d.efc_J[b, r + k, t] = J2[k, t]
+                d.efc_pos[b, r + k] = dist if k == 0 else 0.0
+                d.efc_margin[b, r + k] = margin if k == 0 else 0.0
+            _commit(m, d, b, dim, T.CNSTR_CONTACT_ELLIPTIC, c, False)
             continue
         for k in range(1, dim):
             mu = d.contact_friction[b, c, k - 1]
@@ -461,6 +527,10 @@ def diag_approx(m, d, b):
                 da = m.dof_invweight0[m.jnt_dofadr[m.eq_obj1id[cid]]]
                 if m.eq_obj2id[cid] >= 0:
                     da += m.dof_invweight0[m.jnt_dofadr[m.eq_obj2id[cid]]]
+            elif etype == T.EQ_TENDON:
+                da = m.tendon_invweight0[m.eq_obj1id[cid]]
+                if m.eq_obj2id[cid] >= 0:
+                    da += m.tendon_invweight0[m.eq_obj2id[cid]]
             else:
                 b1 = m.eq_obj1id[cid]
                 b2 = m.eq_obj2id[cid]
@@ -488,6 +558,8 @@ def diag_approx(m, d, b):
                 rot += m.body_invweight0[body, 1]
             if ctype == T.CNSTR_CONTACT_FRICTIONLESS:
                 da = tran
+            elif ctype == T.CNSTR_CONTACT_ELLIPTIC:  # row j of the contact: translation for j < 3
+                da = tran if i - d.contact_efc_address[b, cid] < 3 else rot
             else:
                 # pyramid edge pair j: tran + mu_j^2 tran (sliding directions j < 2)
                 j = (i - d.contact_efc_address[b, cid]) // 2
@@ -542,6 +614,8 @@ def _posdim(m, d, b, i):
     pos = d.efc_pos[b, i]
     if ctype == T.CNSTR_CONTACT_PYRAMIDAL:
         return pos, rows_of_contact(d.contact_dim[b, d.efc_id[b, i]])
+    if ctype == T.CNSTR_CONTACT_ELLIPTIC:
+        return pos, d.contact_dim[b, d.efc_id[b, i]]
     if ctype == T.CNSTR_EQUALITY:
         etype = m.eq_type[d.efc_id[b, i]]
         if etype == T.EQ_WELD or etype == T.EQ_CONNECT:
@@ -603,33 +677,53 @@ def make_impedance(m, d, b):
         imp, impP = impedance(solimp, pos, d.efc_margin[b, i])
         dmax = solimp[1]
         friction = d.efc_type[b, i] in (T.CNSTR_FRICTION_DOF, T.CNSTR_FRICTION_TENDON)
+        elliptic = d.efc_type[b, i] == T.CNSTR_CONTACT_ELLIPTIC
         for j in range(i, i + dim):
             R[j] = max(MINVAL, (1 - imp) * d.efc_diagA[b, j] / imp)
-            if friction:  # no position error to correct: K = 0
+            r0 = ref[0]
+            r1 = ref[1]
+            # an elliptic cone's friction rows take the contact's solreffriction if it is set
+            cone_friction = elliptic and j > i
+            if cone_friction:
+                rf = d.contact_solreffriction[b, d.efc_id[b, i]]
+                if rf[0] != 0.0 or rf[1] != 0.0:
+                    r0 = rf[0]
+                    r1 = rf[1]
+            if friction or cone_friction:  # no position error to correct: K = 0
                 KBIP[j, 0] = 0.0
-            elif ref[0] > 0:
-                KBIP[j, 0] = 1 / max(MINVAL, dmax * dmax * ref[0] * ref[0] * ref[1] * ref[1])
+            elif r0 > 0:
+                KBIP[j, 0] = 1 / max(MINVAL, dmax * dmax * r0 * r0 * r1 * r1)
             else:
-                KBIP[j, 0] = -ref[0] / max(MINVAL, dmax * dmax)
-            if ref[1] > 0:
-                KBIP[j, 1] = 2 / max(MINVAL, dmax * ref[0])
+                KBIP[j, 0] = -r0 / max(MINVAL, dmax * dmax)
+            if r1 > 0:
+                KBIP[j, 1] = 2 / max(MINVAL, dmax * r0)
             else:
-                KBIP[j, 1] = -ref[1] / max(MINVAL, dmax)
+                KBIP[j, 1] = -r1 / max(MINVAL, dmax)
             KBIP[j, 2] = imp
             KBIP[j, 3] = impP
         i += dim
-    # pyramids: one R for every edge, matching the friction impedance of the elliptic cone
+    # frictional contacts: R[1] = R[0] / impratio and the regularized cone's mu; an elliptic
+    # cone's other friction rows get R[j] mu_j^2 = R[1] mu_1^2, a pyramid one R for every
+    # edge, matching the friction impedance of the elliptic cone
     i = d.ne[b]
     while i < nefc:
-        if d.efc_type[b, i] != T.CNSTR_CONTACT_PYRAMIDAL:
+        ctype = d.efc_type[b, i]
+        if ctype != T.CNSTR_CONTACT_PYRAMIDAL and ctype != T.CNSTR_CONTACT_ELLIPTIC:
             i += 1
             continue
         c = d.efc_id[b, i]
+        fr = d.contact_friction[b, c]
         R[i + 1] = R[i] / max(MINVAL, m.opt_impratio)
-        mu = d.contact_friction[b, c, 0] * math.sqrt(R[i + 1] / R[i])
+        mu = fr[0] * math.sqrt(R[i + 1] / R[i])
         d.contact_mu[b, c] = mu
+        dim = d.contact_dim[b, c]
+        if ctype == T.CNSTR_CONTACT_ELLIPTIC:
+            for j in range(1, dim - 1):
+                R[i + j + 1] = R[i + 1] * fr[0] * fr[0] / (fr[j] * fr[j])
+            i += dim
+            continue
         rpy = 2 * mu * mu * R[i]
-        n = rows_of_contact(d.contact_dim[b, c])
+        n = rows_of_contact(dim)
         for j in range(i, i + n):
             R[j] = rpy
         i += n
@@ -765,9 +859,10 @@ def reference_constraint(m, d, b):
 
 @kernel
 def contact_force(m, d, b, c, out):
-    """out (6,) = force:torque of contact c in its frame (normal first), from the pyramid
-    edge forces (mj_contactForce / mju_decodePyramid): f_n = sum of the edges,
-    f_tk = (f_k+ - f_k-) mu_k. Zero for a contact without rows."""
+    """out (6,) = force:torque of contact c in its frame (normal first) (mj_contactForce):
+    an elliptic cone's rows are those components; from pyramid edge forces
+    (mju_decodePyramid) f_n = sum of the edges, f_tk = (f_k+ - f_k-) mu_k. Zero for a
+    contact without rows."""
     for k in range(6):
         out[k] = 0.0
     adr = d.contact_efc_address[b, c]
@@ -776,6 +871,10 @@ def contact_force(m, d, b, c, out):
     dim = d.contact_dim[b, c]
     if dim == 1:
         out[0] = d.efc_force[b, adr]
+        return
+    if m.opt_cone == T.CONE_ELLIPTIC:  # the rows are the contact frame's: forces as they are
+        for k in range(dim):
+            out[k] = d.efc_force[b, adr + k]
         return
     s = 0.0
     for k in range(2 * (dim - 1)):

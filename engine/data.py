@@ -193,6 +193,8 @@ class Data(NamedTuple):
     scratch_efc_Y_rownnz: i32[B, npgs]  # PGS: entries of Y_i (the dofs of those trees)
     scratch_nv: f64[B, 6, nv]  # solver work space: Ma, Mv, grad, Mgrad, search, ...
     scratch_H: f64[B, nv, nv]  # Newton: Hessian M + J^T D J, Cholesky factor in place
+    scratch_Hcone: f64[B, nv, nv]  # Newton, elliptic cones: the factor with the cones' Hessians added
+    scratch_cone: f64[B, 7, 6]  # elliptic cones: a contact's cone Hessian or its factor (rows 0-5), U (row 6)
     status: i32[B]  # 0 ok, k > 0: step k of the last call failed (bad state or qacc, overflow)
     warning: i32[B, NWARN]  # how often each WARN_* happened to the row (engine.types)
     warning_info: i32[B, NWARN]  # the dof or actuator of the last time each happened

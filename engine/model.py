@@ -125,6 +125,7 @@ class Model(NamedTuple):
     opt_disableflags: int  # mjtDisableBit bits
     opt_enableflags: int  # mjtEnableBit bits
     opt_impratio: float  # ratio of friction-to-normal contact impedance
+    opt_cone: int  # CONE_PYRAMIDAL or CONE_ELLIPTIC
     opt_solver: int  # SOL_PGS or SOL_NEWTON
     opt_iterations: int  # maximum number of constraint solver iterations
     opt_tolerance: float  # solver stops when the scaled improvement (or gradient) is below it
@@ -221,6 +222,7 @@ class Model(NamedTuple):
     tendon_solref_lim: f64[ntendon, 2]  # solver reference: limit
     tendon_solimp_lim: f64[ntendon, 5]  # solver impedance: limit
     tendon_invweight0: f64[ntendon]  # inverse weight of the tendon at qpos0
+    tendon_length0: f64[ntendon]  # the tendon's length at qpos0 (a tendon equality's reference)
     tendon_frictionloss: f64[ntendon]  # dry friction of the tendon's length
     tendon_solref_fri: f64[ntendon, 2]  # solver reference: friction loss
     tendon_solimp_fri: f64[ntendon, 5]  # solver impedance: friction loss
@@ -276,7 +278,7 @@ class Model(NamedTuple):
 
     # equality constraints (connect, weld, joint)
     neq: int  # number of equality constraints
-    eq_type: i32[neq]  # EQ_CONNECT, EQ_WELD or EQ_JOINT
+    eq_type: i32[neq]  # EQ_CONNECT, EQ_WELD, EQ_JOINT or EQ_TENDON
     eq_obj1id: i32[neq]  # first body, site or joint
     eq_obj2id: i32[neq]  # second body, site or joint (-1: none, for a joint)
     eq_objtype: i32[neq]  # OBJ_BODY, OBJ_SITE or OBJ_JOINT
@@ -553,7 +555,9 @@ def check_values(m: Model, mj: mujoco.MjModel) -> None:
     derived = [
         n
         for n in MODEL_SPECS
-        if n.startswith(("stat_", "cpair_")) or n.endswith("invweight0") or n == "tendon_lengthspring"
+        if n.startswith(("stat_", "cpair_"))
+        or n.endswith("invweight0")
+        or n in ("tendon_lengthspring", "tendon_length0")
     ]
     order = [n for n in MODEL_SPECS if n not in derived] + derived
     for name in order:
@@ -723,8 +727,8 @@ def _check_constraints(mj: mujoco.MjModel) -> None:
     opt = mj.opt
     if opt.solver == mujoco.mjtSolver.mjSOL_CG:
         _refuse('<option solver="CG">', "the CG solver is not implemented; use PGS or Newton")
-    if opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC:
-        _refuse('<option cone="elliptic">', "only the pyramidal friction cone is implemented")
+    if opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC and opt.solver == mujoco.mjtSolver.mjSOL_PGS:
+        _refuse('<option cone="elliptic" solver="PGS">', "the elliptic cone is implemented for Newton only")
     if opt.noslip_iterations > 0:
         _refuse("<option noslip_iterations>", "the noslip solver is not implemented")
     if not flags & T.DSBL_FRICTIONLOSS:
@@ -752,7 +756,7 @@ def _check_constraints(mj: mujoco.MjModel) -> None:
         for i in range(mj.neq):
             kind = _EQ_NAMES.get(int(mj.eq_type[i]), str(mj.eq_type[i]))
             what = f"<equality> <{kind}> {_name(mj, OBJ.mjOBJ_EQUALITY, i)}"
-            if mj.eq_type[i] not in (T.EQ_CONNECT, T.EQ_WELD, T.EQ_JOINT):
+            if mj.eq_type[i] not in (T.EQ_CONNECT, T.EQ_WELD, T.EQ_JOINT, T.EQ_TENDON):
                 _refuse(what, "only connect, weld and joint equalities are implemented")
             _check_solref(what, mj.eq_solref[i])
     if not flags & T.DSBL_CONTACT:
@@ -975,6 +979,12 @@ def efc_widths(m, cpair_geom: np.ndarray, ten_J: tuple, dense: bool = False) -> 
         widths.append(int(np.max(count[b1] + count[b2] - common[b1, b2])))
         tree_widths.append(int(np.max(tree_width(b1, b2))))
     dof_tree_dofs = np.asarray(m.tree_dofnum)[m.dof_treeid]
+    rownnz, rowadr, colind = ten_J
+    for i in np.flatnonzero(m.eq_type == T.EQ_TENDON):
+        tendons = [t for t in (m.eq_obj1id[i], m.eq_obj2id[i]) if t >= 0]
+        dofs = set().union(*({int(k) for k in colind[rowadr[t] : rowadr[t] + rownnz[t]]} for t in tendons))
+        widths.append(len(dofs))
+        tree_widths.append(int(sum(m.tree_dofnum[k] for k in {int(m.dof_treeid[v]) for v in dofs})))
     for i in np.flatnonzero(m.eq_type == T.EQ_JOINT):
         dofs = {int(m.jnt_dofadr[j]) for j in (m.eq_obj1id[i], m.eq_obj2id[i]) if j >= 0}
         trees = {int(m.dof_treeid[k]) for k in dofs}
@@ -1032,7 +1042,7 @@ def _efc_rows(m, cpair_dim) -> tuple[int, int]:
         return 0, 0
     fixed = 0
     if not flags & T.DSBL_EQUALITY:
-        sizes = {T.EQ_CONNECT: 3, T.EQ_WELD: 6, T.EQ_JOINT: 1}
+        sizes = {T.EQ_CONNECT: 3, T.EQ_WELD: 6, T.EQ_JOINT: 1, T.EQ_TENDON: 1}
         fixed += sum(sizes.get(int(t), 0) for t in eq_type)
     if not flags & T.DSBL_FRICTIONLOSS:
         fixed += int(

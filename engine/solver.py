@@ -78,21 +78,69 @@ def friction_cost(x, f, Rf, D):
 
 
 @kernel
+def cone_zone(N, T, mu):
+    """1 (top: the force is zero), 2 (bottom: every row quadratic) or 3 (middle: on the
+    cone) of an elliptic contact with scaled normal N = mu jar_0 and tangential norm T."""
+    if N >= mu * T or (T <= 0 and N >= 0):
+        return 1
+    if mu * N + T <= 0 or (T <= 0 and N < 0):
+        return 2
+    return 3
+
+
+@kernel
+def cone_split(m, d, b, i, jar, U):
+    """(N, T, mu, dim) of the elliptic contact whose rows start at i: U[0] = mu jar_i,
+    U[j] = friction_j jar_i+j (the cone made circular), N = U[0], T = |U[1:dim]|
+    (mju_norm)."""
+    c = d.efc_id[b, i]
+    mu = d.contact_mu[b, c]
+    fr = d.contact_friction[b, c]
+    dim = d.contact_dim[b, c]
+    U[0] = jar[i] * mu
+    for j in range(1, dim):
+        U[j] = jar[i + j] * fr[j - 1]
+    T = math.sqrt(dot(U[1:dim], U[1:dim], dim - 1))
+    return U[0], T, mu, dim
+
+
+@kernel
+def cone_dm(m, d, b, i, mu):
+    """Dm = D_0 / (mu^2 (1 + mu^2)): the middle zone's cost 1/2 Dm (N - mu T)^2."""
+    return d.efc_D[b, i] / (mu * mu * (1 + mu * mu))
+
+
+@kernel
 def constraint_cost(m, d, b, jar):
     """The constraint cost sum_i s_i(jar_i) of jar = J qacc - aref alone (no forces)."""
     ne = d.ne[b]
     nf = d.nf[b]
+    nefc = d.nefc[b]
     D = d.efc_D[b]
+    U = d.scratch_cone[b, 6]
     cost = 0.0
-    for i in range(d.nefc[b]):
+    i = 0
+    while i < nefc:
         x = jar[i]
         if i < ne:
             cost += 0.5 * D[i] * x * x
         elif i < ne + nf:
             f = d.efc_frictionloss[b, i]
             cost += friction_cost(x, f, d.efc_R[b, i] * f, D[i])
+        elif d.efc_type[b, i] == T.CNSTR_CONTACT_ELLIPTIC:
+            N, Tn, mu, dim = cone_split(m, d, b, i, jar, U)
+            zone = cone_zone(N, Tn, mu)
+            if zone == 2:
+                for j in range(i, i + dim):
+                    cost += 0.5 * D[j] * jar[j] * jar[j]
+            elif zone == 3:
+                r = N - mu * Tn
+                cost += 0.5 * cone_dm(m, d, b, i, mu) * r * r
+            i += dim
+            continue
         elif x < 0:
             cost += 0.5 * D[i] * x * x
+        i += 1
     return cost
 
 
@@ -100,15 +148,45 @@ def constraint_cost(m, d, b, jar):
 def constraint_update(m, d, b, jar):
     """efc_force, efc_state from jar = J qacc - aref, qfrc_constraint = J^T efc_force;
     returns the constraint cost sum_i s_i(jar_i) (mj_constraintUpdate). A friction row's
-    force is -D jar inside |jar| < R f and the bound -+f beyond (states LINEARNEG/POS)."""
+    force is -D jar inside |jar| < R f and the bound -+f beyond (states LINEARNEG/POS). An
+    elliptic contact (cone_split) is free in its top zone (SATISFIED), quadratic in every
+    row in its bottom zone, and in the middle zone (CONE) costs 1/2 Dm (N - mu T)^2 with
+    forces f_0 = -Dm (N - mu T) mu, f_j = -f_0 U_j friction_j / T."""
     nefc = d.nefc[b]
     ne = d.ne[b]
     nf = d.nf[b]
     D = d.efc_D[b]
     f = d.efc_force[b]
+    U = d.scratch_cone[b, 6]
     cost = 0.0
-    for i in range(nefc):
+    i = 0
+    while i < nefc:
         x = jar[i]
+        if i >= ne + nf and d.efc_type[b, i] == T.CNSTR_CONTACT_ELLIPTIC:
+            N, Tn, mu, dim = cone_split(m, d, b, i, jar, U)
+            zone = cone_zone(N, Tn, mu)
+            if zone == 1:
+                state = T.CNSTRSTATE_SATISFIED
+                for j in range(i, i + dim):
+                    f[j] = 0.0
+            elif zone == 2:
+                state = T.CNSTRSTATE_QUADRATIC
+                for j in range(i, i + dim):
+                    f[j] = -D[j] * jar[j]
+                    cost += 0.5 * D[j] * jar[j] * jar[j]
+            else:
+                state = T.CNSTRSTATE_CONE
+                Dm = cone_dm(m, d, b, i, mu)
+                r = N - mu * Tn
+                cost += 0.5 * Dm * r * r
+                f[i] = -Dm * r * mu
+                fr = d.contact_friction[b, d.efc_id[b, i]]
+                for j in range(1, dim):
+                    f[i + j] = -f[i] / Tn * U[j] * fr[j - 1]
+            for j in range(i, i + dim):
+                d.efc_state[b, j] = state
+            i += dim
+            continue
         if ne <= i < ne + nf:
             floss = d.efc_frictionloss[b, i]
             Rf = d.efc_R[b, i] * floss
@@ -131,6 +209,7 @@ def constraint_update(m, d, b, jar):
             f[i] = -D[i] * x
             cost += 0.5 * D[i] * x * x
             d.efc_state[b, i] = T.CNSTRSTATE_QUADRATIC
+        i += 1
     _jt_force(m, d, b)
     return cost
 
@@ -476,17 +555,102 @@ def _hessian(m, d, b):
         start = m.M_rowadr[i]
         for t in range(m.M_rownnz[i]):
             H[i, m.M_colind[start + t]] += d.qM[b, start + t]
-    for j in range(nv):
+    _chol_factor(H, nv)
+
+
+@kernel
+def _chol_factor(H, n):
+    """The lower triangle of H (n x n) <- its Cholesky factor, in place (mju_cholFactor: a
+    pivot below mjMINVAL is replaced by it and its column below cleared)."""
+    for j in range(n):
         x = H[j, j] - dot(H[j], H[j], j)
         if x < MINVAL:
             H[j, j] = math.sqrt(MINVAL)
-            for i in range(j + 1, nv):
+            for i in range(j + 1, n):
                 H[i, j] = 0.0
         else:
             H[j, j] = math.sqrt(x)
             inv = 1.0 / H[j, j]
-            for i in range(j + 1, nv):
+            for i in range(j + 1, n):
                 H[i, j] = (H[i, j] - dot(H[i], H[j], j)) * inv
+
+
+@kernel
+def _cone_hessian(m, d, b, i, jar, A):
+    """A (dim x dim, symmetric) <- the Hessian of 1/2 Dm (N - mu T)^2 with respect to the
+    rows' jar, for the elliptic contact at rows i.. in its middle zone (MuJoCo's cone
+    Hessian): in the scaled coordinates U it is Dm times [[1, -mu U_t^T / T],
+    [., mu N / T^3 U_t U_t^T + (mu^2 - mu N / T) I]], pre and post multiplied by
+    diag(mu, friction). Returns dim."""
+    U = d.scratch_cone[b, 6]
+    N, Tn, mu, dim = cone_split(m, d, b, i, jar, U)
+    fr = d.contact_friction[b, d.efc_id[b, i]]
+    Dm = cone_dm(m, d, b, i, mu)
+    A[0, 0] = 1.0
+    scl = -mu / Tn
+    for j in range(1, dim):
+        A[0, j] = scl * U[j]
+    scl = mu * N / (Tn * Tn * Tn)
+    for k in range(1, dim):
+        for j in range(k, dim):
+            A[k, j] = scl * U[j] * U[k]
+    scl = mu * mu - mu * N / Tn
+    for j in range(1, dim):
+        A[j, j] += scl
+    for k in range(dim):
+        scl = Dm * (mu if k == 0 else fr[k - 1])
+        for j in range(k, dim):
+            A[k, j] *= scl * (mu if j == 0 else fr[j - 1])
+    for k in range(dim):
+        for j in range(k + 1, dim):
+            A[j, k] = A[k, j]
+    return dim
+
+
+@kernel
+def _add_cones(m, d, b):
+    """scratch_Hcone <- the factor of H plus every elliptic contact in the middle zone's cone
+    Hessian (MuJoCo's HessianCone: each cone's local Hessian factored, L_c, then the rows of
+    L_c^T J added to a copy of H's factor by rank-one updates). Returns True if some contact
+    is on its cone (solve with scratch_Hcone), else False (scratch_H, unchanged)."""
+    nv = m.nv
+    nefc = d.nefc[b]
+    A = d.scratch_cone[b]
+    LTJ = d.scratch_jac[b]
+    Hc = d.scratch_Hcone[b]
+    jar = d.scratch_efc[b, 0]
+    copied = False
+    i = d.ne[b] + d.nf[b]
+    while i < nefc:
+        if d.efc_type[b, i] != T.CNSTR_CONTACT_ELLIPTIC:
+            i += 1
+            continue
+        dim = d.contact_dim[b, d.efc_id[b, i]]
+        if d.efc_state[b, i] != T.CNSTRSTATE_CONE:
+            i += dim
+            continue
+        if not copied:
+            H = d.scratch_H[b]
+            for r in range(nv):
+                for c in range(r + 1):
+                    Hc[r, c] = H[r, c]
+            copied = True
+        _cone_hessian(m, d, b, i, jar, A)
+        _chol_factor(A, dim)
+        for r in range(dim):
+            for v in range(nv):
+                LTJ[r, v] = 0.0
+        for r in range(dim):
+            row = d.efc_J[b, i + r]
+            col = d.efc_J_colind[b, i + r]
+            for c in range(r + 1):
+                a = A[r, c]
+                for t in range(d.efc_J_rownnz[b, i + r]):
+                    LTJ[c, col[t]] += row[t] * a
+        for r in range(dim):
+            _chol_update(m, Hc, LTJ[r], True)
+        i += dim
+    return copied
 
 
 @kernel
@@ -566,9 +730,9 @@ def _chol_solve(m, H, res, vec):
 @kernel
 def _ls_eval(m, d, b, alpha, qg1, qg2):
     """(alpha, cost(alpha) - cost(0), d cost/d alpha, d^2 cost/d alpha^2) along the search
-    direction (MuJoCo's PrimalEval for equality, friction, limit and pyramidal contact
-    rows). A friction row's piecewise cost is evaluated directly (_friction_cost_dif), its
-    derivatives summed apart from the quadratic rows'."""
+    direction (MuJoCo's PrimalEval). A friction row's piecewise cost and an elliptic
+    contact's (_cone_cost_dif, from the coefficients of _cone_quad) are evaluated directly,
+    their derivatives summed apart from the quadratic rows'."""
     ne = d.ne[b]
     nf = d.nf[b]
     Jaref = d.scratch_efc[b, 0]
@@ -582,10 +746,40 @@ def _ls_eval(m, d, b, alpha, qg1, qg2):
     t2 = qg2
     fd0 = 0.0
     fd1 = 0.0
-    for i in range(d.nefc[b]):
+    nefc = d.nefc[b]
+    i = -1
+    while i + 1 < nefc:
+        i += 1
         if i < ne:
             t1 += q1[i]
             t2 += q2[i]
+            continue
+        if d.efc_type[b, i] == T.CNSTR_CONTACT_ELLIPTIC:
+            c = d.efc_id[b, i]
+            mu = d.contact_mu[b, c]
+            U0, V0, UU = q0[i + 1], q1[i + 1], q2[i + 1]
+            UV, VV, Dm = q0[i + 2], q1[i + 2], q2[i + 2]
+            cost += _cone_cost_dif(U0, V0, UU, UV, VV, q0[i], q1[i], q2[i], alpha, mu, Dm)
+            N = U0 + alpha * V0
+            Tsqr = UU + alpha * (2 * UV + alpha * VV)
+            bottom = False
+            if Tsqr <= 0:
+                bottom = N < 0
+            else:
+                Ta = math.sqrt(Tsqr)
+                if N >= mu * Ta:
+                    pass
+                elif mu * N + Ta <= 0:
+                    bottom = True
+                else:
+                    T1 = (UV + alpha * VV) / Ta
+                    T2 = VV / Ta - (UV + alpha * VV) * T1 / (Ta * Ta)
+                    fd0 += Dm * (N - mu * Ta) * (V0 - mu * T1)
+                    fd1 += Dm * ((V0 - mu * T1) * (V0 - mu * T1) + (N - mu * Ta) * (-mu * T2))
+            if bottom:
+                fd0 += 2 * alpha * q2[i] + q1[i]
+                fd1 += 2 * q2[i]
+            i += d.contact_dim[b, c] - 1
             continue
         if i < ne + nf:
             start = Jaref[i]
@@ -662,6 +856,98 @@ def _bracket(m, d, b, p, c1, c2, c3, pnext, qg1, qg2):
 
 
 @kernel
+def _quad(d, b, i, k):
+    """Where MuJoCo's quad[3 i + k] of the line search lives here: scratch_efc[b, 2 + k % 3]
+    at row i + k // 3 (an elliptic contact keeps 9 numbers over its first three rows)."""
+    return d.scratch_efc[b, 2 + k % 3], i + k // 3
+
+
+@kernel
+def _cone_quad(m, d, b, i):
+    """The line search's coefficients of the elliptic contact at rows i.. (MuJoCo's
+    PrimalPrepare): quad[0..2] the bottom zone's quadratic summed over its rows (with the
+    halves), then U0 = mu Jaref_0, V0 = mu Jv_0, UU, UV, VV over the friction rows of
+    U = friction Jaref, V = friction Jv, and Dm. Returns dim."""
+    Jaref = d.scratch_efc[b, 0]
+    Jv = d.scratch_efc[b, 1]
+    D = d.efc_D[b]
+    c = d.efc_id[b, i]
+    mu = d.contact_mu[b, c]
+    fr = d.contact_friction[b, c]
+    dim = d.contact_dim[b, c]
+    dj = D[i] * Jaref[i]
+    q0 = Jaref[i] * dj
+    q1 = Jv[i] * dj
+    q2 = Jv[i] * D[i] * Jv[i]
+    for j in range(1, dim):
+        dj = D[i + j] * Jaref[i + j]
+        q0 += Jaref[i + j] * dj
+        q1 += Jv[i + j] * dj
+        q2 += Jv[i + j] * D[i + j] * Jv[i + j]
+    uu = 0.0
+    uv = 0.0
+    vv = 0.0
+    for j in range(1, dim):
+        u = Jaref[i + j] * fr[j - 1]
+        v = Jv[i + j] * fr[j - 1]
+        uu += u * u
+        uv += u * v
+        vv += v * v
+    values = (0.5 * q0, q1, 0.5 * q2, Jaref[i] * mu, Jv[i] * mu, uu, uv, vv, cone_dm(m, d, b, i, mu))
+    for k in range(9):
+        arr, row = _quad(d, b, i, k)
+        arr[row] = values[k]
+    return dim
+
+
+@kernel
+def _cone_cost_dif(U0, V0, UU, UV, VV, q0, q1, q2, alpha, mu, Dm):
+    """cost(alpha) - cost(0) of an elliptic contact along the search (MuJoCo's
+    ellipticCostDif: each pair of zones at 0 and at alpha by its own formula, the middle
+    zone's rationalized to avoid cancellation)."""
+    T0 = 0.0
+    if UU <= 0:
+        zone0 = 2 if U0 < 0 else 1
+    else:
+        T0 = math.sqrt(UU)
+        zone0 = 1 if U0 >= mu * T0 else (2 if mu * U0 + T0 <= 0 else 3)
+    N = U0 + alpha * V0
+    Tsqr = UU + alpha * (2 * UV + alpha * VV)
+    Ta = 0.0
+    if Tsqr <= 0:
+        zone = 2 if N < 0 else 1
+    else:
+        Ta = math.sqrt(Tsqr)
+        zone = 1 if N >= mu * Ta else (2 if mu * N + Ta <= 0 else 3)
+    if zone0 == 1 and zone == 1:
+        return 0.0
+    if zone0 == 2 and zone == 2:
+        return alpha * alpha * q2 + alpha * q1
+    if zone0 == 3 and zone == 3:
+        t_delta = alpha * (2 * UV + alpha * VV) / (Ta + T0)
+        r_delta = alpha * V0 - mu * t_delta
+        r0 = U0 - mu * T0
+        return 0.5 * Dm * r_delta * (2 * r0 + r_delta)
+    if zone0 == 3 and zone == 2:
+        boundary0 = mu * U0 + T0
+        return alpha * (alpha * q2 + q1) + 0.5 * Dm * boundary0 * boundary0
+    if zone0 == 2 and zone == 3:
+        boundary = mu * N + Ta
+        return alpha * (alpha * q2 + q1) - 0.5 * Dm * boundary * boundary
+    if zone0 == 1 and zone == 2:
+        return alpha * alpha * q2 + alpha * q1 + q0
+    if zone0 == 1 and zone == 3:
+        r = N - mu * Ta
+        return 0.5 * Dm * r * r
+    if zone0 == 3 and zone == 1:
+        r0 = U0 - mu * T0
+        return -0.5 * Dm * r0 * r0
+    if zone0 == 2 and zone == 1:
+        return -q0
+    return 0.0
+
+
+@kernel
 def _line_search(m, d, b, scale):
     """(alpha, improvement) of MuJoCo's exact line search (PrimalSearch) along search."""
     nv = m.nv
@@ -680,12 +966,17 @@ def _line_search(m, d, b, scale):
     _mul_j(m, d, b, Jv, search)
     qg1 = dot(search, Ma, nv) - dot(d.qfrc_smooth[b], search, nv)
     qg2 = 0.5 * dot(search, Mv, nv)
-    for i in range(nefc):
+    i = 0
+    while i < nefc:
+        if d.efc_type[b, i] == T.CNSTR_CONTACT_ELLIPTIC:
+            i += _cone_quad(m, d, b, i)
+            continue
         Di = d.efc_D[b, i]
         dj = Di * Jaref[i]
         d.scratch_efc[b, 2, i] = 0.5 * (Jaref[i] * dj)
         d.scratch_efc[b, 3, i] = Jv[i] * dj
         d.scratch_efc[b, 4, i] = 0.5 * (Jv[i] * Di * Jv[i])
+        i += 1
     p0 = _ls_eval(m, d, b, 0.0, qg1, qg2)
     p1 = _ls_eval(m, d, b, p0[0] - p0[2] / p0[3], qg1, qg2)
     nev = 2
@@ -754,7 +1045,7 @@ def _newton_gradient(m, d, b, factor):
         grad[v] = Ma[v] - d.qfrc_smooth[b, v] - d.qfrc_constraint[b, v]
     if factor:
         _hessian_incremental(m, d, b, oldstate)
-        _chol_solve(m, d.scratch_H[b], Mgrad, grad)
+        _chol_solve(m, d.scratch_Hcone[b] if _add_cones(m, d, b) else d.scratch_H[b], Mgrad, grad)
     else:
         for v in range(nv):
             Mgrad[v] = grad[v]
@@ -790,7 +1081,7 @@ def solve_newton(m, d, b, scale):
     done = gradient < tol and max(0.0, 0.5 * scale * dot(grad, Mgrad, nv)) < tol
     if not done:
         _hessian(m, d, b)
-        _chol_solve(m, d.scratch_H[b], Mgrad, grad)
+        _chol_solve(m, d.scratch_Hcone[b] if _add_cones(m, d, b) else d.scratch_H[b], Mgrad, grad)
         done = gradient < tol and max(0.0, 0.5 * scale * dot(grad, Mgrad, nv)) < tol
     converged = 1 if done else 0
     for v in range(nv):
