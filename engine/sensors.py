@@ -50,6 +50,7 @@ does the engine. Noise on observations is the task's sensor model (robogym).
 from engine import types as T
 from engine.constraint import contact_normal_force
 from engine.jit import kernel, unit
+from engine.ptr import call_unit
 from engine.ray import ray, ray_geom
 from engine.rne_post import rne_post_constraint
 from engine.spatial import MINVAL, cross, mtv3, mv3, qmul, unit3
@@ -416,8 +417,6 @@ def _sensor(m, d, b, s, out):
         )
         k = 3 if st == T.SENS_FORCE else 0
         out[0], out[1], out[2] = f[k], f[k + 1], f[k + 2]
-    elif st == T.SENS_RANGEFINDER:
-        _rangefinder(m, d, b, s, out)
     elif st == T.SENS_FRAMELINACC or st == T.SENS_FRAMEANGACC:
         # object acceleration at its origin, world frame (linear part incl. -g and Coriolis)
         a = object_acceleration(m, d, b, m.sensor_objtype[s], oid, False)
@@ -436,9 +435,29 @@ def _tendon_actuator_force(m, d, b, tendon):
 
 
 @unit
+def ray_sensors(m, d, b):
+    """The touch and rangefinder readings of row b, cutoffs applied: the sensors that cast
+    rays (engine.ray). A unit of its own, called by `sensors` through m.unit_ray_sensors
+    (set only for models that have one), so that other models never compile the ray code."""
+    data = d.sensordata[b]
+    for s in range(m.nsensor):
+        st = m.sensor_type[s]
+        adr = m.sensor_adr[s]
+        if st == T.SENS_TOUCH:
+            data[adr] = _touch(m, d, b, m.sensor_objid[s])
+        elif st == T.SENS_RANGEFINDER:
+            _rangefinder(m, d, b, s, data[adr : adr + m.sensor_dim[s]])
+        else:
+            continue
+        if m.sensor_cutoff[s] > 0:
+            _apply_cutoff(m, s, data[adr : adr + m.sensor_dim[s]])
+
+
+@unit
 def sensors(m, d, b):
     """sensordata of row b; computes subtree_linvel and subtree_angmom, and cacc and
-    cfrc_int, first if a sensor needs them."""
+    cfrc_int, first if a sensor needs them; the touch and rangefinder readings come from
+    the unit ray_sensors."""
     need_subtreevel = False
     need_rnepost = False
     for s in range(m.nsensor):
@@ -480,9 +499,11 @@ def sensors(m, d, b):
             data[adr] = d.actuator_velocity[b, oid]
         elif st == T.SENS_CLOCK:
             data[adr] = d.time[b]
-        elif st == T.SENS_TOUCH:
-            data[adr] = _touch(m, d, b, oid)
+        elif st == T.SENS_TOUCH or st == T.SENS_RANGEFINDER:
+            continue  # ray_sensors
         else:
             _sensor(m, d, b, s, data[adr : adr + m.sensor_dim[s]])
         if m.sensor_cutoff[s] > 0:
             _apply_cutoff(m, s, data[adr : adr + m.sensor_dim[s]])
+    if m.unit_ray_sensors != 0:
+        call_unit(m.unit_ray_sensors, m, d, b)
