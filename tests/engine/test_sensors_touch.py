@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 
 import engine
+from engine.binding import units_for
 from tests.helpers import ASSETS, load_pair, rel_err, report, set_state, with_options
 
 MODEL = ASSETS / "tests" / "sensors_touch.xml"
@@ -198,3 +199,13 @@ def test_touch_and_rangefinder_trajectories_match_mujoco(pair):
     for name in TOUCH:
         if name != "core":
             assert np.any(ref[:, _sensor(mj, name)][:, 0] > 0), name
+
+
+def test_ray_sensors_unit_only_where_used(pair):
+    """The touch and rangefinder readings are a unit of their own (sensors.ray_sensors),
+    compiled and called only for a model that has one: not for the crane's sensors."""
+    m, _ = pair
+    assert {"sensors", "ray_sensors"} <= set(units_for(m))
+    crane = engine.load_mjcf(ASSETS / "crane.xml")
+    assert crane.nsensor > 0
+    assert "sensors" in units_for(crane) and "ray_sensors" not in units_for(crane)
