@@ -33,7 +33,7 @@ from tests.helpers import ASSETS, load_pair, rel_err, report, set_state, with_op
 MODEL = ASSETS / "tests" / "sensors_touch.xml"
 NSTATE = 150
 TOL = 1e-9
-TOUCH = ("sole", "corner", "below", "core", "lid", "skin", "rod_end")
+TOUCH = ("sole", "corner", "below", "core", "lid", "skin", "rod_end", "pad")
 
 
 @pytest.fixture(scope="module")
@@ -127,6 +127,7 @@ def test_resting_cube_reads_its_weight():
     newton = mass * (sim.data.qacc[0, 2] - m.opt_gravity[2])
     assert ours[_sensor(mj, "sole")][0] == pytest.approx(newton, rel=1e-12)
     assert ours[_sensor(mj, "below")][0] == ours[_sensor(mj, "sole")][0]
+    assert ours[_sensor(mj, "pad")][0] == ours[_sensor(mj, "sole")][0]  # the floor's side
     assert ours[_sensor(mj, "core")][0] == 0.0
     assert 0.2 * weight < ours[_sensor(mj, "corner")][0] < 0.3 * weight  # one corner of four
     _assert_sensors(mj, sim.data.sensordata, d.sensordata[None], "resting cube")
