@@ -2,10 +2,11 @@
 
 The model (assets/tests/sensors_touch.xml): a cube on the floor with touch sites that take
 all, one, or none of its floor contacts (one holds no contact point but lies on the
-contacts' rays, as MuJoCo's test wants), a ball with margin and gap (contacts in the gap
-have no rows) that is geom 1 of its contacts with the cube and geom 2 of those with the
-floor, a rod on a condim-1 pair, and rangefinders riding along. Islands are disabled in
-the model, so MuJoCo solves the problem we solve and the solver's forces agree to rounding.
+contacts' rays, as MuJoCo's test wants), a condim-6 ball with margin and gap (contacts in
+the gap have no rows) that is geom 1 of its contacts with the cube and geom 2 of those with
+the floor, a rod on a condim-1 pair, a pad on the world's floor, and rangefinders riding
+along. Islands are disabled in the model, so MuJoCo solves the problem we solve and the
+solver's forces agree to rounding.
 
 - Analytic: the cube settled for 2 s reads its weight m g through `sole` and `below`,
   none through `core`; at any state with the cube flat on the floor, Newton's law for the
@@ -168,9 +169,9 @@ def test_touch_matches_mujoco_at_random_states(pair):
         i for i in range(NSTATE) for c in range(sim.data.ncon[i]) if sim.data.contact_efc_address[i, c] < 0
     ]
     assert len(gap) >= 5, f"only {len(gap)} contacts in the gap"
-    # condim 1 (the rod's pair) and 3 both counted
+    # condim 1 (the rod's pair), 3 (the cube) and 6 (the ball) all counted
     dims = {int(x) for i in range(NSTATE) for x in sim.data.contact_dim[i, : sim.data.ncon[i]]}
-    assert dims == {1, 3}
+    assert dims == {1, 3, 6}
 
 
 def test_touch_and_rangefinder_trajectories_match_mujoco(pair):
