@@ -42,8 +42,6 @@ REFUSED = {
     "ball_in_cup.xml": "<spatial> tendon",
     "dog.xml": "ellipsoid-cylinder collision is not implemented",
     "finger.xml": "cylinder-cylinder collision is not implemented",
-    "hopper.xml": "<touch>",
-    "humanoid.xml": "<touch>",
     "humanoid_CMU.xml": "capsule-ellipsoid collision is not implemented",
     "manipulator.xml": 'cone="elliptic"',
     "quadruped.xml": "hfield-cylinder collision is not implemented",
