@@ -146,7 +146,7 @@ def units_for(model: Model) -> dict[str, Unit]:
     from engine.constraint import make_constraint, reference_constraint
     from engine.forward import forward
     from engine.integrate import euler, implicit, rk4
-    from engine.sensors import sensors
+    from engine.sensors import ray_sensors, sensors
     from engine.solver import fwd_constraint
 
     flags = model.opt_disableflags
@@ -154,6 +154,8 @@ def units_for(model: Model) -> dict[str, Unit]:
     chosen["integrate"] = {T.INT_EULER: euler, T.INT_RK4: rk4}.get(model.opt_integrator, implicit)
     if model.nsensor > 0 and not flags & T.DSBL_SENSOR:
         chosen["sensors"] = sensors
+        if np.isin(model.sensor_type, (T.SENS_TOUCH, T.SENS_RANGEFINDER)).any():
+            chosen["ray_sensors"] = ray_sensors
     if not flags & (T.DSBL_CONSTRAINT | T.DSBL_CONTACT) and model.cpair_geom.shape[0] > 0:
         chosen["collision"] = collision
     if model.nefcmax > 0:

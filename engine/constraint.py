@@ -858,28 +858,39 @@ def reference_constraint(m, d, b):
 
 
 @kernel
-def contact_force(m, d, b, c, out):
-    """out (6,) = force:torque of contact c in its frame (normal first) (mj_contactForce):
-    an elliptic cone's rows are those components; from pyramid edge forces
-    (mju_decodePyramid) f_n = sum of the edges, f_tk = (f_k+ - f_k-) mu_k. Zero for a
-    contact without rows."""
-    for k in range(6):
-        out[k] = 0.0
+def contact_normal_force(d, b, c):
+    """Normal force of contact c (mj_contactForce's first number): the force of its first row
+    for condim 1 and in the elliptic cone (whose rows are the contact frame's), the sum of
+    its pyramid edge forces otherwise; 0 for a contact without rows."""
     adr = d.contact_efc_address[b, c]
     if adr < 0:
-        return
+        return 0.0
     dim = d.contact_dim[b, c]
-    if dim == 1:
-        out[0] = d.efc_force[b, adr]
-        return
-    if m.opt_cone == T.CONE_ELLIPTIC:  # the rows are the contact frame's: forces as they are
-        for k in range(dim):
-            out[k] = d.efc_force[b, adr + k]
-        return
+    if dim == 1 or d.efc_type[b, adr] == T.CNSTR_CONTACT_ELLIPTIC:
+        return d.efc_force[b, adr]
     s = 0.0
     for k in range(2 * (dim - 1)):
         s += d.efc_force[b, adr + k]
-    out[0] = s
+    return s
+
+
+@kernel
+def contact_force(m, d, b, c, out):
+    """out (6,) = force:torque of contact c in its frame (normal first) (mj_contactForce):
+    an elliptic cone's rows are those components; from pyramid edge forces
+    (mju_decodePyramid) f_n = sum of the edges (contact_normal_force),
+    f_tk = (f_k+ - f_k-) mu_k. Zero for a contact without rows."""
+    for k in range(6):
+        out[k] = 0.0
+    out[0] = contact_normal_force(d, b, c)
+    adr = d.contact_efc_address[b, c]
+    dim = d.contact_dim[b, c]
+    if adr < 0 or dim == 1:
+        return
+    if d.efc_type[b, adr] == T.CNSTR_CONTACT_ELLIPTIC:
+        for k in range(1, dim):
+            out[k] = d.efc_force[b, adr + k]
+        return
     for k in range(dim - 1):
         edge = d.efc_force[b, adr + 2 * k] - d.efc_force[b, adr + 2 * k + 1]
         out[k + 1] = edge * d.contact_friction[b, c, k]

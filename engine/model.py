@@ -33,6 +33,7 @@ from engine.fields import (  # noqa: F401 (the names the declarations use)
     njnt,
     nJten,
     nM,
+    nmat,
     npair,
     nq,
     nrefused,
@@ -76,6 +77,8 @@ _SUPPORTED_SENSORS = {
     T.SENS_SUBTREECOM: "subtreecom",
     T.SENS_SUBTREELINVEL: "subtreelinvel",
     T.SENS_SUBTREEANGMOM: "subtreeangmom",
+    T.SENS_TOUCH: "touch",
+    T.SENS_RANGEFINDER: "rangefinder",
 }
 _INTEGRATOR_NAMES = {0: "Euler", 1: "RK4", 2: "implicit", 3: "implicitfast"}
 
@@ -107,6 +110,7 @@ class Model(NamedTuple):
     njnt: int  # number of joints
     ngeom: int  # number of geoms
     nsite: int  # number of sites
+    nmat: int  # number of materials
     ntendon: int  # number of (fixed) tendons
     nwrap: int  # number of tendon wrap objects
     nsensor: int  # number of sensors
@@ -206,9 +210,14 @@ class Model(NamedTuple):
     geom_margin: f64[ngeom]  # geometric inflation for contact
     geom_gap: f64[ngeom]  # additional contact detection buffer
     geom_rbound: f64[ngeom]  # radius of the bounding sphere about geom_xpos (0: plane)
+    geom_matid: i32[ngeom]  # material, -1 if none
+    geom_rgba: f64[ngeom, 4]  # colour; its alpha 0 (no material) hides the geom from rays
+    mat_rgba: f64[nmat, 4]  # material colour; its alpha 0 hides the material's geoms from rays
     site_bodyid: i32[nsite]  # body the site is attached to
     site_pos: f64[nsite, 3]  # position in the body frame
     site_quat: f64[nsite, 4]  # orientation in the body frame
+    site_type: i32[nsite]  # mjtGeom code of the site's volume (sphere, capsule, ellipsoid, cylinder, box)
+    site_size: f64[nsite, 3]  # geom-type-specific sizes of the volume
 
     # fixed tendons: length = sum_k coef_k * qpos[joint_k]
     tendon_adr: i32[ntendon]  # first wrap object
@@ -262,6 +271,7 @@ class Model(NamedTuple):
     sensor_dim: i32[nsensor]  # number of values
     sensor_cutoff: f64[nsensor]  # clamp |value| to cutoff when > 0
     sensor_datatype: i32[nsensor]  # 0 real, 1 positive, 2 axis, 3 quaternion
+    sensor_intprm: i32[nsensor, 3]  # type-specific integers: [0] a rangefinder's data spec
 
     # explicit contact pairs (<contact><pair>) and excluded body pairs (<contact><exclude>)
     npair: int  # number of explicit pairs
@@ -845,6 +855,31 @@ def _check_sensors(mj: mujoco.MjModel) -> None:
             _refuse(f"<sensor> {_name(mj, OBJ.mjOBJ_SENSOR, i)}", "delay, interval or history")
         if mj.sensor_objtype[i] == OBJ.mjOBJ_CAMERA or mj.sensor_reftype[i] == OBJ.mjOBJ_CAMERA:
             _refuse(f"<sensor> {_name(mj, OBJ.mjOBJ_SENSOR, i)}", "camera frames")
+        if stype == T.SENS_RANGEFINDER:
+            _check_rangefinder(mj, i)
+
+
+_NO_RAY = {int(mujoco.mjtGeom.mjGEOM_MESH), int(mujoco.mjtGeom.mjGEOM_HFIELD), int(mujoco.mjtGeom.mjGEOM_SDF)}
+
+
+def _check_rangefinder(mj: mujoco.MjModel, i: int) -> None:
+    """Refuse rangefinder i if its ray could meet a mesh, height field or SDF geom (engine.ray
+    has no code for them): one not on the site's body and visible to mj_ray (alpha > 0)."""
+    OBJ = mujoco.mjtObj
+    body = mj.site_bodyid[mj.sensor_objid[i]]
+    for g in range(mj.ngeom):
+        if int(mj.geom_type[g]) not in _NO_RAY or mj.geom_bodyid[g] == body:
+            continue
+        mat = mj.geom_matid[g]
+        alpha = mj.geom_rgba[g, 3] if mat < 0 else mj.mat_rgba[mat, 3]
+        if alpha == 0:
+            continue
+        kind = GEOM_TYPE_NAMES[int(mj.geom_type[g])]
+        _refuse(
+            f"<sensor> <rangefinder> {_name(mj, OBJ.mjOBJ_SENSOR, i)}",
+            f"its ray can meet <geom> {_name(mj, OBJ.mjOBJ_GEOM, g)} ({kind}), and rays against "
+            "mesh, hfield and sdf geoms are not implemented (primitive geoms only)",
+        )
 
 
 def _m_sparsity(dof_parentid: np.ndarray):

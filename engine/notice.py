@@ -23,6 +23,7 @@ COMPILE_SECONDS = {
     "forward.forward_posvel": 7.5,
     "forward.forward_acc": 1.0,
     "sensors.sensors": 5.0,
+    "sensors.ray_sensors": 2.0,
     "collision_driver.collision": 10.5,
     "constraint.make_constraint": 6.0,
     "constraint.reference_constraint": 1.5,

@@ -43,6 +43,7 @@ UNITS = (
     "forward_posvel",  # position and velocity stages, for a PD drive (engine.forward.forward_posvel)
     "forward_acc",  # actuation and acceleration after it (engine.forward.forward_acc)
     "sensors",  # sensordata (engine.sensors.sensors)
+    "ray_sensors",  # touch and rangefinder readings (engine.sensors.ray_sensors)
     "collision",  # contacts (engine.collision_driver.collision)
     "make_constraint",  # constraint rows (engine.constraint.make_constraint)
     "reference_constraint",  # efc_vel, efc_aref (engine.constraint.reference_constraint)

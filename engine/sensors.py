@@ -18,18 +18,54 @@ so an accelerometer on a static site reads -R^T g (+g upward), like a real one a
 This is what the MuJoCo 4.0.0 binary computes and what we test against; the C source of
 mj_objectAcceleration we read has a dof-less shortcut to zero, which the binary does not.
 
+Touch (mj_sensorAcc): the sum of the normal forces f_n of the contacts that have rows, touch
+the site's body (as geom 1 or geom 2) and push into the site's volume:
+
+    touch = sum f_n  over contacts c with f_n > 0 whose ray  p_c + x s n_c  (x >= 0) meets
+            the site's volume (sphere, capsule, ellipsoid, cylinder or box; engine.ray),
+
+p_c the contact point, n_c its normal (from geom 1 to geom 2), s = +1 if the site's body
+holds geom 1 and -1 if it holds geom 2: the ray runs from the contact point away from the
+site's body, along the force the other body feels. A contact point inside the volume always
+counts (the ray leaves it through the surface); one outside counts if the volume lies on
+that ray (this is MuJoCo's test, not "point inside the site"). f_n is mj_contactForce's
+normal force (engine.constraint.contact_normal_force: a pyramid's edge forces summed).
+
+Rangefinder (mj_sensorPos, a site's): the ray from the site's origin along its z axis,
+x = distance to the nearest geom surface it meets (engine.ray.ray: the site's own body and
+invisible geoms excluded, static geoms seen, every geom group), -1 if none. Its `data`
+attribute (sensor_intprm[0], bits RAYDATA_*) chooses the values written, in this order:
+dist (x); dir (the unit z axis, zero without a hit); origin (the site's position); point
+(origin + x dir, zero without a hit); normal (the surface's unit outward normal at the
+hit, zero without one); depth (x, -1 without a hit). MuJoCo gives it the real datatype,
+so a cutoff clips a miss (-1) to -cutoff.
+
 Cutoff (MuJoCo's apply_cutoff): for cutoff > 0, real data is clipped to [-cutoff, cutoff]
 and positive data to min(cutoff, x); axis and quaternion data are left alone.
+
+Noise: MuJoCo stores sensor_noise but never adds it (mj_forward is deterministic); neither
+does the engine. Noise on observations is the task's sensor model (robogym).
 """
 
 from engine import types as T
+from engine.constraint import contact_normal_force
 from engine.jit import kernel, unit
+from engine.ptr import call_unit
+from engine.ray import ray, ray_geom
 from engine.rne_post import rne_post_constraint
-from engine.spatial import MINVAL, cross, mtv3, mv3, qmul
+from engine.spatial import MINVAL, cross, mtv3, mv3, qmul, unit3
 
 # mjtDataType
 DATATYPE_REAL = 0
 DATATYPE_POSITIVE = 1
+
+# mjtRayDataField: bits of a rangefinder's data spec (sensor_intprm[0]), in output order
+RAYDATA_DIST = 0
+RAYDATA_DIR = 1
+RAYDATA_ORIGIN = 2
+RAYDATA_POINT = 3
+RAYDATA_NORMAL = 4
+RAYDATA_DEPTH = 5
 
 
 @kernel
@@ -246,6 +282,73 @@ def _framevel(m, d, b, s, out, angular):
 
 
 @kernel
+def _touch(m, d, b, site):
+    """Touch sensor on `site`: sum of the normal forces of the contacts of the site's body
+    whose ray from the contact point, away from that body, meets the site's volume."""
+    body = m.site_bodyid[site]
+    spos = d.site_xpos[b, site]
+    smat = d.site_xmat[b, site]
+    ssize = m.site_size[site]
+    stype = m.site_type[site]
+    total = 0.0
+    for c in range(d.ncon[b]):
+        if d.contact_efc_address[b, c] < 0:
+            continue
+        body1 = m.geom_bodyid[d.contact_geom[b, c, 0]]
+        body2 = m.geom_bodyid[d.contact_geom[b, c, 1]]
+        if body != body1 and body != body2:
+            continue
+        fn = contact_normal_force(d, b, c)
+        if fn <= 0:
+            continue
+        # ray direction: the normal force (normal * f_n) normalized, flipped when the site's
+        # body holds geom 2 (MuJoCo's order of operations, for the same rounding)
+        fr = d.contact_frame[b, c]
+        r = unit3((fr[0] * fn, fr[1] * fn, fr[2] * fn))
+        if body == body2:
+            r = (-r[0], -r[1], -r[2])
+        p = d.contact_pos[b, c]
+        if ray_geom(spos, smat, ssize, (p[0], p[1], p[2]), r, stype)[0] >= 0:
+            total += fn
+    return total
+
+
+@kernel
+def _rangefinder(m, d, b, s, out):
+    """Rangefinder s on a site: the ray along the site's z axis, its values as the data spec
+    sensor_intprm[s, 0] selects (see the module docstring)."""
+    site = m.sensor_objid[s]
+    mat = d.site_xmat[b, site]
+    o = d.site_xpos[b, site]
+    origin = (o[0], o[1], o[2])
+    vec = (mat[2], mat[5], mat[8])
+    dist, _, n0, n1, n2 = ray(m, d, b, origin, vec, m.site_bodyid[site])
+    hit = dist >= 0
+    spec = m.sensor_intprm[s, 0]
+    k = 0
+    if spec & (1 << RAYDATA_DIST):
+        out[k] = dist
+        k += 1
+    if spec & (1 << RAYDATA_DIR):
+        for j in range(3):
+            out[k + j] = vec[j] if hit else 0.0
+        k += 3
+    if spec & (1 << RAYDATA_ORIGIN):
+        for j in range(3):
+            out[k + j] = origin[j]
+        k += 3
+    if spec & (1 << RAYDATA_POINT):
+        for j in range(3):
+            out[k + j] = origin[j] + vec[j] * dist if hit else 0.0
+        k += 3
+    if spec & (1 << RAYDATA_NORMAL):
+        out[k], out[k + 1], out[k + 2] = n0, n1, n2  # zero without a hit
+        k += 3
+    if spec & (1 << RAYDATA_DEPTH):
+        out[k] = dist if hit else -1.0
+
+
+@kernel
 def _apply_cutoff(m, s, out):
     """Clamp sensor s's values (MuJoCo's apply_cutoff): real to [-c, c], positive to min(c, x)."""
     c = m.sensor_cutoff[s]
@@ -332,9 +435,29 @@ def _tendon_actuator_force(m, d, b, tendon):
 
 
 @unit
+def ray_sensors(m, d, b):
+    """The touch and rangefinder readings of row b, cutoffs applied: the sensors that cast
+    rays (engine.ray). A unit of its own, called by `sensors` through m.unit_ray_sensors
+    (set only for models that have one), so that other models never compile the ray code."""
+    data = d.sensordata[b]
+    for s in range(m.nsensor):
+        st = m.sensor_type[s]
+        adr = m.sensor_adr[s]
+        if st == T.SENS_TOUCH:
+            data[adr] = _touch(m, d, b, m.sensor_objid[s])
+        elif st == T.SENS_RANGEFINDER:
+            _rangefinder(m, d, b, s, data[adr : adr + m.sensor_dim[s]])
+        else:
+            continue
+        if m.sensor_cutoff[s] > 0:
+            _apply_cutoff(m, s, data[adr : adr + m.sensor_dim[s]])
+
+
+@unit
 def sensors(m, d, b):
     """sensordata of row b; computes subtree_linvel and subtree_angmom, and cacc and
-    cfrc_int, first if a sensor needs them."""
+    cfrc_int, first if a sensor needs them; the touch and rangefinder readings come from
+    the unit ray_sensors."""
     need_subtreevel = False
     need_rnepost = False
     for s in range(m.nsensor):
@@ -376,7 +499,11 @@ def sensors(m, d, b):
             data[adr] = d.actuator_velocity[b, oid]
         elif st == T.SENS_CLOCK:
             data[adr] = d.time[b]
+        elif st == T.SENS_TOUCH or st == T.SENS_RANGEFINDER:
+            continue  # ray_sensors
         else:
             _sensor(m, d, b, s, data[adr : adr + m.sensor_dim[s]])
         if m.sensor_cutoff[s] > 0:
             _apply_cutoff(m, s, data[adr : adr + m.sensor_dim[s]])
+    if m.unit_ray_sensors != 0:
+        call_unit(m.unit_ray_sensors, m, d, b)

@@ -437,3 +437,13 @@ def put(dst, src):
     """dst[k] = src[k] for every k of the (short) tuple or array src."""
     for k in range(len(src)):
         dst[k] = src[k]
+
+
+@kernel
+def unit3(v):
+    """v / |v| as a 3-tuple; (1, 0, 0) for |v| < MINVAL (MuJoCo's mju_normalize3)."""
+    n = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    if n < MINVAL:
+        return (1.0, 0.0, 0.0)
+    inv = 1 / n
+    return (v[0] * inv, v[1] * inv, v[2] * inv)

@@ -119,7 +119,15 @@ UNSUPPORTED = [
         arm(tail='<actuator><general name="lag" joint="hinge" dyntype="user"/></actuator>'),
         r"<actuator> 'lag'.*activation dynamics user",
     ),
-    ("touch_sensor", arm(tail='<sensor><touch name="feel" site="tip"/></sensor>'), r"<touch> 'feel'"),
+    (
+        "rangefinder_near_mesh",
+        arm(
+            head='<asset><mesh name="tet" vertex="0 0 0  1 0 0  0 1 0  0 0 1"/></asset>',
+            tail='<worldbody><geom name="rock" type="mesh" mesh="tet" pos="1 1 0" contype="0" '
+            'conaffinity="0"/></worldbody><sensor><rangefinder name="lidar" site="tip"/></sensor>',
+        ),
+        r"<rangefinder> 'lidar'.*'rock' \(mesh\)",
+    ),
     (
         "spatial_tendon",
         arm(

@@ -42,12 +42,8 @@ REFUSED = {
     "ball_in_cup.xml": "<spatial> tendon",
     "dog.xml": "ellipsoid-cylinder collision is not implemented",
     "finger.xml": "cylinder-cylinder collision is not implemented",
-    "hopper.xml": "<touch>",
-    "humanoid.xml": "<touch>",
     "humanoid_CMU.xml": "capsule-ellipsoid collision is not implemented",
-    "manipulator.xml": "<touch>",
     "quadruped.xml": "hfield-cylinder collision is not implemented",
-    "stacker.xml": "<touch>",
 }
 TOL_EXACT = 1e-10
 TOL_CONTACT = 1e-9

@@ -73,11 +73,23 @@ REFUSALS = [
         _xml(extra='<tendon><spatial name="cable"><site site="s0"/><site site="s1"/></spatial></tendon>'),
         ["<spatial>", "'cable'"],
     ),
-    ("touch_sensor", _xml(extra='<sensor><touch name="feel" site="s1"/></sensor>'), ["<touch>", "'feel'"]),
     (
-        "rangefinder_sensor",
-        _xml(extra='<sensor><rangefinder name="ranger" site="s1"/></sensor>'),
-        ["<rangefinder>", "'ranger'"],
+        "rangefinder_near_mesh",
+        _xml(
+            world='<geom name="rock" type="mesh" mesh="tet" pos="1 0 0"/>',
+            extra='<asset><mesh name="tet" vertex="0 0 0  1 0 0  0 1 0  0 0 1"/></asset>'
+            '<sensor><rangefinder name="ranger" site="s1"/></sensor>',
+        ),
+        ["<rangefinder>", "'ranger'", "'rock' (mesh)"],
+    ),
+    (
+        "rangefinder_near_hfield",
+        _xml(
+            world='<geom name="hill" type="hfield" hfield="h" pos="0 0 -1"/>',
+            extra='<asset><hfield name="h" nrow="3" ncol="3" size="1 1 0.2 0.1"/></asset>'
+            '<sensor><rangefinder name="ranger" site="s1"/></sensor>',
+        ),
+        ["<rangefinder>", "'ranger'", "'hill' (hfield)"],
     ),
     (
         "user_dynamics",

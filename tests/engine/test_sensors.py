@@ -1,8 +1,10 @@
 """Sensors against MuJoCo: sensordata, cacc/cfrc_int/cfrc_ext, subtree_linvel and subtree_angmom.
 
-The model (assets/tests/sensors.xml) has every sensor type the loader accepts, frame
+The model (assets/tests/sensors.xml) has every sensor type the loader accepts but touch
+(it needs contacts, which this model disables: tests/engine/test_sensors_touch.py), frame
 sensors on body/xbody/geom/site objects with body/xbody/geom/site reference frames, sites on
-the world and on a static body, and cutoffs. For random states both engines run a full
+the world and on a static body, rangefinders over a floor (tests/engine/test_ray.py has their
+geometry), and cutoffs. For random states both engines run a full
 forward pass; every sensor is compared on its own, quaternions up to sign.
 """
 
@@ -107,8 +109,12 @@ def _assert_field(label, ours, ref):
 
 
 def test_model_covers_every_sensor_type_and_frame(pair):
+    """sensors.xml has every supported sensor type but touch, which needs contacts (this
+    model disables them): sensors_touch.xml has it (tests/engine/test_sensors_touch.py)."""
     m, mj = pair
-    assert set(np.unique(mj.sensor_type)) == set(_SUPPORTED_SENSORS)
+    assert set(np.unique(mj.sensor_type)) == set(_SUPPORTED_SENSORS) - {T.SENS_TOUCH}
+    touch = mujoco.MjModel.from_xml_path(str(ASSETS / "tests" / "sensors_touch.xml"))
+    assert T.SENS_TOUCH in set(touch.sensor_type)
     for st in FRAME_SENSORS:
         sel = mj.sensor_type == st
         assert set(mj.sensor_objtype[sel]) == FRAME_OBJECTS, st
