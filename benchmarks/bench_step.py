@@ -7,7 +7,8 @@
 
 For each model (assets/double_pendulum.xml; gymnasium's humanoid.xml with contacts and
 constraints disabled; gymnasium's humanoid.xml and ant.xml as they ship, so on the floor with
-contacts, joint limits and the models' own solvers) and each (batch B, threads T) it reports
+contacts, joint limits and the models' own solvers; dm_control's humanoid.xml as it ships,
+Newton with touch sensors, no target) and each (batch B, threads T) it reports
 env-steps per second (B * nstep / seconds) for:
 
   ours           engine.Simulator(model, batch=B, nthread=T): one sim.step(length) per episode
@@ -32,6 +33,7 @@ import json
 import math
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -76,6 +78,25 @@ def gym_assets() -> Path:
     return Path(spec.origin).parent / "envs" / "mujoco" / "assets"
 
 
+def dm_control_suite() -> Path:
+    """The dm_control suite's model folder, found without importing dm_control."""
+    spec = importlib.util.find_spec("dm_control")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("dm_control is not installed: cannot find its suite (pip install -e '.[dev]')")
+    return Path(spec.submodule_search_locations[0]) / "suite"
+
+
+def inline_includes(path: Path) -> str:
+    """The MJCF text of `path` with each <include file="..."/> replaced by the included
+    file's body (what MuJoCo's compiler does), so the model can be compiled from a string."""
+
+    def body(match: re.Match) -> str:
+        text = (path.parent / match.group(1)).read_text()
+        return re.search(r"<mujoco[^>]*>(.*)</mujoco>", text, re.S).group(1)
+
+    return re.sub(r'<include\s+file="([^"]+)"\s*/>', body, path.read_text())
+
+
 def model_sources() -> dict[str, str]:
     """name -> MJCF text of every benchmarked model."""
     from engine.model import without_contacts  # the engine's own edit; imports numba lazily
@@ -85,6 +106,7 @@ def model_sources() -> dict[str, str]:
         "humanoid": without_contacts(gym_assets() / "humanoid.xml"),
         "humanoid_floor": (gym_assets() / "humanoid.xml").read_text(),
         "ant_floor": (gym_assets() / "ant.xml").read_text(),
+        "dmc_humanoid": inline_includes(dm_control_suite() / "humanoid.xml"),
     }
 
 
@@ -731,7 +753,8 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--models",
         default="all",
-        help="comma-separated subset of double_pendulum,humanoid,humanoid_floor,ant_floor (default all)",
+        help="comma-separated subset of double_pendulum,humanoid,humanoid_floor,ant_floor,dmc_humanoid "
+        "(default all)",
     )
     ap.add_argument(
         "--threads",
