@@ -613,6 +613,8 @@ def _add_cones(m, d, b):
     Hessian (MuJoCo's HessianCone: each cone's local Hessian factored, L_c, then the rows of
     L_c^T J added to a copy of H's factor by rank-one updates). Returns True if some contact
     is on its cone (solve with scratch_Hcone), else False (scratch_H, unchanged)."""
+    if m.opt_cone != T.CONE_ELLIPTIC:
+        return False
     nv = m.nv
     nefc = d.nefc[b]
     A = d.scratch_cone[b]
