@@ -137,6 +137,14 @@ def _parser() -> argparse.ArgumentParser:
         "every policy side by side, from the task's camera",
     )
     s.add_argument("--out", type=Path, default=None, help="output directory (default runs/eval-<env>)")
+    _ray_option(s)
+    s.add_argument(
+        "--workers",
+        type=_count(1),
+        default=None,
+        help="with --ray: Ray workers, each one vector env of --num-envs rows (default one per CPU of the "
+        "cluster, at most one per block of --num-envs episodes)",
+    )
     s.set_defaults(func=cmd_eval)
 
     s = sub.add_parser("train", help="train PPO or SAC (stable-baselines3) on the native vector env")
@@ -182,6 +190,20 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _ray_option(s) -> None:
+    """--ray [ADDRESS]: run on Ray (training.cluster.connected says how ADDRESS is read)."""
+    s.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="run on Ray (the `ray` extra): at ADDRESS (auto, HOST:PORT of a head node, ray://HOST:10001, "
+        "local), or without one where Ray looks by default (RAY_ADDRESS, the cluster `ray start` started on "
+        "this machine, else a new local instance)",
+    )
+
+
 def _env_id(name: str) -> str:
     """The registered id `name` names (with or without the RoboDyn/ namespace)."""
     from robogym import TASKS
@@ -212,11 +234,13 @@ def cmd_list(args) -> int:
 
 # --- eval --------------------------------------------------------------------------------------
 def cmd_eval(args) -> int:
-    """Check the arguments, the policies and the output directory; evaluate each policy, print
-    the comparison table and write the JSON, NPZ and PNG files (and the video)."""
-    from training.evaluate import EvaluationError, PolicyError, evaluate
+    """Check the arguments, the policies and the output directory; evaluate each policy (here,
+    or on Ray with --ray), print the comparison table and write the JSON, NPZ and PNG files
+    (and the video)."""
+    from training.evaluate import results_document
     from training.plots import plot_final_metrics, plot_metrics, plot_trajectories
 
+    _check_ray(args)
     env_id = _env_id(args.env)
     if args.video and args.record < 1:
         raise CLIError("--video shows the recorded episodes: --record must be >= 1")
@@ -230,6 +254,41 @@ def cmd_eval(args) -> int:
     files += ["episodes.mp4", "episodes.gif"] if args.video else []
     check_out_dir(out, "--out", files)
     policies = _load_policies(env_id, specs, env_kwargs, args.env_kwargs)
+
+    if args.ray is None:
+        results, on_ray = _evaluate_here(args, env_id, policies, specs, env_kwargs), None
+    else:
+        results, on_ray = _evaluate_on_ray(args, env_id, specs, env_kwargs)
+    _unique_labels(results, specs)
+
+    print()
+    print(results_table(results))
+    out.mkdir(parents=True, exist_ok=True)
+    doc = results_document(env_id, env_kwargs, args.episodes, args.num_envs, args.seed, results, specs)
+    if on_ray is not None:
+        doc["ray"] = on_ray
+    (out / "results.json").write_text(jsonio.dumps(doc))  # strict JSON: a NaN is written as null
+    _save_trajectories(results, out / "trajectories.npz")
+    written = [out / "results.json", out / "trajectories.npz"]
+    if args.record > 0:
+        written.append(plot_trajectories(results, out / "trajectories.png"))
+        written.append(plot_metrics(results, out / "metrics.png"))
+    written.append(plot_final_metrics(results, out / "final_metrics.png"))
+    if args.video:
+        from training.video import write_eval_video
+
+        print("rendering the recorded episodes ...", flush=True)
+        try:
+            written.append(write_eval_video(out / "episodes", results))
+        except (ValueError, RuntimeError) as e:
+            raise CLIError(f"--video: {e}") from None
+    print("\nwrote " + ", ".join(str(p) for p in written))
+    return 0
+
+
+def _evaluate_here(args, env_id: str, policies: list, specs: list[str], env_kwargs: dict) -> list:
+    """Each policy's EvalResults, evaluated in this process (training.evaluate)."""
+    from training.evaluate import EvaluationError, PolicyError, evaluate
 
     results = []
     for spec, policy in zip(specs, policies, strict=True):
@@ -250,36 +309,54 @@ def cmd_eval(args) -> int:
             raise CLIError(str(e)) from None
         print(f"\r  done in {time.perf_counter() - t0:.1f} s" + " " * 20)
         results.append(r)
-    _unique_labels(results, specs)
+    return results
 
-    print()
-    print(results_table(results))
-    out.mkdir(parents=True, exist_ok=True)
-    doc = {
-        "env_id": env_id,
-        "env_kwargs": env_kwargs,
-        "episodes": args.episodes,
-        "num_envs": args.num_envs,
-        "seed": args.seed,
-        "policies": {r.policy: dict(r.to_json(), spec=spec) for r, spec in zip(results, specs, strict=True)},
-    }
-    (out / "results.json").write_text(jsonio.dumps(doc))  # strict JSON: a NaN is written as null
-    _save_trajectories(results, out / "trajectories.npz")
-    written = [out / "results.json", out / "trajectories.npz"]
-    if args.record > 0:
-        written.append(plot_trajectories(results, out / "trajectories.png"))
-        written.append(plot_metrics(results, out / "metrics.png"))
-    written.append(plot_final_metrics(results, out / "final_metrics.png"))
-    if args.video:
-        from training.video import write_eval_video
 
-        print("rendering the recorded episodes ...", flush=True)
-        try:
-            written.append(write_eval_video(out / "episodes", results))
-        except (ValueError, RuntimeError) as e:
-            raise CLIError(f"--video: {e}") from None
-    print("\nwrote " + ", ".join(str(p) for p in written))
-    return 0
+def _evaluate_on_ray(args, env_id: str, specs: list[str], env_kwargs: dict) -> tuple[list, dict]:
+    """(each policy's EvalResults, what ran where): the blocks of every policy's evaluation on
+    one pool of Ray workers (training.distributed), each worker warm before the first."""
+    from training.cluster import ClusterError, cluster_cpus, connected
+    from training.distributed import RayEvaluator
+    from training.evaluate import EvaluationError, PolicyError, episode_blocks
+
+    blocks = len(episode_blocks(args.episodes, args.num_envs))
+    n = min(args.num_envs, args.episodes)
+    results = []
+    try:
+        with connected(args.ray or None) as ray:
+            workers = min(args.workers or cluster_cpus(ray), blocks)
+            print(f"starting {workers} Ray workers, {n} envs each ...", flush=True)
+            with RayEvaluator(env_id, args.num_envs, env_kwargs, workers=workers) as pool:
+                t0 = time.perf_counter()
+                pool.describe()  # returns once every worker has built and stepped its env
+                print(f"  warm in {time.perf_counter() - t0:.1f} s")
+                for spec in specs:
+                    print(f"evaluating {spec}: {args.episodes} episodes, {blocks} blocks of {n} envs ...")
+                    t0, reruns = time.perf_counter(), pool.reruns
+                    results.append(pool.evaluate(spec, args.episodes, args.seed, args.record, _progress))
+                    print(f"\r  done in {time.perf_counter() - t0:.1f} s" + " " * 20)
+                    if pool.reruns > reruns:
+                        print(f"  {pool.reruns - reruns} blocks run again after their worker died")
+                on_ray = {"address": args.ray or None, "workers": workers, "reruns": pool.reruns}
+    except (ClusterError, PolicyError, EvaluationError) as e:
+        raise CLIError(str(e)) from None
+    return results, on_ray
+
+
+def _check_ray(args) -> None:
+    """With --ray, Ray must be installed (a CLIError says how to install it); --workers and
+    the like only go with --ray."""
+    from training.cluster import RayMissingError, import_ray
+
+    if args.ray is None:
+        for flag in ("workers",):
+            if getattr(args, flag, None) is not None:
+                raise CLIError(f"--{flag.replace('_', '-')} only applies with --ray")
+        return
+    try:
+        import_ray()
+    except RayMissingError as e:
+        raise CLIError(str(e)) from None
 
 
 def _check_policy_names(env_id: str, specs: list[str]) -> None:
