@@ -180,6 +180,48 @@ def _parser() -> argparse.ArgumentParser:
     )
     s.set_defaults(func=cmd_train)
 
+    s = sub.add_parser(
+        "sweep", help="train one run per seed and setting (on Ray with --ray), evaluate each, and tabulate"
+    )
+    s.add_argument("env", help="environment id, e.g. RoboDyn/Crane-v0")
+    s.add_argument("--algo", choices=("ppo", "sac"), default="ppo")
+    s.add_argument("--seeds", default="0..4", help="A..B (inclusive), a list 0,3,7, or both (default 0..4)")
+    s.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        dest="settings",
+        metavar="KEY=V1,V2",
+        help="an algorithm keyword and the values to sweep, each JSON (e.g. learning_rate=1e-4,3e-4); "
+        "repeat to cross several",
+    )
+    s.add_argument("--timesteps", type=_count(1), default=1_000_000, help="environment steps of each run")
+    s.add_argument("--num-envs", type=_count(1), default=64)
+    s.add_argument("--vecnormalize", action="store_true", help="normalize observations and rewards")
+    s.add_argument("--env-kwargs", type=_json_object, default={}, help="task keywords as a JSON object")
+    s.add_argument(
+        "--algo-kwargs", type=_json_object, default={}, help="algorithm keywords every run shares (JSON)"
+    )
+    s.add_argument(
+        "--checkpoint-every", type=_count(1), default=200_000, help="environment steps between checkpoints"
+    )
+    s.add_argument("--eval-episodes", type=_count(1), default=16, help="episodes of each run's evaluation")
+    s.add_argument("--eval-num-envs", type=_count(1), default=16)
+    s.add_argument(
+        "--eval-seed", type=_count(0), default=1000, help="the evaluation's episode k starts from this + k"
+    )
+    s.add_argument(
+        "--out", type=Path, default=None, help="results directory (default runs/sweep-<env>-<algo>)"
+    )
+    _ray_option(s)
+    s.add_argument(
+        "--cpus-per-run",
+        type=_count(1),
+        default=None,
+        help="with --ray: the CPUs Ray reserves for each run, and the engine's threads in it (default 1)",
+    )
+    s.set_defaults(func=cmd_sweep)
+
     s = sub.add_parser("tune", help="sweep a baseline's gain and store the best as its default")
     s.add_argument("env", help="environment id, e.g. RoboDyn/Crane-v0")
     s.add_argument("baseline", help="a baseline the task declares a tuning for, e.g. pd")
@@ -349,7 +391,7 @@ def _check_ray(args) -> None:
     from training.cluster import RayMissingError, import_ray
 
     if args.ray is None:
-        for flag in ("workers",):
+        for flag in ("workers", "cpus_per_run"):
             if getattr(args, flag, None) is not None:
                 raise CLIError(f"--{flag.replace('_', '-')} only applies with --ray")
         return
@@ -585,6 +627,56 @@ def results_table(results) -> str:
     return format_table(header, rows) + "\n(final metrics: mean over episodes, max in brackets)"
 
 
+def sweep_table(summary: dict) -> str:
+    """The table `robodyn sweep` prints: every run's final mean return and success, then per
+    setting the mean ± sample standard deviation across seeds, [min, max]."""
+    keys = list(summary["runs"][0]["settings"]) if summary["runs"] else []
+    header = ["run", "seed", *keys, "mean return", "success"]
+    rows = [
+        [
+            r["name"],
+            str(r["seed"]),
+            *(_json_text(r["settings"][k]) for k in keys),
+            f"{r['mean_return']:.2f} ± {r['std_return']:.2f}",
+            _percent(r["success_rate"]),
+        ]
+        for r in summary["runs"]
+    ]
+    lines = [format_table(header, rows), "", "across seeds (mean ± sample std [min, max]):"]
+    header = [*keys, "seeds", "mean return", "success"] if keys else ["seeds", "mean return", "success"]
+    rows = [
+        [
+            *(_json_text(g["settings"][k]) for k in keys),
+            str(len(g["seeds"])),
+            _spread_text(g["mean_return"], "{:.2f}"),
+            _spread_text(g["success_rate"], "{:.0%}"),
+        ]
+        for g in summary["across_seeds"]
+    ]
+    lines.append(format_table(header, rows))
+    return "\n".join(lines)
+
+
+def _json_text(value) -> str:
+    """A setting's value as compact JSON."""
+    from training.sweep import compact_json
+
+    return compact_json(value)
+
+
+def _percent(rate) -> str:
+    """A success rate in percent, or - for a task without success."""
+    return "-" if rate is None else f"{100 * rate:.0f}%"
+
+
+def _spread_text(s: dict | None, fmt: str) -> str:
+    """mean ± std [min, max] of a sweep.spread, each number in `fmt`."""
+    if s is None:
+        return "-"
+    std = "-" if s["std"] is None else fmt.format(s["std"])
+    return f"{fmt.format(s['mean'])} ± {std} [{fmt.format(s['min'])}, {fmt.format(s['max'])}]"
+
+
 def _save_trajectories(results, path: Path) -> None:
     """Write every recorded episode's arrays to one .npz, keyed <policy>/episode<k>/<array>."""
     arrays = {}
@@ -656,6 +748,121 @@ def cmd_train(args) -> int:
     except TrainError as e:  # refused before anything was written
         raise CLIError(str(e)) from None
     return 0
+
+
+# --- sweep -------------------------------------------------------------------------------------
+def cmd_sweep(args) -> int:
+    """Check Ray (with --ray), the train extra, the seeds, the settings (every combination's
+    model built once) and the results directory; run the sweep (training.sweep), print its
+    table and write sweep.json."""
+    from training.cluster import ClusterError
+    from training.sweep import SweepConfig, SweepError, make_runs, run_sweep
+
+    _check_ray(args)
+    env_id = _env_id(args.env)
+    try:
+        import training.train  # noqa: F401  (stable-baselines3 and torch)
+    except ImportError as e:
+        raise CLIError(f"training needs the `train` extra (pip install -e '.[train]'): {e}") from None
+    try:
+        seeds, grid = _sweep_grid(args)
+    except SweepError as e:
+        raise CLIError(str(e)) from None
+    runs = make_runs(seeds, grid)
+    env_kwargs = _env_kwargs(env_id, args.env_kwargs, None)
+    out = args.out or Path("runs") / f"sweep-{_slug(env_id)}-{args.algo}"
+    _check_sweep_out(out, runs)
+    _check_sweep_settings(env_id, args, env_kwargs, [settings for settings, _ in _combinations(runs)])
+    config = SweepConfig(
+        env_id=env_id,
+        algo=args.algo,
+        timesteps=args.timesteps,
+        num_envs=args.num_envs,
+        vecnormalize=args.vecnormalize,
+        env_kwargs=env_kwargs,
+        algo_kwargs=dict(args.algo_kwargs),
+        checkpoint_every=args.checkpoint_every,
+        eval_episodes=args.eval_episodes,
+        eval_num_envs=args.eval_num_envs,
+        eval_seed=args.eval_seed,
+    )
+    where = "on Ray" if args.ray is not None else "one after another here"
+    print(
+        f"sweep of {args.algo.upper()} on {env_id}: {len(runs)} runs ({len(seeds)} seeds x "
+        f"{len(runs) // len(seeds)} settings), {args.timesteps:,} steps each, {where} -> {out}"
+    )
+    try:
+        summary = run_sweep(
+            config,
+            runs,
+            out,
+            ray_address=args.ray or None,
+            use_ray=args.ray is not None,
+            cpus_per_run=args.cpus_per_run or 1,
+        )
+    except ClusterError as e:
+        raise CLIError(str(e)) from None
+    print()
+    print(sweep_table(summary))
+    print(f"\nwrote {out / 'sweep.json'} and {len(runs)} run directories in {summary['seconds']:.1f} s")
+    return 0
+
+
+def _check_sweep_out(out: Path, runs) -> None:
+    """The results directory takes sweep.json and a directory per run, and holds no run of
+    that name already (a run is never written over another, nor mixed with its files)."""
+    check_out_dir(out, "--out", ["sweep.json"], dirs=[run.name for run in runs])
+    for run in runs:
+        if (out / run.name).is_dir() and any((out / run.name).iterdir()):
+            raise CLIError(
+                f"--out {str(out)!r} already holds a run {run.name!r}: name another results directory"
+            )
+
+
+def _sweep_grid(args) -> tuple[list[int], dict[str, list]]:
+    """(seeds, {keyword: values}) of a sweep from --seeds and --set; a SweepError for text that
+    does not parse, a CLIError for a keyword set twice."""
+    from training.sweep import parse_seeds, parse_setting
+
+    seeds = parse_seeds(args.seeds)
+    grid: dict[str, list] = {}
+    for text in args.settings:
+        key, values = parse_setting(text)
+        if key in grid:
+            raise CLIError(f"--set {key} appears twice: give its values once, separated by commas")
+        if key in args.algo_kwargs:
+            raise CLIError(f"--set {key}: --algo-kwargs sets it too, and a run takes one value")
+        grid[key] = values
+    return seeds, grid
+
+
+def _combinations(runs) -> list[tuple[dict, list]]:
+    """The distinct settings of `runs`, each with its runs, in order."""
+    out: list[tuple[dict, list]] = []
+    for run in runs:
+        for settings, members in out:
+            if settings == run.settings:
+                members.append(run)
+                break
+        else:
+            out.append((run.settings, [run]))
+    return out
+
+
+def _check_sweep_settings(env_id: str, args, env_kwargs: dict, combinations: list[dict]) -> None:
+    """Every combination's algorithm keywords checked (names and types), then its env and
+    model built once and closed (training.train.check_settings), so that a value the task or
+    the algorithm refuses is a CLIError before any run starts."""
+    from training.train import TrainError, check_algo_kwargs, check_settings
+
+    for settings in combinations:
+        kwargs = {**args.algo_kwargs, **settings}
+        what = "--algo-kwargs" if not settings else f"--set {_json_text(settings)}"
+        try:
+            check_algo_kwargs(args.algo, kwargs)
+            check_settings(env_id, args.algo, args.num_envs, env_kwargs, kwargs, args.vecnormalize)
+        except TrainError as e:
+            raise CLIError(f"{what}: {e}") from None
 
 
 # --- tune --------------------------------------------------------------------------------------
