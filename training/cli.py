@@ -5,14 +5,19 @@
     robodyn eval RoboDyn/Crane-v0 --fixed --video
     robodyn train RoboDyn/Crane-v0 --algo ppo --timesteps 1000000 --num-envs 64 --out runs/crane
     robodyn tune RoboDyn/Crane-v0 pd
+    robodyn eval RoboDyn/Crane-v0 --episodes 1024 --num-envs 64 --ray auto
+    robodyn sweep RoboDyn/Crane-v0 --algo ppo --seeds 0..4 --set learning_rate=1e-4,3e-4 --ray
 
 `eval` prints a table (mean return, final metrics, success rate where the task defines
 success) and writes results.json, trajectories.npz, trajectories.png, metrics.png and
 final_metrics.png into --out (default runs/eval-<env>); `--scenario NAME` runs one of the task's fixed
 scenarios (`--fixed` is `--scenario fixed`). `tune` sweeps a baseline's gain on the fixed
 scenario its task declares (training.experiments) and stores the best where the baseline
-reads its defaults. stable-baselines3 and torch (the `train` extra) are imported only by
-`train` and by `eval` of a .zip policy.
+reads its defaults. `sweep` trains one run per seed and setting and evaluates each
+(training.sweep). With `--ray [ADDRESS]`, `eval` runs its blocks of episodes on Ray workers
+(training.distributed: the same results, bit for bit) and `sweep` runs each training as a
+Ray task. stable-baselines3 and torch (the `train` extra) are imported only by `train`,
+`sweep` and by `eval` of a .zip policy; Ray (the `ray` extra) only with `--ray`.
 
 A user error (a bad number, JSON that is not a JSON object of the env's keywords, a policy
 file that does not load, an output path that cannot be written) is reported as one line,
