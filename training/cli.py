@@ -371,6 +371,10 @@ def _evaluate_on_ray(args, env_id: str, specs: list[str], env_kwargs: dict) -> t
     results = []
     try:
         with connected(args.ray or None) as ray:
+            if args.workers is not None and args.workers > cluster_cpus(ray):
+                raise CLIError(
+                    f"--workers {args.workers}: the Ray cluster has {cluster_cpus(ray)} CPUs, one per worker"
+                )
             workers = min(args.workers or cluster_cpus(ray), blocks)
             print(f"starting {workers} Ray workers, {n} envs each ...", flush=True)
             with RayEvaluator(env_id, args.num_envs, env_kwargs, workers=workers) as pool:

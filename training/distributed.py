@@ -158,7 +158,7 @@ class RayEvaluator:
     (num_envs rows, env_kwargs), for any number of evaluations; a context manager that ends
     the actors. Ray must be connected (training.cluster.connected). Each actor asks Ray for
     `cpus_per_worker` CPUs and steps its env on as many threads (unless env_kwargs set
-    nthread). workers: default one per CPU of the cluster."""
+    nthread). workers: default, and at most, as many as the cluster's CPUs hold."""
 
     def __init__(
         self,
@@ -184,8 +184,13 @@ class RayEvaluator:
         self.max_attempts = max_attempts
         self._remote = self.ray.remote(num_cpus=cpus_per_worker, max_restarts=0)(EvalWorker)
         self._start = lambda: self._remote.remote(env_id, num_envs, self.env_kwargs, cpus_per_worker)
-        count = workers or max(1, cluster_cpus(self.ray) // cpus_per_worker)
-        self.actors = [self._start() for _ in range(count)]
+        capacity = max(1, cluster_cpus(self.ray) // cpus_per_worker)
+        if workers is not None and workers > capacity:
+            raise ValueError(
+                f"{workers} workers of {cpus_per_worker} CPUs do not fit the cluster's "
+                f"{cluster_cpus(self.ray)} CPUs: the ones left over would wait for room forever"
+            )
+        self.actors = [self._start() for _ in range(workers or capacity)]
         self.reruns = 0  # blocks run again after their worker died
         self._running: dict = {}  # ObjectRef -> (actor slot, block index), in submission order
         self._blocks: list[range] = []

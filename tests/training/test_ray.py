@@ -169,3 +169,13 @@ def test_commands_without_ray_say_how_to_install_it(tmp_path, monkeypatch, capsy
     assert "--workers only applies with --ray" in capsys.readouterr().err
     argv = ["eval", ENV_ID, "--policy", "pd", "--episodes", "1", "--record", "0", "--out", str(out)]
     assert main(argv) == 0 and (out / "results.json").is_file()
+
+
+def test_more_workers_than_the_cluster_holds_is_refused(local_ray, tmp_path, capsys):
+    """Workers beyond the cluster's CPUs would wait for room forever: refused before any work."""
+    argv = ["eval", ENV_ID, "--policy", "pd", "--episodes", "8", "--num-envs", "2"]
+    assert main([*argv, "--out", str(tmp_path / "o"), "--ray", "--workers", "3"]) == 2
+    assert "--workers 3: the Ray cluster has 2 CPUs, one per worker" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="3 workers of 1 CPUs do not fit the cluster's 2 CPUs"):
+        RayEvaluator(ENV_ID, num_envs=2, workers=3)
+    assert not (tmp_path / "o").exists()
