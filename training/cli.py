@@ -5,14 +5,19 @@
     robodyn eval RoboDyn/Crane-v0 --fixed --video
     robodyn train RoboDyn/Crane-v0 --algo ppo --timesteps 1000000 --num-envs 64 --out runs/crane
     robodyn tune RoboDyn/Crane-v0 pd
+    robodyn eval RoboDyn/Crane-v0 --episodes 1024 --num-envs 64 --ray auto
+    robodyn sweep RoboDyn/Crane-v0 --algo ppo --seeds 0..4 --set learning_rate=1e-4,3e-4 --ray
 
 `eval` prints a table (mean return, final metrics, success rate where the task defines
 success) and writes results.json, trajectories.npz, trajectories.png, metrics.png and
 final_metrics.png into --out (default runs/eval-<env>); `--scenario NAME` runs one of the task's fixed
 scenarios (`--fixed` is `--scenario fixed`). `tune` sweeps a baseline's gain on the fixed
 scenario its task declares (training.experiments) and stores the best where the baseline
-reads its defaults. stable-baselines3 and torch (the `train` extra) are imported only by
-`train` and by `eval` of a .zip policy.
+reads its defaults. `sweep` trains one run per seed and setting and evaluates each
+(training.sweep). With `--ray [ADDRESS]`, `eval` runs its blocks of episodes on Ray workers
+(training.distributed: the same results, bit for bit) and `sweep` runs each training as a
+Ray task. stable-baselines3 and torch (the `train` extra) are imported only by `train`,
+`sweep` and by `eval` of a .zip policy; Ray (the `ray` extra) only with `--ray`.
 
 A user error (a bad number, JSON that is not a JSON object of the env's keywords, a policy
 file that does not load, an output path that cannot be written) is reported as one line,
@@ -137,6 +142,14 @@ def _parser() -> argparse.ArgumentParser:
         "every policy side by side, from the task's camera",
     )
     s.add_argument("--out", type=Path, default=None, help="output directory (default runs/eval-<env>)")
+    _ray_option(s)
+    s.add_argument(
+        "--workers",
+        type=_count(1),
+        default=None,
+        help="with --ray: Ray workers, each one vector env of --num-envs rows (default one per CPU of the "
+        "cluster, at most one per block of --num-envs episodes)",
+    )
     s.set_defaults(func=cmd_eval)
 
     s = sub.add_parser("train", help="train PPO or SAC (stable-baselines3) on the native vector env")
@@ -172,6 +185,48 @@ def _parser() -> argparse.ArgumentParser:
     )
     s.set_defaults(func=cmd_train)
 
+    s = sub.add_parser(
+        "sweep", help="train one run per seed and setting (on Ray with --ray), evaluate each, and tabulate"
+    )
+    s.add_argument("env", help="environment id, e.g. RoboDyn/Crane-v0")
+    s.add_argument("--algo", choices=("ppo", "sac"), default="ppo")
+    s.add_argument("--seeds", default="0..4", help="A..B (inclusive), a list 0,3,7, or both (default 0..4)")
+    s.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        dest="settings",
+        metavar="KEY=V1,V2",
+        help="an algorithm keyword and the values to sweep, each JSON (e.g. learning_rate=1e-4,3e-4); "
+        "repeat to cross several",
+    )
+    s.add_argument("--timesteps", type=_count(1), default=1_000_000, help="environment steps of each run")
+    s.add_argument("--num-envs", type=_count(1), default=64)
+    s.add_argument("--vecnormalize", action="store_true", help="normalize observations and rewards")
+    s.add_argument("--env-kwargs", type=_json_object, default={}, help="task keywords as a JSON object")
+    s.add_argument(
+        "--algo-kwargs", type=_json_object, default={}, help="algorithm keywords every run shares (JSON)"
+    )
+    s.add_argument(
+        "--checkpoint-every", type=_count(1), default=200_000, help="environment steps between checkpoints"
+    )
+    s.add_argument("--eval-episodes", type=_count(1), default=16, help="episodes of each run's evaluation")
+    s.add_argument("--eval-num-envs", type=_count(1), default=16)
+    s.add_argument(
+        "--eval-seed", type=_count(0), default=1000, help="the evaluation's episode k starts from this + k"
+    )
+    s.add_argument(
+        "--out", type=Path, default=None, help="results directory (default runs/sweep-<env>-<algo>)"
+    )
+    _ray_option(s)
+    s.add_argument(
+        "--cpus-per-run",
+        type=_count(1),
+        default=None,
+        help="with --ray: the CPUs Ray reserves for each run, and the engine's threads in it (default 1)",
+    )
+    s.set_defaults(func=cmd_sweep)
+
     s = sub.add_parser("tune", help="sweep a baseline's gain and store the best as its default")
     s.add_argument("env", help="environment id, e.g. RoboDyn/Crane-v0")
     s.add_argument("baseline", help="a baseline the task declares a tuning for, e.g. pd")
@@ -180,6 +235,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     s.set_defaults(func=cmd_tune)
     return p
+
+
+def _ray_option(s) -> None:
+    """--ray [ADDRESS]: run on Ray (training.cluster.connected says how ADDRESS is read)."""
+    s.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="run on Ray (the `ray` extra): at ADDRESS (auto, HOST:PORT of a head node, ray://HOST:10001, "
+        "local), or without one where Ray looks by default (RAY_ADDRESS, the cluster `ray start` started on "
+        "this machine, else a new local instance)",
+    )
 
 
 def _env_id(name: str) -> str:
@@ -212,11 +281,13 @@ def cmd_list(args) -> int:
 
 # --- eval --------------------------------------------------------------------------------------
 def cmd_eval(args) -> int:
-    """Check the arguments, the policies and the output directory; evaluate each policy, print
-    the comparison table and write the JSON, NPZ and PNG files (and the video)."""
-    from training.evaluate import EvaluationError, PolicyError, evaluate
+    """Check the arguments, the policies and the output directory; evaluate each policy (here,
+    or on Ray with --ray), print the comparison table and write the JSON, NPZ and PNG files
+    (and the video)."""
+    from training.evaluate import results_document
     from training.plots import plot_final_metrics, plot_metrics, plot_trajectories
 
+    _check_ray(args)
     env_id = _env_id(args.env)
     if args.video and args.record < 1:
         raise CLIError("--video shows the recorded episodes: --record must be >= 1")
@@ -230,6 +301,41 @@ def cmd_eval(args) -> int:
     files += ["episodes.mp4", "episodes.gif"] if args.video else []
     check_out_dir(out, "--out", files)
     policies = _load_policies(env_id, specs, env_kwargs, args.env_kwargs)
+
+    if args.ray is None:
+        results, on_ray = _evaluate_here(args, env_id, policies, specs, env_kwargs), None
+    else:
+        results, on_ray = _evaluate_on_ray(args, env_id, specs, env_kwargs)
+    _unique_labels(results, specs)
+
+    print()
+    print(results_table(results))
+    out.mkdir(parents=True, exist_ok=True)
+    doc = results_document(env_id, env_kwargs, args.episodes, args.num_envs, args.seed, results, specs)
+    if on_ray is not None:
+        doc["ray"] = on_ray
+    (out / "results.json").write_text(jsonio.dumps(doc))  # strict JSON: a NaN is written as null
+    _save_trajectories(results, out / "trajectories.npz")
+    written = [out / "results.json", out / "trajectories.npz"]
+    if args.record > 0:
+        written.append(plot_trajectories(results, out / "trajectories.png"))
+        written.append(plot_metrics(results, out / "metrics.png"))
+    written.append(plot_final_metrics(results, out / "final_metrics.png"))
+    if args.video:
+        from training.video import write_eval_video
+
+        print("rendering the recorded episodes ...", flush=True)
+        try:
+            written.append(write_eval_video(out / "episodes", results))
+        except (ValueError, RuntimeError) as e:
+            raise CLIError(f"--video: {e}") from None
+    print("\nwrote " + ", ".join(str(p) for p in written))
+    return 0
+
+
+def _evaluate_here(args, env_id: str, policies: list, specs: list[str], env_kwargs: dict) -> list:
+    """Each policy's EvalResults, evaluated in this process (training.evaluate)."""
+    from training.evaluate import EvaluationError, PolicyError, evaluate
 
     results = []
     for spec, policy in zip(specs, policies, strict=True):
@@ -250,36 +356,58 @@ def cmd_eval(args) -> int:
             raise CLIError(str(e)) from None
         print(f"\r  done in {time.perf_counter() - t0:.1f} s" + " " * 20)
         results.append(r)
-    _unique_labels(results, specs)
+    return results
 
-    print()
-    print(results_table(results))
-    out.mkdir(parents=True, exist_ok=True)
-    doc = {
-        "env_id": env_id,
-        "env_kwargs": env_kwargs,
-        "episodes": args.episodes,
-        "num_envs": args.num_envs,
-        "seed": args.seed,
-        "policies": {r.policy: dict(r.to_json(), spec=spec) for r, spec in zip(results, specs, strict=True)},
-    }
-    (out / "results.json").write_text(jsonio.dumps(doc))  # strict JSON: a NaN is written as null
-    _save_trajectories(results, out / "trajectories.npz")
-    written = [out / "results.json", out / "trajectories.npz"]
-    if args.record > 0:
-        written.append(plot_trajectories(results, out / "trajectories.png"))
-        written.append(plot_metrics(results, out / "metrics.png"))
-    written.append(plot_final_metrics(results, out / "final_metrics.png"))
-    if args.video:
-        from training.video import write_eval_video
 
-        print("rendering the recorded episodes ...", flush=True)
-        try:
-            written.append(write_eval_video(out / "episodes", results))
-        except (ValueError, RuntimeError) as e:
-            raise CLIError(f"--video: {e}") from None
-    print("\nwrote " + ", ".join(str(p) for p in written))
-    return 0
+def _evaluate_on_ray(args, env_id: str, specs: list[str], env_kwargs: dict) -> tuple[list, dict]:
+    """(each policy's EvalResults, what ran where): the blocks of every policy's evaluation on
+    one pool of Ray workers (training.distributed), each worker warm before the first."""
+    from training.cluster import ClusterError, cluster_cpus, connected
+    from training.distributed import RayEvaluator
+    from training.evaluate import EvaluationError, PolicyError, episode_blocks
+
+    blocks = len(episode_blocks(args.episodes, args.num_envs))
+    n = min(args.num_envs, args.episodes)
+    results = []
+    try:
+        with connected(args.ray or None) as ray:
+            if args.workers is not None and args.workers > cluster_cpus(ray):
+                raise CLIError(
+                    f"--workers {args.workers}: the Ray cluster has {cluster_cpus(ray)} CPUs, one per worker"
+                )
+            workers = min(args.workers or cluster_cpus(ray), blocks)
+            print(f"starting {workers} Ray workers, {n} envs each ...", flush=True)
+            with RayEvaluator(env_id, args.num_envs, env_kwargs, workers=workers) as pool:
+                t0 = time.perf_counter()
+                pool.describe()  # returns once every worker has built and stepped its env
+                print(f"  warm in {time.perf_counter() - t0:.1f} s")
+                for spec in specs:
+                    print(f"evaluating {spec}: {args.episodes} episodes, {blocks} blocks of {n} envs ...")
+                    t0, reruns = time.perf_counter(), pool.reruns
+                    results.append(pool.evaluate(spec, args.episodes, args.seed, args.record, _progress))
+                    print(f"\r  done in {time.perf_counter() - t0:.1f} s" + " " * 20)
+                    if pool.reruns > reruns:
+                        print(f"  {pool.reruns - reruns} blocks run again after their worker died")
+                on_ray = {"address": args.ray or None, "workers": workers, "reruns": pool.reruns}
+    except (ClusterError, PolicyError, EvaluationError) as e:
+        raise CLIError(str(e)) from None
+    return results, on_ray
+
+
+def _check_ray(args) -> None:
+    """With --ray, Ray must be installed (a CLIError says how to install it); --workers and
+    the like only go with --ray."""
+    from training.cluster import RayMissingError, import_ray
+
+    if args.ray is None:
+        for flag in ("workers", "cpus_per_run"):
+            if getattr(args, flag, None) is not None:
+                raise CLIError(f"--{flag.replace('_', '-')} only applies with --ray")
+        return
+    try:
+        import_ray()
+    except RayMissingError as e:
+        raise CLIError(str(e)) from None
 
 
 def _check_policy_names(env_id: str, specs: list[str]) -> None:
@@ -508,6 +636,56 @@ def results_table(results) -> str:
     return format_table(header, rows) + "\n(final metrics: mean over episodes, max in brackets)"
 
 
+def sweep_table(summary: dict) -> str:
+    """The table `robodyn sweep` prints: every run's final mean return and success, then per
+    setting the mean ± sample standard deviation across seeds, [min, max]."""
+    keys = list(summary["runs"][0]["settings"]) if summary["runs"] else []
+    header = ["run", "seed", *keys, "mean return", "success"]
+    rows = [
+        [
+            r["name"],
+            str(r["seed"]),
+            *(_json_text(r["settings"][k]) for k in keys),
+            f"{r['mean_return']:.2f} ± {r['std_return']:.2f}",
+            _percent(r["success_rate"]),
+        ]
+        for r in summary["runs"]
+    ]
+    lines = [format_table(header, rows), "", "across seeds (mean ± sample std [min, max]):"]
+    header = [*keys, "seeds", "mean return", "success"] if keys else ["seeds", "mean return", "success"]
+    rows = [
+        [
+            *(_json_text(g["settings"][k]) for k in keys),
+            str(len(g["seeds"])),
+            _spread_text(g["mean_return"], "{:.2f}"),
+            _spread_text(g["success_rate"], "{:.0%}"),
+        ]
+        for g in summary["across_seeds"]
+    ]
+    lines.append(format_table(header, rows))
+    return "\n".join(lines)
+
+
+def _json_text(value) -> str:
+    """A setting's value as compact JSON."""
+    from training.sweep import compact_json
+
+    return compact_json(value)
+
+
+def _percent(rate) -> str:
+    """A success rate in percent, or - for a task without success."""
+    return "-" if rate is None else f"{100 * rate:.0f}%"
+
+
+def _spread_text(s: dict | None, fmt: str) -> str:
+    """mean ± std [min, max] of a sweep.spread, each number in `fmt`."""
+    if s is None:
+        return "-"
+    std = "-" if s["std"] is None else fmt.format(s["std"])
+    return f"{fmt.format(s['mean'])} ± {std} [{fmt.format(s['min'])}, {fmt.format(s['max'])}]"
+
+
 def _save_trajectories(results, path: Path) -> None:
     """Write every recorded episode's arrays to one .npz, keyed <policy>/episode<k>/<array>."""
     arrays = {}
@@ -579,6 +757,121 @@ def cmd_train(args) -> int:
     except TrainError as e:  # refused before anything was written
         raise CLIError(str(e)) from None
     return 0
+
+
+# --- sweep -------------------------------------------------------------------------------------
+def cmd_sweep(args) -> int:
+    """Check Ray (with --ray), the train extra, the seeds, the settings (every combination's
+    model built once) and the results directory; run the sweep (training.sweep), print its
+    table and write sweep.json."""
+    from training.cluster import ClusterError
+    from training.sweep import SweepConfig, SweepError, make_runs, run_sweep
+
+    _check_ray(args)
+    env_id = _env_id(args.env)
+    try:
+        import training.train  # noqa: F401  (stable-baselines3 and torch)
+    except ImportError as e:
+        raise CLIError(f"training needs the `train` extra (pip install -e '.[train]'): {e}") from None
+    try:
+        seeds, grid = _sweep_grid(args)
+    except SweepError as e:
+        raise CLIError(str(e)) from None
+    runs = make_runs(seeds, grid)
+    env_kwargs = _env_kwargs(env_id, args.env_kwargs, None)
+    out = args.out or Path("runs") / f"sweep-{_slug(env_id)}-{args.algo}"
+    _check_sweep_out(out, runs)
+    _check_sweep_settings(env_id, args, env_kwargs, [settings for settings, _ in _combinations(runs)])
+    config = SweepConfig(
+        env_id=env_id,
+        algo=args.algo,
+        timesteps=args.timesteps,
+        num_envs=args.num_envs,
+        vecnormalize=args.vecnormalize,
+        env_kwargs=env_kwargs,
+        algo_kwargs=dict(args.algo_kwargs),
+        checkpoint_every=args.checkpoint_every,
+        eval_episodes=args.eval_episodes,
+        eval_num_envs=args.eval_num_envs,
+        eval_seed=args.eval_seed,
+    )
+    where = "on Ray" if args.ray is not None else "one after another here"
+    print(
+        f"sweep of {args.algo.upper()} on {env_id}: {len(runs)} runs ({len(seeds)} seeds x "
+        f"{len(runs) // len(seeds)} settings), {args.timesteps:,} steps each, {where} -> {out}"
+    )
+    try:
+        summary = run_sweep(
+            config,
+            runs,
+            out,
+            ray_address=args.ray or None,
+            use_ray=args.ray is not None,
+            cpus_per_run=args.cpus_per_run or 1,
+        )
+    except ClusterError as e:
+        raise CLIError(str(e)) from None
+    print()
+    print(sweep_table(summary))
+    print(f"\nwrote {out / 'sweep.json'} and {len(runs)} run directories in {summary['seconds']:.1f} s")
+    return 0
+
+
+def _check_sweep_out(out: Path, runs) -> None:
+    """The results directory takes sweep.json and a directory per run, and holds no run of
+    that name already (a run is never written over another, nor mixed with its files)."""
+    check_out_dir(out, "--out", ["sweep.json"], dirs=[run.name for run in runs])
+    for run in runs:
+        if (out / run.name).is_dir() and any((out / run.name).iterdir()):
+            raise CLIError(
+                f"--out {str(out)!r} already holds a run {run.name!r}: name another results directory"
+            )
+
+
+def _sweep_grid(args) -> tuple[list[int], dict[str, list]]:
+    """(seeds, {keyword: values}) of a sweep from --seeds and --set; a SweepError for text that
+    does not parse, a CLIError for a keyword set twice."""
+    from training.sweep import parse_seeds, parse_setting
+
+    seeds = parse_seeds(args.seeds)
+    grid: dict[str, list] = {}
+    for text in args.settings:
+        key, values = parse_setting(text)
+        if key in grid:
+            raise CLIError(f"--set {key} appears twice: give its values once, separated by commas")
+        if key in args.algo_kwargs:
+            raise CLIError(f"--set {key}: --algo-kwargs sets it too, and a run takes one value")
+        grid[key] = values
+    return seeds, grid
+
+
+def _combinations(runs) -> list[tuple[dict, list]]:
+    """The distinct settings of `runs`, each with its runs, in order."""
+    out: list[tuple[dict, list]] = []
+    for run in runs:
+        for settings, members in out:
+            if settings == run.settings:
+                members.append(run)
+                break
+        else:
+            out.append((run.settings, [run]))
+    return out
+
+
+def _check_sweep_settings(env_id: str, args, env_kwargs: dict, combinations: list[dict]) -> None:
+    """Every combination's algorithm keywords checked (names and types), then its env and
+    model built once and closed (training.train.check_settings), so that a value the task or
+    the algorithm refuses is a CLIError before any run starts."""
+    from training.train import TrainError, check_algo_kwargs, check_settings
+
+    for settings in combinations:
+        kwargs = {**args.algo_kwargs, **settings}
+        what = "--algo-kwargs" if not settings else f"--set {_json_text(settings)}"
+        try:
+            check_algo_kwargs(args.algo, kwargs)
+            check_settings(env_id, args.algo, args.num_envs, env_kwargs, kwargs, args.vecnormalize)
+        except TrainError as e:
+            raise CLIError(f"{what}: {e}") from None
 
 
 # --- tune --------------------------------------------------------------------------------------

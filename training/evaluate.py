@@ -1,18 +1,31 @@
 """Vectorized evaluation of a policy on a RoboDyn task.
 
 `evaluate(env_id, policy, episodes, num_envs, seed)` runs `episodes` episodes on one
-RoboDynVectorEnv of `num_envs` rows with autoreset DISABLED: a row whose episode ends is
-restarted with `reset(seed=..., options={"reset_mask": ...})` and the policy is told which
-rows restarted (`policy.reset(env, rows)`). Episode k always starts from seed + k, whichever
-row runs it, so the per-episode results do not depend on num_envs (for a policy that treats
-rows independently). Rows left over once every episode has started keep stepping, and their
-results are dropped.
+RoboDynVectorEnv of n = min(num_envs, episodes) rows with autoreset DISABLED, in blocks
+(`episode_blocks`): block b holds episodes b n .. b n + n - 1, row r of block b runs episode
+b n + r from seed + b n + r, and every row starts the block together (`run_block`). A row
+whose episode ends before the others is restarted unseeded (`reset(options={"reset_mask":
+...})`, the row's own generator) and idles, its results dropped, until the block ends; the
+last block's rows past the final episode run spare episodes, dropped too. The policy is told
+which rows restarted (`policy.reset(env, rows)`, every row at a block's start).
+
+So a block is the same computation wherever and whenever it runs: the same episodes on the
+same rows from the same seeds, every row reset and the policy reset on every row at its
+start. A block run in another process (training.distributed spreads the blocks over Ray
+workers) gives bit for bit the episodes it gives here, even for a policy whose rows share
+arithmetic (a torch network rounds a row's float32 sums differently at another position in
+the batch, or in a batch of other rows). For a policy that treats rows independently the
+per-episode results do not depend on num_envs either.
 
 Policies follow the baselines' protocol (`envs.baselines.Policy`):
 
     class Policy:
         def reset(self, env, rows: np.ndarray) -> None: ...  # rows whose episodes (re)started
         def act(self, env, obs: np.ndarray) -> np.ndarray: ...  # (num_envs, action_dim)
+
+A policy with randomness of its own may also define `seed_rows(rows, seeds)`: evaluation
+calls it before `reset` with the seed of each restarted row's episode (None for a row that
+idles), so it can draw per episode (RandomPolicy does).
 
 `make_policy` builds one from a name: "random", a baseline of envs.baselines ("pd",
 "mpc"), or the path of a stable-baselines3 .zip (PPO, SAC, ...; acts deterministically).
@@ -68,17 +81,35 @@ MODEL_LOAD_ERRORS = (
 
 # --- policies ----------------------------------------------------------------------------------
 class RandomPolicy:
-    """Uniform actions over the action box, from its own seeded generator."""
+    """Uniform actions over the action box. A row told its episode's seed s (`seed_rows`,
+    which evaluation calls) draws from a generator of its own, the first child of
+    SeedSequence(s), a stream apart from the env's default_rng(s): episode k's actions then
+    depend on its seed alone, not on the rows beside it or on how many ran before. Other rows
+    draw, in row order, from the policy's generator seeded with `seed`."""
 
     def __init__(self, seed: int | None = None):
         self.rng = np.random.default_rng(seed)
+        self.row_rngs: dict[int, np.random.Generator] = {}  # row -> its episode's generator
+
+    def seed_rows(self, rows: np.ndarray, seeds: list[int | None]) -> None:
+        """Give each of `rows` the generator of its episode's seed (None: the shared one)."""
+        for r, s in zip(np.asarray(rows).tolist(), seeds, strict=True):
+            if s is None:
+                self.row_rngs.pop(r, None)
+            else:
+                self.row_rngs[r] = np.random.default_rng(np.random.SeedSequence(s).spawn(1)[0])
 
     def reset(self, env, rows: np.ndarray) -> None:
         pass
 
     def act(self, env, obs: np.ndarray) -> np.ndarray:
         space = env.single_action_space
-        return self.rng.uniform(space.low, space.high, size=(env.num_envs, *space.shape))
+        if not self.row_rngs:
+            return self.rng.uniform(space.low, space.high, size=(env.num_envs, *space.shape))
+        out = np.empty((env.num_envs, *space.shape))
+        for r in range(env.num_envs):
+            out[r] = self.row_rngs.get(r, self.rng).uniform(space.low, space.high)
+        return out
 
 
 class SB3Policy:
@@ -179,6 +210,28 @@ def read_model_meta(path: Path) -> dict:
     stats = path.parent / f"{m.group(1)}_vecnormalize_{m.group(2)}_steps.pkl"
     meta["vecnormalize"] = stats.name if stats.is_file() else None
     return meta
+
+
+def model_files(path: str | Path) -> list[Path]:
+    """Every file loading the model `path` reads: the .zip, its sidecar (for a checkpoint, the
+    run's sidecar beside it) and the VecNormalize statistics the sidecar names, each of them
+    there. What a copy of the model elsewhere (a Ray worker's disk) needs, under the same
+    names. A PolicyError as load_sb3_policy raises it for a missing model or a bad sidecar."""
+    path = _model_file(path)
+    meta = read_model_meta(path)
+    files = [path]
+    sidecar = path.with_suffix(".json")
+    m = re.fullmatch(r"(.*)_(\d+)_steps", path.stem)
+    if not sidecar.is_file() and m:
+        sidecar = path.parent / f"{m.group(1)}.json"
+    if sidecar.is_file():
+        files.append(sidecar)
+    if meta.get("vecnormalize"):
+        stats = path.parent / meta["vecnormalize"]
+        if not stats.is_file():
+            load_vecnormalize(path, meta["vecnormalize"])  # raises, naming the missing file
+        files.append(stats)
+    return files
 
 
 def _read_sidecar(sidecar: Path, model: Path) -> dict:
@@ -357,7 +410,39 @@ class EvalResults:
         }
 
 
+def results_document(
+    env_id: str, env_kwargs: dict, episodes: int, num_envs: int, seed: int | None, results, specs
+) -> dict[str, Any]:
+    """The document `robodyn eval` writes as results.json: the run's settings and, by policy
+    label, each EvalResults' JSON with the spec it was given (`results` and `specs` in the
+    same order)."""
+    return {
+        "env_id": env_id,
+        "env_kwargs": env_kwargs,
+        "episodes": episodes,
+        "num_envs": num_envs,
+        "seed": seed,
+        "policies": {
+            r.policy: dict(r.to_json(), spec=str(spec)) for r, spec in zip(results, specs, strict=True)
+        },
+    }
+
+
 # --- the evaluation loop -----------------------------------------------------------------------
+def episode_blocks(episodes: int, num_envs: int) -> list[range]:
+    """The blocks an evaluation of `episodes` episodes on n = min(num_envs, episodes) rows runs:
+    block b is range(b n, min(b n + n, episodes)). The one partition every evaluation uses,
+    in one process or spread over many."""
+    check_evaluation(episodes, num_envs, None)
+    n = min(num_envs, episodes)
+    return [range(start, min(start + n, episodes)) for start in range(0, episodes, n)]
+
+
+def episode_seed(seed: int | None, k: int) -> int | None:
+    """The seed episode k starts from: seed + k (None: fresh entropy, nothing reproducible)."""
+    return None if seed is None else int(seed) + k
+
+
 def evaluate(
     env_id: str,
     policy,
@@ -369,42 +454,85 @@ def evaluate(
     progress=None,
 ) -> EvalResults:
     """Run `episodes` episodes of `policy` (a Policy, "random", "pd", "mpc" or an SB3 .zip
-    path) on `num_envs` rows of one vector env; record per-step obs/actions/metrics of the
-    first `record` episodes. `progress(done, total)` is called as episodes finish."""
-    if episodes < 1 or num_envs < 1:
-        raise EvaluationError(f"episodes and num_envs must be >= 1, got {episodes} and {num_envs}")
-    if seed is not None and seed < 0:
-        raise EvaluationError(f"seed must be >= 0 (or None), got {seed}")
+    path) on `num_envs` rows of one vector env, block after block (module docstring); record
+    per-step obs/actions/metrics of the first `record` episodes. `progress(done, total)` is
+    called as episodes finish."""
+    check_evaluation(episodes, num_envs, seed)
     env_kwargs = dict(env_kwargs or {})
     n = min(num_envs, episodes)
     env = gym.make_vec(env_id, num_envs=n, autoreset_mode=AutoresetMode.DISABLED, **env_kwargs)
     try:
         label, pol = make_policy(policy, env, seed)
-        return _run(env, env_id, label, pol, episodes, seed, env_kwargs, record, progress)
+        layout = EnvLayout.of(env)
+        t0 = time.perf_counter()
+        done = []
+
+        def finished(k: int) -> None:
+            done.append(k)
+            if progress is not None:
+                progress(len(done), episodes)
+
+        parts = [run_block(env, pol, block, seed, record, finished) for block in episode_blocks(episodes, n)]
+        return merge_blocks(env_id, label, env_kwargs, seed, n, layout, parts, time.perf_counter() - t0)
     finally:
         env.close()
 
 
-def _run(env, env_id, label, pol, episodes, seed, env_kwargs, record, progress) -> EvalResults:
-    """The evaluation loop of `evaluate` on an open vector env with autoreset disabled."""
-    t0 = time.perf_counter()
-    n = env.num_envs
-    task = env.unwrapped.task
-    obs_names, act_names = observation_names(env), action_names(env)
-    metric_names = list(task.metrics().keys())
-    ep_seed = (lambda k: None) if seed is None else (lambda k: int(seed) + k)
+def check_evaluation(episodes: int, num_envs: int, seed: int | None) -> None:
+    """An EvaluationError for a count below 1 or a negative seed, before anything is built."""
+    if episodes < 1 or num_envs < 1:
+        raise EvaluationError(f"episodes and num_envs must be >= 1, got {episodes} and {num_envs}")
+    if seed is not None and seed < 0:
+        raise EvaluationError(f"seed must be >= 0 (or None), got {seed}")
 
-    row_ep = np.arange(n)  # episode each row runs, -1 once it idles
-    next_ep = n
+
+@dataclass
+class EnvLayout:
+    """The names an evaluation's results carry, read from its vector env."""
+
+    obs_names: list[str]
+    action_names: list[str]
+    metric_names: list[str]
+
+    @classmethod
+    def of(cls, env) -> EnvLayout:
+        return cls(observation_names(env), action_names(env), list(env.unwrapped.task.metrics().keys()))
+
+
+@dataclass
+class BlockResult:
+    """What one block produced: {episode: outcome} and its recorded trajectories."""
+
+    episodes: dict[int, dict]
+    trajectories: list[Trajectory]
+
+
+def run_block(env, pol, block: range, seed: int | None, record: int, finished=None) -> BlockResult:
+    """Run the episodes of `block` (consecutive, at most env.num_envs of them) on `env`, a
+    vector env with autoreset DISABLED: every row is reset, row r from the seed of episode
+    block.start + r (rows past the block run spare episodes, dropped), and the policy is
+    reset on every row; a row whose episode ends restarts unseeded and idles. Episodes below
+    `record` are recorded step by step; `finished(k)` is called as episode k ends."""
+    n = env.num_envs
+    if env.unwrapped.autoreset_mode != AutoresetMode.DISABLED or not 1 <= len(block) <= n:
+        raise ValueError(
+            f"run_block needs a vector env with autoreset DISABLED and a block of 1 to num_envs={n} "
+            f"episodes, got {env.unwrapped.autoreset_mode} and {len(block)}"
+        )
+    metric_names = list(env.unwrapped.task.metrics().keys())
+    row_ep = np.arange(block.start, block.start + n)  # episode each row runs, -1 once it idles
     ret = np.zeros(n)
     length = np.zeros(n, dtype=np.int64)
     traj: dict[int, dict[str, list]] = {}
     results: dict[int, dict] = {}
 
-    obs, info = env.reset(seed=[ep_seed(k) for k in range(n)])
+    seeds = [episode_seed(seed, int(k)) for k in row_ep]
+    obs, info = env.reset(seed=seeds)
+    _seed_policy(pol, np.arange(n), seeds)
     pol.reset(env, np.arange(n))
-    _start_records(traj, row_ep, np.arange(n), obs, info, metric_names, record)
-    while len(results) < episodes:
+    recorded = range(block.start, min(block.stop, record))
+    _start_records(traj, row_ep, np.arange(n), obs, info, metric_names, recorded)
+    while True:
         action = np.asarray(pol.act(env, obs), dtype=np.float64)
         obs, reward, terminated, truncated, info = env.step(action)
         ret += reward
@@ -422,71 +550,88 @@ def _run(env, env_id, label, pol, episodes, seed, env_kwargs, record, progress) 
             continue
         for r in done:
             k = int(row_ep[r])
-            if k < 0:
+            if k not in block:  # a spare or idle row
                 continue
             results[k] = {
                 "episode": k,
-                "seed": ep_seed(k),
+                "seed": episode_seed(seed, k),
                 "return": float(ret[r]),
                 "length": int(length[r]),
                 "terminated": bool(terminated[r]),
                 "truncated": bool(truncated[r]),
                 "final": {key: float(info[key][r]) for key in info if not key.startswith("_")},
             }
-            if progress is not None:
-                progress(len(results), episodes)
-        seeds: list[int | None] = [None] * n
-        for r in done:
-            row_ep[r] = next_ep if next_ep < episodes else -1
-            if row_ep[r] >= 0:
-                seeds[r] = ep_seed(next_ep)
-                next_ep += 1
-        if len(results) == episodes:
+            if finished is not None:
+                finished(k)
+        if len(results) == len(block):
             break
         mask = np.zeros(n, dtype=bool)
         mask[done] = True
-        obs, info = env.reset(seed=seeds, options={"reset_mask": mask})
+        obs, info = env.reset(options={"reset_mask": mask})  # unseeded: each row's own generator
+        row_ep[done] = -1
         ret[done] = 0.0
         length[done] = 0
+        _seed_policy(pol, done, [None] * len(done))
         pol.reset(env, done)
-        _start_records(traj, row_ep, done, obs, info, metric_names, record)
+    return BlockResult(
+        episodes=results, trajectories=[_trajectory(k, traj[k], env.unwrapped.dt) for k in sorted(traj)]
+    )
 
-    dt = env.unwrapped.dt
-    trajectories = []
-    for k in sorted(traj):
-        t = traj[k]
-        steps = len(t["actions"])
-        trajectories.append(
-            Trajectory(
-                episode=k,
-                time=np.arange(steps + 1) * dt,
-                obs=np.array(t["obs"]),
-                actions=np.array(t["actions"]).reshape(steps, -1),
-                rewards=np.array(t["rewards"]),
-                metrics={m: np.array(v) for m, v in t["metrics"].items()},
-            )
-        )
+
+def _seed_policy(pol, rows: np.ndarray, seeds: list[int | None]) -> None:
+    """Tell a policy that draws per episode (one with seed_rows) its rows' episode seeds."""
+    seed_rows = getattr(pol, "seed_rows", None)
+    if seed_rows is not None:
+        seed_rows(rows, seeds)
+
+
+def _trajectory(k: int, t: dict[str, list], dt: float) -> Trajectory:
+    """Episode k's record (lists of per-step values) as a Trajectory of arrays."""
+    steps = len(t["actions"])
+    return Trajectory(
+        episode=k,
+        time=np.arange(steps + 1) * dt,
+        obs=np.array(t["obs"]),
+        actions=np.array(t["actions"]).reshape(steps, -1),
+        rewards=np.array(t["rewards"]),
+        metrics={m: np.array(v) for m, v in t["metrics"].items()},
+    )
+
+
+def merge_blocks(env_id, label, env_kwargs, seed, num_envs, layout, parts, seconds) -> EvalResults:
+    """One EvalResults from the BlockResults of every block of an evaluation (in any order),
+    its episodes in episode order. A ValueError if an episode is missing or appears twice."""
+    episodes: dict[int, dict] = {}
+    for part in parts:
+        for k, outcome in part.episodes.items():
+            if k in episodes:
+                raise ValueError(f"episode {k} came back from two blocks")
+            episodes[k] = outcome
+    if sorted(episodes) != list(range(len(episodes))):
+        missing = sorted(set(range(max(episodes, default=-1) + 1)) - set(episodes))
+        raise ValueError(f"episodes {missing[:8]} are missing from the blocks' results")
+    trajectories = sorted((t for part in parts for t in part.trajectories), key=lambda t: t.episode)
     return EvalResults(
         env_id=env_id,
         policy=label,
         env_kwargs=env_kwargs,
         seed=seed,
-        num_envs=n,
-        episodes=[results[k] for k in range(episodes)],
+        num_envs=num_envs,
+        episodes=[episodes[k] for k in range(len(episodes))],
         trajectories=trajectories,
-        obs_names=obs_names,
-        action_names=act_names,
-        metric_names=metric_names,
-        seconds=time.perf_counter() - t0,
+        obs_names=layout.obs_names,
+        action_names=layout.action_names,
+        metric_names=layout.metric_names,
+        seconds=seconds,
     )
 
 
-def _start_records(traj, row_ep, rows, obs, info, metric_names, record) -> None:
+def _start_records(traj, row_ep, rows, obs, info, metric_names, recorded: range) -> None:
     """Open a trajectory record, from its reset observation, for each of `rows` whose new
-    episode is one of the first `record`."""
+    episode is one of `recorded`."""
     for r in rows:
         k = int(row_ep[r])
-        if 0 <= k < record:
+        if k in recorded:
             traj[k] = {
                 "obs": [obs[r].copy()],
                 "actions": [],

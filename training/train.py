@@ -117,6 +117,7 @@ def train(
     init_model: str | Path | None = None,
     residual: str | None = None,
     residual_scale: float = 1.0,
+    nthread: int | None = None,
 ) -> TrainResult:
     """Train `algo` ("ppo" or "sac", default MLP policy) for `total_timesteps` environment
     steps on `num_envs` rows of one RoboDyn vector env; save the model, the sidecar JSON, the
@@ -130,6 +131,10 @@ def train(
     residual: train a correction to the task's baseline of that name instead of a whole
     policy (training.residual: the env applies clip(base + residual_scale * action)); the
     sidecar records both, and evaluation rebuilds the sum.
+
+    nthread: the threads the engine steps the batch on (default one per core); not an env
+    keyword of the run (not in the sidecar): a sweep running several trainings on one machine
+    gives each its share.
 
     A TrainError, raised before anything is written, refuses an unknown algorithm, a count
     below 1, a negative seed, algo_kwargs the algorithm does not take or refuses, env_kwargs
@@ -169,14 +174,7 @@ def train(
         except ResidualError as e:
             raise TrainError(str(e)) from None
         wrap = functools.partial(ResidualVectorEnv, base=residual, scale=residual_scale)
-    try:
-        env = make_sb3_env(env_id, num_envs, seed=seed, wrap=wrap, **env_kwargs)
-    except ResidualError as e:
-        raise TrainError(str(e)) from None
-    except (ValueError, TypeError) as e:  # what the task's constructor raises for its keywords
-        if not env_kwargs:
-            raise  # no keyword of the caller's: a bug
-        raise TrainError(f"{env_id} refused env_kwargs {env_kwargs}: {e}") from None
+    env = _make_env(env_id, num_envs, seed, wrap, env_kwargs, nthread)
     try:
         metrics = task_metric_names(env.unwrapped.vec_env)
         env, model = _model(
@@ -245,6 +243,44 @@ def train(
         f"saved {model_path}"
     )
     return TrainResult(model_path, vn_path, seconds, int(model.num_timesteps))
+
+
+def check_settings(
+    env_id: str,
+    algo: str,
+    num_envs: int,
+    env_kwargs: dict | None = None,
+    algo_kwargs: dict | None = None,
+    vecnormalize: bool = False,
+) -> None:
+    """Build the env and the new model train() would build from these settings, and close
+    them: a TrainError for keywords the task or the algorithm refuses (a value out of range,
+    a batch size that does not fit the rollout), found before any training runs."""
+    algo = algo.lower()
+    if algo not in ALGOS:
+        raise TrainError(f"algo must be one of {ALGOS}, got {algo!r}")
+    algo_kwargs = check_algo_kwargs(algo, algo_kwargs)
+    env = _make_env(env_id, num_envs, 0, None, dict(env_kwargs or {}), None)
+    try:
+        env, _ = _model(env_id, algo, env, num_envs, 0, vecnormalize, algo_kwargs, None, {})
+    finally:
+        env.close()
+
+
+def _make_env(env_id, num_envs, seed, wrap, env_kwargs, nthread):
+    """robogym.sb3.make_sb3_env of the run; a TrainError for env keywords the task refuses or
+    a residual baseline it lacks."""
+    kwargs = dict(env_kwargs)
+    if nthread is not None:
+        kwargs.setdefault("nthread", nthread)  # an nthread among the run's env keywords stands
+    try:
+        return make_sb3_env(env_id, num_envs, seed=seed, wrap=wrap, **kwargs)
+    except ResidualError as e:
+        raise TrainError(str(e)) from None
+    except (ValueError, TypeError) as e:  # what the task's constructor raises for its keywords
+        if not env_kwargs:
+            raise  # no keyword of the caller's: a bug
+        raise TrainError(f"{env_id} refused env_kwargs {env_kwargs}: {e}") from None
 
 
 def _model(env_id, algo, env, num_envs, seed, vecnormalize, algo_kwargs, init_model, init_meta):
