@@ -252,10 +252,8 @@ def instantiate_equality(m, d, b):
             row[0] = 1.0
             if j2 >= 0:
                 a2 = m.jnt_qposadr[j2]
-                x = d.qpos[b, a2] - m.qpos0[a2]
-                poly = data[1] * x + data[2] * x * x + data[3] * x * x * x + data[4] * x * x * x * x
+                poly, deriv = _quartic(data, d.qpos[b, a2] - m.qpos0[a2])
                 pos = d.qpos[b, a1] - m.qpos0[a1] - data[0] - poly
-                deriv = data[1] + 2 * data[2] * x + 3 * data[3] * x * x + 4 * data[4] * x * x * x
                 # J = e_dof1 - p'(x) e_dof2, columns ascending
                 dof2 = m.jnt_dofadr[j2]
                 if dof2 == dof1:
@@ -278,6 +276,14 @@ def instantiate_equality(m, d, b):
 
 
 @kernel
+def _quartic(data, x):
+    """(p(x), p'(x)) of an equality's polynomial p(x) = data1 x + data2 x^2 + data3 x^3 +
+    data4 x^4, in MuJoCo's order of operations."""
+    poly = data[1] * x + data[2] * x * x + data[3] * x * x * x + data[4] * x * x * x * x
+    return poly, data[1] + 2 * data[2] * x + 3 * data[3] * x * x + 4 * data[4] * x * x * x
+
+
+@kernel
 def _tendon_equality(m, d, b, i):
     """The row of tendon equality i (mj_instantiateEquality, mjEQ_TENDON): with
     x = ten_length(t2) - length0(t2) and p(x) = data1 x + ... + data4 x^4,
@@ -293,9 +299,8 @@ def _tendon_equality(m, d, b, i):
     deriv = 0.0
     pos = d.ten_length[b, t1] - m.tendon_length0[t1] - data[0]
     if t2 >= 0:
-        x = d.ten_length[b, t2] - m.tendon_length0[t2]
-        pos -= data[1] * x + data[2] * x * x + data[3] * x * x * x + data[4] * x * x * x * x
-        deriv = data[1] + 2 * data[2] * x + 3 * data[3] * x * x + 4 * data[4] * x * x * x
+        poly, deriv = _quartic(data, d.ten_length[b, t2] - m.tendon_length0[t2])
+        pos -= poly
     # merge the two ascending dof lists
     a1, n1 = m.ten_J_rowadr[t1], m.ten_J_rownnz[t1]
     a2, n2 = (m.ten_J_rowadr[t2], m.ten_J_rownnz[t2]) if t2 >= 0 else (0, 0)

@@ -148,3 +148,33 @@ def mj_efc_J(mj: mujoco.MjModel, d: mujoco.MjData) -> np.ndarray:
     if n:
         mujoco.mju_sparse2dense(out, d.efc_J, d.efc_J_rownnz[:n], d.efc_J_rowadr[:n], d.efc_J_colind)
     return out
+
+
+def trajectory_errors(text: str, states: dict, steps: int, ctrl=None, on_step=None) -> tuple[float, float]:
+    """(worst qpos, worst qvel rel_err) of `steps` steps of the MJCF `text` from `states` in one
+    batched Simulator against mj_step on one MjData per state; ctrl (steps, n, nu), if
+    given, is written before every step in both; on_step(d), if given, sees each MjData
+    after each of its steps."""
+    mj = mujoco.MjModel.from_xml_string(text)
+    n = len(states["qpos"])
+    sim = engine.Simulator(engine.load_mjcf(text), batch=n)
+    set_state(sim, states)
+    datas = []
+    for i in range(n):
+        d = mujoco.MjData(mj)
+        set_state(None, states, d, i)
+        datas.append(d)
+    worst_q = worst_v = 0.0
+    for t in range(steps):
+        if ctrl is not None:
+            sim.data.ctrl[:] = ctrl[t]
+        sim.step(1)
+        for i, d in enumerate(datas):
+            if ctrl is not None:
+                d.ctrl[:] = ctrl[t, i]
+            mujoco.mj_step(mj, d)
+            if on_step is not None:
+                on_step(d)
+            worst_q = max(worst_q, rel_err(sim.data.qpos[i], d.qpos))
+            worst_v = max(worst_v, rel_err(sim.data.qvel[i], d.qvel))
+    return worst_q, worst_v

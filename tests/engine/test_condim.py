@@ -23,7 +23,7 @@ import pytest
 
 import engine
 from tests.engine.test_constraint import compare_rows
-from tests.helpers import ASSETS, rel_err, report, rollout_states, set_state, with_options
+from tests.helpers import ASSETS, report, rollout_states, set_state, trajectory_errors, with_options
 
 CONDIM = ASSETS / "tests" / "constraint_condim.xml"
 STEPS = 200
@@ -60,25 +60,10 @@ def test_condim_rows():
 @pytest.mark.parametrize("solver", ["Newton", "PGS"])
 def test_trajectories_match_mujoco(solver):
     text = with_options(CONDIM, solver=solver, flags={"island": "disable"})
-    mj = mujoco.MjModel.from_xml_string(text)
-    states = rollout_states(mj, 6, seed=4, every=15, touching=True, vel=2.0)
-    n = len(states["qpos"])
-    sim = engine.Simulator(engine.load_mjcf(text), batch=n)
-    set_state(sim, states)
-    datas = []
-    for i in range(n):
-        d = mujoco.MjData(mj)
-        set_state(None, states, d, i)
-        datas.append(d)
-    worst = {"qpos": 0.0, "qvel": 0.0}
-    for _ in range(STEPS):
-        sim.step(1)
-        for i, d in enumerate(datas):
-            mujoco.mj_step(mj, d)
-            worst["qpos"] = max(worst["qpos"], rel_err(sim.data.qpos[i], d.qpos))
-            worst["qvel"] = max(worst["qvel"], rel_err(sim.data.qvel[i], d.qvel))
+    states = rollout_states(mujoco.MjModel.from_xml_string(text), 6, seed=4, every=15, touching=True, vel=2.0)
+    worst = dict(zip(("qpos", "qvel"), trajectory_errors(text, states, STEPS), strict=True))
     for name, err in worst.items():
-        report(f"constraint_condim {solver} {STEPS}-step trajectories {name}", err, TOL, n)
+        report(f"constraint_condim {solver} {STEPS}-step trajectories {name}", err, TOL, len(states["qpos"]))
     for name, err in worst.items():
         assert err <= TOL, f"{name} off MuJoCo by {err:.3e}"
 

@@ -29,7 +29,7 @@ import pytest
 
 import engine
 from tests.engine.test_constraint import compare_rows
-from tests.helpers import ASSETS, rel_err, report, rollout_states, set_state, with_options
+from tests.helpers import ASSETS, rel_err, report, rollout_states, set_state, trajectory_errors, with_options
 
 ELLIPTIC = ASSETS / "tests" / "constraint_elliptic.xml"
 TENDON_EQ = ASSETS / "tests" / "constraint_tendon_equality.xml"
@@ -106,20 +106,8 @@ def test_trajectories_match_mujoco(path):
     text = with_options(path, flags={"island": "disable"})
     mj = mujoco.MjModel.from_xml_string(text)
     states = rollout_states(mj, 6, seed=4, every=15, touching=path == ELLIPTIC, vel=2.0)
-    n = len(states["qpos"])
-    sim = engine.Simulator(engine.load_mjcf(text), batch=n)
-    set_state(sim, states)
-    datas = []
-    for i in range(n):
-        d = mujoco.MjData(mj)
-        set_state(None, states, d, i)
-        datas.append(d)
-    sim.step(STEPS)
-    worst = 0.0
-    for i, d in enumerate(datas):
-        mujoco.mj_step(mj, d, STEPS)
-        worst = max(worst, rel_err(sim.data.qpos[i], d.qpos), rel_err(sim.data.qvel[i], d.qvel))
-    report(f"{path.name} {STEPS}-step trajectories (qpos, qvel)", worst, 1e-9, n)
+    worst = max(trajectory_errors(text, states, STEPS))
+    report(f"{path.name} {STEPS}-step trajectories (qpos, qvel)", worst, 1e-9, len(states["qpos"]))
     assert worst <= 1e-9
 
 
