@@ -181,6 +181,7 @@ class Data(NamedTuple):
     scratch_v: f64[B, 6, nv]  # work space
     scratch_body: f64[B, 3, nbody, 6]  # work space for RNE-like passes
     scratch_jac: f64[B, 6, nv]  # work space for Jacobians
+    scratch_chain: i32[B, nv]  # work space: the dofs of a Jacobian difference (spatial tendons)
     scratch_cvel: f64[B, nbody, 6]  # cvel at a perturbed velocity (derivatives)
     scratch_cdof_dot: f64[B, nv, 6]  # cdof_dot at a perturbed velocity
     scratch_con: f64[B, CON_MAX, CON_WIDTH]  # contacts of one geom pair (collision_primitive)

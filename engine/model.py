@@ -235,8 +235,9 @@ class Model(NamedTuple):
     tendon_frictionloss: f64[ntendon]  # dry friction of the tendon's length
     tendon_solref_fri: f64[ntendon, 2]  # solver reference: friction loss
     tendon_solimp_fri: f64[ntendon, 5]  # solver impedance: friction loss
-    wrap_objid: i32[nwrap]  # joint of each term
-    wrap_prm: f64[nwrap]  # coefficient of each term
+    wrap_type: i32[nwrap]  # WRAP_JOINT (a fixed tendon's term) or WRAP_SITE (a spatial tendon's point)
+    wrap_objid: i32[nwrap]  # joint of each term, or site of each point
+    wrap_prm: f64[nwrap]  # coefficient of each term (fixed tendons)
     ten_J_rownnz: i32[ntendon]  # dofs of each tendon's Jacobian row (its joints' dofs)
     ten_J_rowadr: i32[ntendon]  # start of the tendon's row in ten_J_colind
     ten_J_colind: i32[nJten]  # the dofs of each row, ascending
@@ -660,8 +661,12 @@ def check_supported(mj: mujoco.MjModel) -> None:
     for t in range(mj.ntendon):
         what = f"<tendon> {_name(mj, OBJ.mjOBJ_TENDON, t)}"
         adr, num = mj.tendon_adr[t], mj.tendon_num[t]
-        if np.any(mj.wrap_type[adr : adr + num] != mujoco.mjtWrap.mjWRAP_JOINT):
-            _refuse(f"<spatial> tendon {_name(mj, OBJ.mjOBJ_TENDON, t)}", "only fixed tendons")
+        kinds = mj.wrap_type[adr : adr + num]
+        if np.any(kinds != mujoco.mjtWrap.mjWRAP_JOINT) and np.any(kinds != mujoco.mjtWrap.mjWRAP_SITE):
+            _refuse(
+                f"<spatial> tendon {_name(mj, OBJ.mjOBJ_TENDON, t)}",
+                "only fixed tendons and spatial tendons through sites (no wrapping geoms or pulleys)",
+            )
         if mj.tendon_armature[t] != 0:
             _refuse(what, "tendon armature")
         if np.any(mj.tendon_stiffnesspoly[t]) or np.any(mj.tendon_dampingpoly[t]):
@@ -671,6 +676,8 @@ def check_supported(mj: mujoco.MjModel) -> None:
         if mj.tendon_actfrclimited[t]:
             _refuse(what, "actuatorfrcrange")
         for w in range(adr, adr + num):
+            if mj.wrap_type[w] != mujoco.mjtWrap.mjWRAP_JOINT:
+                continue
             jtype = mj.jnt_type[mj.wrap_objid[w]]
             if jtype not in (T.JNT_SLIDE, T.JNT_HINGE):
                 _refuse(what, "fixed tendons must couple hinge or slide joints")
@@ -1045,13 +1052,33 @@ def efc_widths(m, cpair_geom: np.ndarray, ten_J: tuple, dense: bool = False) -> 
     return max(widths), max(tree_widths)
 
 
+def _body_dofs(mj: mujoco.MjModel, body: int) -> set[int]:
+    """The dofs that move `body`: those of the bodies on its path to the world."""
+    dofs = set()
+    while body > 0:
+        dofs.update(range(mj.body_dofadr[body], mj.body_dofadr[body] + mj.body_dofnum[body]))
+        body = mj.body_parentid[body]
+    return dofs
+
+
 def _tendon_sparsity(mj: mujoco.MjModel):
-    """(ten_J_rownnz, ten_J_rowadr, ten_J_colind) of the fixed tendons: each row the dofs of
-    the tendon's joints, ascending, each once (MuJoCo's model arrays of the same names)."""
+    """(ten_J_rownnz, ten_J_rowadr, ten_J_colind) of the tendons: each row the dofs that can
+    move the tendon, ascending, each once (MuJoCo's model arrays of the same names): a fixed
+    tendon's joints' dofs; a spatial tendon's, the dofs moving the sites' bodies of each
+    segment between two bodies."""
     rows = []
     for t in range(mj.ntendon):
-        joints = mj.wrap_objid[mj.tendon_adr[t] : mj.tendon_adr[t] + mj.tendon_num[t]]
-        rows.append(np.unique(mj.jnt_dofadr[joints]))
+        adr, num = mj.tendon_adr[t], mj.tendon_num[t]
+        objs = mj.wrap_objid[adr : adr + num]
+        if mj.wrap_type[adr] == mujoco.mjtWrap.mjWRAP_JOINT:
+            rows.append(np.unique(mj.jnt_dofadr[objs]))
+            continue
+        dofs: set[int] = set()
+        for s0, s1 in zip(objs[:-1], objs[1:], strict=True):
+            b0, b1 = mj.site_bodyid[s0], mj.site_bodyid[s1]
+            if b0 != b1:
+                dofs |= _body_dofs(mj, b0) | _body_dofs(mj, b1)
+        rows.append(np.array(sorted(dofs), dtype=INT))
     rownnz = np.array([len(r) for r in rows], dtype=INT)
     rowadr = np.zeros(len(rows), dtype=INT)
     if len(rows):

@@ -144,3 +144,7 @@ WARN_BADQACC = 2  # qacc NaN, inf or beyond MAXVAL after the forward pass
 WARN_BADCTRL = 3  # a control NaN, inf or beyond MAXVAL: every control of the row taken as 0
 NWARN = 4
 MAXVAL = 1e10  # MuJoCo's mjMAXVAL: larger |qpos|, |qvel|, |qacc| or |ctrl| counts as bad
+
+# tendon wrap objects (mjtWrap)
+WRAP_JOINT = 1
+WRAP_SITE = 3

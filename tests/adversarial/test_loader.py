@@ -129,12 +129,13 @@ UNSUPPORTED = [
         r"<rangefinder> 'lidar'.*'rock' \(mesh\)",
     ),
     (
-        "spatial_tendon",
+        "spatial_tendon_pulley",
         arm(
             tail='<worldbody><site name="anchor"/></worldbody>'
-            '<tendon><spatial name="rope"><site site="anchor"/><site site="tip"/></spatial></tendon>'
+            '<tendon><spatial name="rope"><site site="anchor"/><site site="tip"/><pulley divisor="2"/>'
+            '<site site="anchor"/><site site="tip"/></spatial></tendon>'
         ),
-        r"<spatial> tendon 'rope'",
+        r"<spatial> tendon 'rope'.*pulleys",
     ),
     ("actuator_group_disable", arm(option='actuatorgroupdisable="1"'), r"<option actuatorgroupdisable>"),
     (

@@ -39,7 +39,6 @@ STEPS = 200
 
 # what the engine still lacks for each model it refuses (a substring of the loader's message)
 REFUSED = {
-    "ball_in_cup.xml": "<spatial> tendon",
     "dog.xml": "ellipsoid-cylinder collision is not implemented",
     "finger.xml": "cylinder-cylinder collision is not implemented",
     "humanoid_CMU.xml": "capsule-ellipsoid collision is not implemented",

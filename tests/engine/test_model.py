@@ -69,9 +69,12 @@ REFUSALS = [
         ["solref", "'hinge'"],
     ),
     (
-        "spatial_tendon",
-        _xml(extra='<tendon><spatial name="cable"><site site="s0"/><site site="s1"/></spatial></tendon>'),
-        ["<spatial>", "'cable'"],
+        "spatial_tendon_pulley",
+        _xml(
+            extra='<tendon><spatial name="cable"><site site="s0"/><site site="s1"/><pulley divisor="2"/>'
+            '<site site="s0"/><site site="s1"/></spatial></tendon>'
+        ),
+        ["<spatial>", "'cable'", "pulleys"],
     ),
     (
         "rangefinder_near_mesh",
