@@ -235,9 +235,9 @@ class Model(NamedTuple):
     tendon_frictionloss: f64[ntendon]  # dry friction of the tendon's length
     tendon_solref_fri: f64[ntendon, 2]  # solver reference: friction loss
     tendon_solimp_fri: f64[ntendon, 5]  # solver impedance: friction loss
-    wrap_type: i32[nwrap]  # WRAP_JOINT (a fixed tendon's term) or WRAP_SITE (a spatial tendon's point)
+    wrap_type: i32[nwrap]  # WRAP_JOINT (a fixed tendon's term), WRAP_SITE or WRAP_PULLEY (spatial)
     wrap_objid: i32[nwrap]  # joint of each term, or site of each point
-    wrap_prm: f64[nwrap]  # coefficient of each term (fixed tendons)
+    wrap_prm: f64[nwrap]  # coefficient of each term (fixed tendons), a pulley's divisor
     ten_J_rownnz: i32[ntendon]  # dofs of each tendon's Jacobian row (its joints' dofs)
     ten_J_rowadr: i32[ntendon]  # start of the tendon's row in ten_J_colind
     ten_J_colind: i32[nJten]  # the dofs of each row, ascending
@@ -662,10 +662,11 @@ def check_supported(mj: mujoco.MjModel) -> None:
         what = f"<tendon> {_name(mj, OBJ.mjOBJ_TENDON, t)}"
         adr, num = mj.tendon_adr[t], mj.tendon_num[t]
         kinds = mj.wrap_type[adr : adr + num]
-        if np.any(kinds != mujoco.mjtWrap.mjWRAP_JOINT) and np.any(kinds != mujoco.mjtWrap.mjWRAP_SITE):
+        spatial = np.isin(kinds, (mujoco.mjtWrap.mjWRAP_SITE, mujoco.mjtWrap.mjWRAP_PULLEY))
+        if np.any(kinds != mujoco.mjtWrap.mjWRAP_JOINT) and not np.all(spatial):
             _refuse(
                 f"<spatial> tendon {_name(mj, OBJ.mjOBJ_TENDON, t)}",
-                "only fixed tendons and spatial tendons through sites (no wrapping geoms or pulleys)",
+                "only fixed tendons and spatial tendons through sites and pulleys (no wrapping geoms)",
             )
         if mj.tendon_armature[t] != 0:
             _refuse(what, "tendon armature")
@@ -1074,8 +1075,11 @@ def _tendon_sparsity(mj: mujoco.MjModel):
             rows.append(np.unique(mj.jnt_dofadr[objs]))
             continue
         dofs: set[int] = set()
-        for s0, s1 in zip(objs[:-1], objs[1:], strict=True):
-            b0, b1 = mj.site_bodyid[s0], mj.site_bodyid[s1]
+        kinds = mj.wrap_type[adr : adr + num]
+        for k in range(num - 1):
+            if kinds[k] != mujoco.mjtWrap.mjWRAP_SITE or kinds[k + 1] != mujoco.mjtWrap.mjWRAP_SITE:
+                continue  # a pulley starts a new branch
+            b0, b1 = mj.site_bodyid[objs[k]], mj.site_bodyid[objs[k + 1]]
             if b0 != b1:
                 dofs |= _body_dofs(mj, b0) | _body_dofs(mj, b1)
         rows.append(np.array(sorted(dofs), dtype=INT))

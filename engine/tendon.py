@@ -5,14 +5,15 @@ coordinates:
     ten_velocity_t = ten_J[t] . qvel
 
 The Jacobian is constant but is written per row so that the transmission and passive
-stages read one place. A spatial tendon through sites s_0 .. s_n (no wrapping geoms or
-pulleys) is the polyline through them:
+stages read one place. A spatial tendon through sites s_0 .. s_n (no wrapping geoms) is
+the polyline through them:
 
-    ten_length = sum_k |x_k+1 - x_k|,
-    ten_J += u_k^T (J_p(body_k+1, x_k+1) - J_p(body_k, x_k)),  u_k = (x_k+1 - x_k) / |.|
+    ten_length = sum_k |x_k+1 - x_k| / D,
+    ten_J += u_k^T (J_p(body_k+1, x_k+1) - J_p(body_k, x_k)) / D,  u_k = (x_k+1 - x_k) / |.|
 
 for each segment whose two sites are on different bodies (world-frame point Jacobians),
-and ten_velocity = ten_J qvel.
+and ten_velocity = ten_J qvel. D is 1 until a pulley, which starts a new branch and sets D
+to its divisor for the segments after it.
 """
 
 import math
@@ -31,7 +32,12 @@ def _spatial(m, d, b, t):
     jacp = d.scratch_jac[b, 0:3]
     jacr = d.scratch_jac[b, 3:6]
     length = 0.0
+    divisor = 1.0
     for w in range(adr, adr + m.tendon_num[t] - 1):
+        if m.wrap_type[w] == T.WRAP_PULLEY or m.wrap_type[w + 1] == T.WRAP_PULLEY:
+            if m.wrap_type[w] == T.WRAP_PULLEY:
+                divisor = m.wrap_prm[w]
+            continue
         s0 = m.wrap_objid[w]
         s1 = m.wrap_objid[w + 1]
         x0 = d.site_xpos[b, s0]
@@ -40,7 +46,7 @@ def _spatial(m, d, b, t):
         dy = x1[1] - x0[1]
         dz = x1[2] - x0[2]
         norm = math.sqrt(dx * dx + dy * dy + dz * dz)
-        length += norm
+        length += norm / divisor
         b0 = m.site_bodyid[s0]
         b1 = m.site_bodyid[s1]
         if b0 == b1:
@@ -51,8 +57,9 @@ def _spatial(m, d, b, t):
         else:
             dx, dy, dz = 1.0, 0.0, 0.0
         n = jac_dif_pair(m, d, b, x0, b0, x1, b1, False, chain, jacp, jacr)
+        scale = 1 / divisor
         for k in range(n):
-            d.ten_J[b, t, chain[k]] += jacp[0, k] * dx + jacp[1, k] * dy + jacp[2, k] * dz
+            d.ten_J[b, t, chain[k]] += (jacp[0, k] * dx + jacp[1, k] * dy + jacp[2, k] * dz) * scale
     d.ten_length[b, t] = length
 
 

@@ -147,4 +147,5 @@ MAXVAL = 1e10  # MuJoCo's mjMAXVAL: larger |qpos|, |qvel|, |qacc| or |ctrl| coun
 
 # tendon wrap objects (mjtWrap)
 WRAP_JOINT = 1
+WRAP_PULLEY = 2
 WRAP_SITE = 3

@@ -129,13 +129,13 @@ UNSUPPORTED = [
         r"<rangefinder> 'lidar'.*'rock' \(mesh\)",
     ),
     (
-        "spatial_tendon_pulley",
+        "spatial_tendon_wrap",
         arm(
             tail='<worldbody><site name="anchor"/></worldbody>'
-            '<tendon><spatial name="rope"><site site="anchor"/><site site="tip"/><pulley divisor="2"/>'
-            '<site site="anchor"/><site site="tip"/></spatial></tendon>'
+            '<tendon><spatial name="rope"><site site="anchor"/><geom geom="ball"/>'
+            '<site site="tip"/></spatial></tendon>'
         ),
-        r"<spatial> tendon 'rope'.*pulleys",
+        r"<spatial> tendon 'rope'.*wrapping",
     ),
     ("actuator_group_disable", arm(option='actuatorgroupdisable="1"'), r"<option actuatorgroupdisable>"),
     (

@@ -69,12 +69,14 @@ REFUSALS = [
         ["solref", "'hinge'"],
     ),
     (
-        "spatial_tendon_pulley",
+        "spatial_tendon_wrap",
         _xml(
-            extra='<tendon><spatial name="cable"><site site="s0"/><site site="s1"/><pulley divisor="2"/>'
-            '<site site="s0"/><site site="s1"/></spatial></tendon>'
+            world='<geom name="post" type="cylinder" size="0.05 0.1" pos="2 0 0" contype="0" '
+            'conaffinity="0"/>',
+            extra='<tendon><spatial name="cable"><site site="s0"/><geom geom="post"/>'
+            '<site site="s1"/></spatial></tendon>',
         ),
-        ["<spatial>", "'cable'", "pulleys"],
+        ["<spatial>", "'cable'", "wrapping"],
     ),
     (
         "rangefinder_near_mesh",

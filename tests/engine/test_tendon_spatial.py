@@ -2,7 +2,8 @@
 
 tendon_spatial.xml: a "cable" through five sites on a free-floating arm (two of them on one
 body, so one segment has length but no moment), limited, with stiffness, damping and a
-motor, and a "tether" from the hand to a world site with a length range. At 100 random
+motor, a "tether" from the hand to a world site with a length range, and a "hoist" of two
+branches joined by a pulley of divisor 2 (its branches' lengths and Jacobians halved). At 100 random
 states: ten_length, ten_J, ten_velocity, the tendon sensors, qfrc_passive, qfrc_actuator
 and the constrained qacc (the tendon limit rows included) to 1e-10; 200-step trajectories
 under random controls to 1e-9; and analytically the tether's length is the distance of its
@@ -93,6 +94,21 @@ def test_tether_is_the_distance_and_its_jacobian_the_derivative():
 
 
 WRAPPER = '<geom name="wrapper" type="sphere" size="0.02" pos="0 0 -0.2" contype="0" conaffinity="0"/>'
+
+
+def test_pulley_halves_its_second_branch():
+    """The hoist's length is |x_u1 - x_b0| + |x_h0 - x_l0| / 2 (sites of its two branches)."""
+    mj = mujoco.MjModel.from_xml_path(str(SPATIAL))
+    qpos, qvel, ctrl = random_states(mj, 20, seed=9)
+    sim = _batch(mj, qpos, qvel, ctrl)
+    x = sim.data.site_xpos
+    site = {name: mj.site(name).id for name in ("b0", "u1", "l0", "h0")}
+    expected = np.linalg.norm(x[:, site["u1"]] - x[:, site["b0"]], axis=1) + 0.5 * np.linalg.norm(
+        x[:, site["h0"]] - x[:, site["l0"]], axis=1
+    )
+    worst = float(np.max(np.abs(sim.data.ten_length[:, 2] - expected)))
+    report("tendon_spatial hoist length vs its branches", worst, 1e-14, 20)
+    assert worst <= 1e-14
 
 
 def test_wrapping_geoms_are_refused():
