@@ -2,8 +2,9 @@
 mj_makeConstraint, mj_referenceConstraint in engine_core_constraint.c).
 
 Each active constraint contributes rows i of a Jacobian J (nefc x nv) and a violation
-efc_pos, in MuJoCo's order: equalities (connect 3 rows, weld 6, joint 1), then limits
-(joints, then tendons; lower side before upper), then contacts (in contact order).
+efc_pos, in MuJoCo's order: equalities (connect 3 rows, weld 6, joint 1, tendon 1), then
+friction loss (dofs, then tendons), then limits (joints, then tendons; lower side before
+upper), then contacts (in contact order).
 
 Row i holds efc_J_rownnz[i] entries, J[i, efc_J_colind[i, t]] = efc_J[i, t], columns
 ascending, values of 0 included; J is 0 at every other dof. Following <option jacobian>
@@ -24,11 +25,18 @@ Model.nefcdof, the widest row the model can make (nv when dense), is the width o
   0.5 * torquescale * (q2^-1 * (0, jr_k) * q)_xyz, jr = J_r(body1) - J_r(body2).
 - joint:  pos = q1 - ref1 - (c0 + c1 x + c2 x^2 + c3 x^3 + c4 x^4), x = q2 - ref2
   (refs are qpos0), J = e_dof1 - p'(x) e_dof2; without a second joint, q1 - ref1 - c0.
-- limit (hinge, slide, fixed tendon):  dist = lower side: value - range[0], upper side:
+  A tendon equality is the same with tendon lengths (refs tendon_length0) and ten_J rows.
+- friction loss (a dof or tendon with frictionloss f):  J = e_dof or the tendon's ten_J
+  row, pos = margin = 0, K = 0; the solvers bound its force to [-f, f].
+- limit (hinge, slide, tendon):  dist = lower side: value - range[0], upper side:
   range[1] - value; a row exists while dist < margin (both can); J = +-(dvalue/dqvel).
-- contact (condim 1 or 3, pyramidal cone):  with jd = J_p(body2, p) - J_p(body1, p) at
-  the contact point and the frame rows n, t1, t2: condim 1 gives the row n^T jd; condim
-  3 gives the four pyramid edges n^T jd +- mu_k t_k^T jd (k = 1, 2). pos = dist for all.
+  A ball joint has one row: dist = max(range) - angle, J = -axis on its three dofs.
+- contact:  with jd = J_p(body2, p) - J_p(body1, p) and jr = J_r(body2) - J_r(body1) at the
+  contact point and the frame rows n, t1, t2, let J_0 = n^T jd, J_1 = t1^T jd,
+  J_2 = t2^T jd, and for condim 4 and 6 J_3 = n^T jr (spin), J_4 = t1^T jr, J_5 = t2^T jr
+  (rolling). condim 1 gives the row J_0; the pyramidal cone the 2 (condim - 1) edges
+  J_0 +- mu_k J_k, pos = dist for all; the elliptic cone the condim rows J_k themselves,
+  pos = dist on the normal row and 0 on the others.
 
 Regularization (mj_makeImpedance), from solref = (timeconst, dampratio) or the direct
 form (-stiffness, -damping) and solimp = (d0, dwidth, width, midpoint, power):
@@ -38,8 +46,9 @@ form (-stiffness, -damping) and solimp = (d0, dwidth, width, midpoint, power):
         (direct form: K = stiffness / dwidth^2, B = damping / dwidth)
     aref = -B vel - K imp (pos - margin),  vel = J qvel
 (connect and weld take imp from the norm of their 3 or 6 violations; a pyramid shares one
-R = 2 mu^2 R_normal / impratio over its edges). For connect and weld, aref also subtracts
-(dJ/dt) qvel, as the MuJoCo 4.0.0 binary does.
+R = 2 mu^2 R_normal / impratio over its edges; an elliptic contact's friction rows have
+R_1 = R_normal / impratio and R_k mu_k^2 = R_1 mu_1^2, K = 0 and their solreffriction).
+For connect and weld, aref also subtracts (dJ/dt) qvel, as the MuJoCo 4.0.0 binary does.
 """
 
 import math
