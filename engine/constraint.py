@@ -337,6 +337,18 @@ def _tendon_equality(m, d, b, i):
 
 
 @kernel
+def _tendon_row(m, d, b, r, t, sign):
+    """Row r's Jacobian <- sign * tendon t's row of ten_J, on the tendon's dofs (ten_J_colind)."""
+    adr = m.ten_J_rowadr[t]
+    n = m.ten_J_rownnz[t]
+    d.efc_J_rownnz[b, r] = n
+    for k in range(n):
+        dof = m.ten_J_colind[adr + k]
+        d.efc_J_colind[b, r, k] = dof
+        d.efc_J[b, r, k] = sign * d.ten_J[b, t, dof]
+
+
+@kernel
 def instantiate_friction(m, d, b):
     """One row per dof and per tendon with frictionloss > 0 (mj_instantiateFriction): J the
     unit row of the dof, or the tendon's row of ten_J; pos = margin = 0; its force is
@@ -357,13 +369,7 @@ def instantiate_friction(m, d, b):
         if not f > 0.0:
             continue
         r = d.nefc[b]
-        adr = m.ten_J_rowadr[t]
-        n = m.ten_J_rownnz[t]
-        d.efc_J_rownnz[b, r] = n
-        for k in range(n):
-            dof = m.ten_J_colind[adr + k]
-            d.efc_J_colind[b, r, k] = dof
-            d.efc_J[b, r, k] = d.ten_J[b, t, dof]
+        _tendon_row(m, d, b, r, t, 1.0)
         d.efc_pos[b, r] = 0.0
         d.efc_margin[b, r] = 0.0
         _commit(m, d, b, 1, T.CNSTR_FRICTION_TENDON, t, True, f)
@@ -444,17 +450,10 @@ def instantiate_limit(m, d, b):
             continue
         margin = m.tendon_margin[t]
         value = d.ten_length[b, t]
-        adr = m.ten_J_rowadr[t]
-        n = m.ten_J_rownnz[t]
         for side in (-1, 1):
             dist = side * (m.tendon_range[t, (side + 1) // 2] - value)
             if dist < margin:
-                r = d.nefc[b]
-                d.efc_J_rownnz[b, r] = n
-                for k in range(n):
-                    dof = m.ten_J_colind[adr + k]
-                    d.efc_J_colind[b, r, k] = dof
-                    d.efc_J[b, r, k] = -side * d.ten_J[b, t, dof]
+                _tendon_row(m, d, b, d.nefc[b], t, float(-side))
                 _limit_row(m, d, b, dist, margin, T.CNSTR_LIMIT_TENDON, t)
 
 

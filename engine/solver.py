@@ -89,6 +89,13 @@ def cone_zone(N, T, mu):
 
 
 @kernel
+def cone_zone_at(N, Tsqr, mu):
+    """(cone_zone, T) of an elliptic contact from N and T^2 (T = 0 when T^2 <= 0)."""
+    Tn = math.sqrt(Tsqr) if Tsqr > 0 else 0.0
+    return cone_zone(N, Tn, mu), Tn
+
+
+@kernel
 def cone_split(m, d, b, i, jar, U):
     """(N, T, mu, dim) of the elliptic contact whose rows start at i: U[0] = mu jar_i,
     U[j] = friction_j jar_i+j (the cone made circular), N = U[0], T = |U[1:dim]|
@@ -763,24 +770,15 @@ def _ls_eval(m, d, b, alpha, qg1, qg2):
             UV, VV, Dm = q0[i + 2], q1[i + 2], q2[i + 2]
             cost += _cone_cost_dif(U0, V0, UU, UV, VV, q0[i], q1[i], q2[i], alpha, mu, Dm)
             N = U0 + alpha * V0
-            Tsqr = UU + alpha * (2 * UV + alpha * VV)
-            bottom = False
-            if Tsqr <= 0:
-                bottom = N < 0
-            else:
-                Ta = math.sqrt(Tsqr)
-                if N >= mu * Ta:
-                    pass
-                elif mu * N + Ta <= 0:
-                    bottom = True
-                else:
-                    T1 = (UV + alpha * VV) / Ta
-                    T2 = VV / Ta - (UV + alpha * VV) * T1 / (Ta * Ta)
-                    fd0 += Dm * (N - mu * Ta) * (V0 - mu * T1)
-                    fd1 += Dm * ((V0 - mu * T1) * (V0 - mu * T1) + (N - mu * Ta) * (-mu * T2))
-            if bottom:
+            zone, Ta = cone_zone_at(N, UU + alpha * (2 * UV + alpha * VV), mu)
+            if zone == 2:
                 fd0 += 2 * alpha * q2[i] + q1[i]
                 fd1 += 2 * q2[i]
+            elif zone == 3:
+                T1 = (UV + alpha * VV) / Ta
+                T2 = VV / Ta - (UV + alpha * VV) * T1 / (Ta * Ta)
+                fd0 += Dm * (N - mu * Ta) * (V0 - mu * T1)
+                fd1 += Dm * ((V0 - mu * T1) * (V0 - mu * T1) + (N - mu * Ta) * (-mu * T2))
             i += d.contact_dim[b, c] - 1
             continue
         if i < ne + nf:
@@ -907,20 +905,9 @@ def _cone_cost_dif(U0, V0, UU, UV, VV, q0, q1, q2, alpha, mu, Dm):
     """cost(alpha) - cost(0) of an elliptic contact along the search (MuJoCo's
     ellipticCostDif: each pair of zones at 0 and at alpha by its own formula, the middle
     zone's rationalized to avoid cancellation)."""
-    T0 = 0.0
-    if UU <= 0:
-        zone0 = 2 if U0 < 0 else 1
-    else:
-        T0 = math.sqrt(UU)
-        zone0 = 1 if U0 >= mu * T0 else (2 if mu * U0 + T0 <= 0 else 3)
+    zone0, T0 = cone_zone_at(U0, UU, mu)
     N = U0 + alpha * V0
-    Tsqr = UU + alpha * (2 * UV + alpha * VV)
-    Ta = 0.0
-    if Tsqr <= 0:
-        zone = 2 if N < 0 else 1
-    else:
-        Ta = math.sqrt(Tsqr)
-        zone = 1 if N >= mu * Ta else (2 if mu * N + Ta <= 0 else 3)
+    zone, Ta = cone_zone_at(N, UU + alpha * (2 * UV + alpha * VV), mu)
     if zone0 == 1 and zone == 1:
         return 0.0
     if zone0 == 2 and zone == 2:
