@@ -1,8 +1,9 @@
 """Thin typed wrappers: check arguments in Python, then call one compiled batch entry.
 
 These are what `Simulator` calls. Each takes a `Bound` (engine.binding: a Model and a Data
-checked to belong together) and works on every row; the entries receive the addresses of
-its Model and Data records.
+checked to belong together) and works on every row; the entries receive the address of
+each row's Model record (`Bound.model_table`: rows with their own physical parameters have
+their own, engine.params) and of the Data record.
 """
 
 from __future__ import annotations
@@ -64,8 +65,8 @@ THREADS = _Threads()
 
 
 def call(entry_fn, bound: Bound, nthread: int, *args) -> int:
-    """entry_fn(model address, data address, *args, nthread) on the allowed threads;
-    returns the entry's count of failed rows."""
+    """entry_fn(model table, data address, *args, nthread) on the allowed threads (the
+    model table: each row's Model record); returns the entry's count of failed rows."""
     if nthread > 1 and THREADS.forked and not THREADS.warned:
         THREADS.warned = True
         warnings.warn(
@@ -77,12 +78,12 @@ def call(entry_fn, bound: Bound, nthread: int, *args) -> int:
     if nthread > 1 and not THREADS.forked:
         if THREADS.serialize:
             with THREADS.lock:
-                nbad = entry_fn(bound.model_address, bound.data_address, *args, nthread)
+                nbad = entry_fn(bound.model_table, bound.data_address, *args, nthread)
                 THREADS.used = True
                 THREADS.serialize = numba.threading_layer() == "workqueue"
             return nbad
-        return entry_fn(bound.model_address, bound.data_address, *args, nthread)
-    return entry_fn(bound.model_address, bound.data_address, *args, 1)
+        return entry_fn(bound.model_table, bound.data_address, *args, nthread)
+    return entry_fn(bound.model_table, bound.data_address, *args, 1)
 
 
 class ContactOverflowError(RoboDynError, RuntimeError):
@@ -90,10 +91,10 @@ class ContactOverflowError(RoboDynError, RuntimeError):
 
 
 @entry
-def _collision_rows(mp, dp, unit_address):
-    m = model_at(mp)
+def _collision_rows(mtab, dp, unit_address):
     d = data_at(dp)
     for b in range(d.status.shape[0]):
+        m = model_at(mtab[b])
         call_unit(unit_address, m, d, b)
 
 
@@ -113,17 +114,17 @@ def collision(bound: Bound) -> None:
             for (g1, g2), (t1, t2) in zip(m.cpair_refused, names, strict=False)
         )
         raise UnsupportedModelError(f"collision: {pairs} can collide, but that type pair is not implemented")
-    _collision_rows(bound.model_address, bound.data_address, collision_unit.address(UNIT_SIGNATURE))
+    _collision_rows(bound.model_table, bound.data_address, collision_unit.address(UNIT_SIGNATURE))
     lost = np.flatnonzero(d.contact_lost)
     if len(lost):
         raise overflow_error(m, d, lost)
 
 
 @entry
-def _contact_force_rows(mp, dp, out):
-    m = model_at(mp)
+def _contact_force_rows(mtab, dp, out):
     d = data_at(dp)
     for b in range(d.status.shape[0]):
+        m = model_at(mtab[b])
         for c in range(d.ncon[b]):
             contact_force_row(m, d, b, c, out[b, c])
 
@@ -132,7 +133,7 @@ def contact_force(bound: Bound) -> np.ndarray:
     """(B, nconmax, 6): force and torque of each contact in its frame (normal first), from
     the last forward(); zero past ncon and for excluded contacts (mj_contactForce)."""
     out = np.zeros((bound.batch, bound.model.nconmax, 6))
-    _contact_force_rows(bound.model_address, bound.data_address, out)
+    _contact_force_rows(bound.model_table, bound.data_address, out)
     return out
 
 
@@ -149,10 +150,10 @@ def overflow_error(m, d, rows: np.ndarray) -> ContactOverflowError:
 
 
 @entry
-def _inverse_rows(mp, dp):
-    m = model_at(mp)
+def _inverse_rows(mtab, dp):
     d = data_at(dp)
     for b in range(d.status.shape[0]):
+        m = model_at(mtab[b])
         fwd_position(m, d, b)
         fwd_velocity(m, d, b)
         # constraint forces of the given qacc: efc_force = -D (J qacc - aref) on active rows
@@ -172,14 +173,14 @@ def inverse(bound: Bound) -> None:
     """mj_inverse for every row: qfrc_inverse = M qacc + c(q, v) - qfrc_passive - qfrc_constraint,
     with the constraint forces (efc_force, qfrc_constraint) those the soft constraints exert
     at the given qacc (mj_invConstraint)."""
-    _inverse_rows(bound.model_address, bound.data_address)
+    _inverse_rows(bound.model_table, bound.data_address)
 
 
 @entry
-def _full_m_rows(mp, dp, out):
-    m = model_at(mp)
+def _full_m_rows(mtab, dp, out):
     d = data_at(dp)
     for b in range(d.status.shape[0]):
+        m = model_at(mtab[b])
         for i in range(m.nv):
             start = m.M_rowadr[i]
             for t in range(m.M_rownnz[i]):
@@ -191,15 +192,15 @@ def _full_m_rows(mp, dp, out):
 def full_mass_matrix(bound: Bound) -> np.ndarray:
     """(B, nv, nv) dense M from the packed lower triangle (mj_fullM)."""
     out = np.zeros((bound.batch, bound.model.nv, bound.model.nv))
-    _full_m_rows(bound.model_address, bound.data_address, out)
+    _full_m_rows(bound.model_table, bound.data_address, out)
     return out
 
 
 @entry
-def _jac_rows(mp, dp, body, points, jacp, jacr):
-    m = model_at(mp)
+def _jac_rows(mtab, dp, body, points, jacp, jacr):
     d = data_at(dp)
     for b in range(d.status.shape[0]):
+        m = model_at(mtab[b])
         jac(m, d, b, points[b], body, jacp[b], jacr[b])
 
 
@@ -253,17 +254,17 @@ def jacobian(bound: Bound, body: int, point=None, row=None):
     nv = bound.model.nv
     jacp = np.zeros((bound.batch, 3, nv))
     jacr = np.zeros((bound.batch, 3, nv))
-    _jac_rows(bound.model_address, bound.data_address, int(body), points, jacp, jacr)
+    _jac_rows(bound.model_table, bound.data_address, int(body), points, jacp, jacr)
     if row is not None:
         return jacp[row], jacr[row]
     return jacp, jacr
 
 
 @entry
-def _apply_ft_rows(mp, dp, body, force, torque, points, out):
-    m = model_at(mp)
+def _apply_ft_rows(mtab, dp, body, force, torque, points, out):
     d = data_at(dp)
     for b in range(d.status.shape[0]):
+        m = model_at(mtab[b])
         apply_ft(m, d, b, force[b], torque[b], points[b], body, out[b])
 
 
@@ -274,7 +275,7 @@ def apply_force(bound: Bound, body: int, force, torque=None, point=None) -> np.n
     f = _rows3(bound, "force", force)
     t = np.zeros((B, 3)) if torque is None else _rows3(bound, "torque", torque)
     out = np.zeros((B, bound.model.nv))
-    _apply_ft_rows(bound.model_address, bound.data_address, int(body), f, t, points, out)
+    _apply_ft_rows(bound.model_table, bound.data_address, int(body), f, t, points, out)
     return out
 
 
@@ -334,10 +335,10 @@ def differentiate_pos(bound: Bound, qpos1, qpos2, dt: float) -> np.ndarray:
 
 
 @entry
-def _energy_rows(mp, dp, out):
-    m = model_at(mp)
+def _energy_rows(mtab, dp, out):
     d = data_at(dp)
     for b in range(d.status.shape[0]):
+        m = model_at(mtab[b])
         pot = 0.0
         if not (m.opt_disableflags & T.DSBL_GRAVITY):
             for i in range(1, m.nbody):
@@ -383,5 +384,5 @@ def _energy_rows(mp, dp, out):
 def energy(bound: Bound) -> np.ndarray:
     """(B, 2): potential (gravity and springs) and kinetic energy 0.5 v^T M v (mj_energyPos/Vel)."""
     out = np.zeros((bound.batch, 2))
-    _energy_rows(bound.model_address, bound.data_address, out)
+    _energy_rows(bound.model_table, bound.data_address, out)
     return out

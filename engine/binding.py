@@ -172,7 +172,7 @@ def _driver_entries() -> list:
     i64 = types.int64
     f64 = types.float64
     argtypes = (
-        i64,  # model
+        types.Array(types.int64, 1, "C"),  # model_table (B,): each row's Model record
         i64,  # data
         types.Array(types.uint8, 1, "C"),  # rows (B,): 1 for the rows the call runs
         *(i64,) * 4,  # job, nstep, drive, flags
@@ -206,7 +206,18 @@ def ensure_compiled(units, entries=()) -> None:
 class Bound:
     """A checked Model and Data, their word records, and the records' addresses."""
 
-    __slots__ = ("model", "data", "batch", "model_record", "data_record", "model_address", "data_address")
+    __slots__ = (
+        "model",
+        "data",
+        "batch",
+        "model_record",
+        "data_record",
+        "model_address",
+        "data_address",
+        "model_table",
+        "row_models",
+        "row_records",
+    )
 
     def __init__(self, model: Model, data: Data, sizes: dict | None = None):
         sizes = check_model(model) if sizes is None else sizes
@@ -220,7 +231,35 @@ class Bound:
         self.model_record = _record(model, MODEL_PTR, addresses)
         self.data_record = _record(data, DATA_PTR, {})
         self.model_address = int(self.model_record.ctypes.data)
-        self.data_address = int(self.data_record.ctypes.data)
+        # the Model record each row runs with: the shared one, or a row's own (set_row_model)
+        self.model_table = np.full(self.batch, self.model_address, dtype=np.int64)
+        self.row_models: dict[int, Model] = {}
+        self.row_records: dict[int, np.ndarray] = {}
+        self.data_address = int(self.data_record.ctypes.data)  # last: fixes the Bound
+
+    def set_row_model(self, row: int, model: Model) -> None:
+        """Run `row` with `model` from now on: a Model of the same structure as the bound one
+        (engine.params makes it: the same arrays but for a row's own physical parameters, which
+        the caller checked). Its record carries the same unit addresses as the shared one."""
+        record = self.record_for(model)
+        self.row_models[row] = model
+        self.row_records[row] = record
+        self.model_table[row] = record.ctypes.data
+
+    def record_for(self, model: Model) -> np.ndarray:
+        """The word record of `model` (the bound Model's structure, other parameter values)
+        with the bound record's unit addresses."""
+        units = {}
+        for slot in UNITS:
+            offset = MODEL_PTR.offsets[f"unit_{slot}"][0]
+            units[f"unit_{slot}"] = int(self.model_record[offset])
+        return _record(model, MODEL_PTR, units)
+
+    def clear_row_model(self, row: int) -> None:
+        """Run `row` with the shared Model again."""
+        self.model_table[row] = self.model_address
+        self.row_models.pop(row, None)
+        self.row_records.pop(row, None)
 
     def add_split_forward(self) -> None:
         """Compile (once) and set the units a PD drive steps through: forward_posvel and
@@ -232,8 +271,10 @@ class Bound:
         from engine.forward import forward_acc, forward_posvel
 
         ensure_compiled((forward_posvel, forward_acc))
-        self.model_record[MODEL_PTR.offsets["unit_forward_acc"][0]] = forward_acc.address(UNIT_SIGNATURE)
-        self.model_record[offset] = forward_posvel.address(UNIT_SIGNATURE)
+        acc_offset = MODEL_PTR.offsets["unit_forward_acc"][0]
+        for record in (self.model_record, *self.row_records.values()):
+            record[acc_offset] = forward_acc.address(UNIT_SIGNATURE)
+            record[offset] = forward_posvel.address(UNIT_SIGNATURE)
 
     def __setattr__(self, name, value):
         if hasattr(self, "data_address"):

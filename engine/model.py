@@ -157,6 +157,7 @@ class Model(NamedTuple):
     body_subtreemass: f64[nbody]  # mass of the subtree starting at the body
     body_inertia: f64[nbody, 3]  # principal moments of inertia about the com
     body_invweight0: f64[nbody, 2]  # mean inverse inertia at qpos0: translation, rotation
+    body_simple: i32[nbody]  # MuJoCo's body_simple (2: no rotational dofs, invweight0 = 1/mass)
 
     # joints
     jnt_type: i32[njnt]  # JNT_FREE, JNT_BALL, JNT_SLIDE, JNT_HINGE

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from engine import api
+from engine import api, params
 from engine import types as T
 from engine.binding import bind, check_model
 from engine.data import DATA_SPECS, STATE_FIELDS, Data, make_data
@@ -37,6 +37,7 @@ class Snapshot(NamedTuple):
     rows: np.ndarray  # (k,) row indices the snapshot was taken from
     fields: dict  # STATE_FIELDS name -> (k, ...) array
     nstep: int
+    params: dict | None = None  # engine.params name -> (k, ...) array; None: the model's own
 
 
 ON_BAD = ("raise", "reset")
@@ -112,6 +113,7 @@ class Simulator:
         # run_rows' arguments a job does not use: zero-sized, made once
         self._no_drive = (np.zeros((0, 2), dtype=np.int32), np.zeros((0, 2)), np.zeros((self.batch, 0)))
         self._no_rollout = np.zeros((self.batch, 0, 0))
+        self._params = None  # engine.params: per-row parameters once a row has its own
 
     @property
     def model(self) -> Model:
@@ -276,6 +278,54 @@ class Simulator:
         """(B, 2) potential and kinetic energy at the last forward() (like mjData.energy)."""
         return api.energy(self._bound)
 
+    # --- per-row physical parameters ------------------------------------------------------
+    def set_param(self, name: str, rows, values) -> None:
+        """Give `rows` their own value of the physical parameter `name` (MuJoCo's field name,
+        one of engine.params.PARAMS: body_mass, body_inertia, body_ipos, geom_friction,
+        dof_damping, dof_armature, dof_frictionloss, jnt_stiffness, actuator_gainprm,
+        actuator_biasprm, actuator_forcerange, opt_gravity). values: (len(rows),) + the
+        field's shape. The constants MuJoCo derives from masses and armature at qpos0
+        (mj_setConst: body_subtreemass and the inverse weights) and the contact pairs' mixed
+        friction are recomputed for those rows. Bad values (not finite, negative
+        mass, inertia breaking the triangle inequality, ...: engine.params) raise ParamError
+        naming the field and row, and nothing changes. The rows' state is not touched: call
+        forward() (or step) to see the new parameters in derived quantities."""
+        idx = self._unique_rows(rows, "set_param")
+        value = params.check(self.model, name, idx, values)
+        self._store_params(idx, {name: value})
+
+    def set_params(self, rows, values: dict) -> None:
+        """set_param for several parameters at once ({name: values}): every value is checked
+        before anything changes, and the derived constants are computed once."""
+        idx = self._unique_rows(rows, "set_params")
+        if not isinstance(values, dict):
+            raise TypeError(f"set_params needs a dict {{name: values}}, got {type(values).__name__}")
+        checked = {name: params.check(self.model, name, idx, v) for name, v in values.items()}
+        self._store_params(idx, checked)
+
+    def get_param(self, name: str) -> np.ndarray:
+        """(B,) + field shape: every row's value of a parameter of engine.params.PARAMS (or of
+        a constant derived from them: engine.params.DERIVED), a copy."""
+        if name not in params.DERIVED:
+            params.field_shape(self.model, name)  # refuses an unknown name
+        if self._params is None:
+            base = np.asarray(getattr(self.model, name))
+            return np.repeat(base[None], self.batch, axis=0)
+        return self._params.arrays[name].copy()
+
+    def _store_params(self, idx: np.ndarray, new: dict) -> None:
+        """Write checked parameter values ({name: (k, ...)}) into rows idx, with their derived
+        constants, or raise ParamError (M(qpos0) not positive definite) changing nothing."""
+        if self._params is None:
+            self._params = params.RowParams(self._bound)
+        self._params.store(idx, new)
+
+    def _unique_rows(self, rows, what: str) -> np.ndarray:
+        idx = self._rows(rows)
+        if len(np.unique(idx)) != len(idx):
+            raise ValueError(f"{what}: rows {idx.tolist()} name a row twice")
+        return idx
+
     # --- snapshot / restore ----------------------------------------------------------------
     def model_digest(self) -> str:
         """A hash of every physical quantity of the model (buffer capacities excepted): two
@@ -284,11 +334,15 @@ class Simulator:
 
     def snapshot(self, rows=None) -> Snapshot:
         """Copy the state (time, qpos, qvel, act, ctrl, applied forces, equality switches,
-        mocap poses, solver warm start) of `rows` (all by default). Restoring it reproduces
-        the following steps bit for bit."""
+        mocap poses, solver warm start) of `rows` (all by default), and their physical
+        parameters if any row has its own (set_param). Restoring it reproduces the following
+        steps bit for bit."""
         idx = self._rows(rows)
         fields = {name: getattr(self.data, name)[idx].copy() for name in STATE_FIELDS}
-        return Snapshot(self.model_digest(), idx, fields, self.nstep)
+        own = None
+        if self._params is not None:
+            own = {name: self._params.arrays[name][idx].copy() for name in params.PARAMS}
+        return Snapshot(self.model_digest(), idx, fields, self.nstep, own)
 
     def restore(self, snap: Snapshot, rows=None) -> None:
         """Write a snapshot's state back into `rows` (default: the rows it was taken from) and
@@ -308,6 +362,15 @@ class Simulator:
         if len(np.unique(idx)) != len(idx):
             raise ValueError(f"rows {idx.tolist()} name a row twice; each snapshot row needs its own row")
         _check_snapshot_fields(snap, self.data, len(idx))
+        own = snap.params
+        if own is not None:
+            if not isinstance(own, dict) or set(own) != set(params.PARAMS):
+                raise ValueError(f"snapshot params must be exactly {tuple(params.PARAMS)}")
+            own = {name: params.check(self.model, name, idx, own[name]) for name in params.PARAMS}
+        if own is not None:
+            self._store_params(idx, own)
+        elif self._params is not None:
+            self._params.clear(idx)
         for name in STATE_FIELDS:
             getattr(self.data, name)[idx] = snap.fields[name]
         if len(idx) == self.batch:

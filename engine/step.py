@@ -1,10 +1,11 @@
 """Batched drivers: one compiled call advances every row of the batch.
 
-Entry points take the addresses of the bound Model and Data records (`engine.binding`) and
-plain integers, so a call from Python costs well under a microsecond. Rows share nothing:
-with nthread > 1 the batch is split into nthread contiguous blocks that numba's threads
-run at once (`prange`); the pipeline itself is reached through the model's unit addresses
-(`m.unit_forward`, `m.unit_integrate`, ...), so a parallel loop compiles in seconds.
+Entry points take the addresses of the bound Model records (one per row: `engine.binding`'s
+model_table) and of the Data record, and plain integers, so a call from Python costs well
+under a microsecond. Rows share nothing: with nthread > 1 the batch is split into nthread
+contiguous blocks that numba's threads run at once (`prange`); the pipeline itself is
+reached through the model's unit addresses (`m.unit_forward`, `m.unit_integrate`, ...), so
+a parallel loop compiles in seconds.
 
 A row whose state, mocap pose or acceleration is bad (NaN, inf or beyond MuJoCo's 1e10), or
 that found more contacts than its buffer holds, is flagged in `d.status` and not advanced,
@@ -233,35 +234,38 @@ def row_job(m, d, b, job, nstep, drive, flags, index, gain, target, ctrl, qpos, 
 
 @kernel
 def run_block(
-    m, d, lo, hi, rows, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, act, sensordata
+    mtab, d, lo, hi, rows, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, act, sensordata
 ):
-    """row_job for the rows lo..hi-1 that `rows` selects, each row's status into d.status
-    (0 for the others) and its count of new warnings into d.warned."""
+    """row_job for the rows lo..hi-1 that `rows` selects, each with its Model record
+    (mtab[b]), each row's status into d.status (0 for the others) and its count of new
+    warnings into d.warned."""
     for b in range(lo, hi):
         d.status[b] = 0
         d.warned[b] = 0
         if rows[b]:
+            m = model_at(mtab[b])
             records = (ctrl[b], qpos[b], qvel[b], act[b], sensordata[b])
             d.status[b] = row_job(m, d, b, job, nstep, drive, flags, index, gain, target[b], *records)
 
 
 @parallel_entry
 def run_rows(
-    mp, dp, rows, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, act, sensordata, nthread
+    mtab, dp, rows, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, act, sensordata, nthread
 ):
     """row_job for every row that rows (B,) selects: the one entry Python calls to run the
-    batch. target (B, k) holds each row's drive commands; ctrl (B, T, nu), qpos, qvel, act,
-    sensordata (B, T, ...) a rollout's controls and records (zero-sized for the other
-    jobs). With nthread > 1 the rows are split into nthread contiguous blocks run on numba's
-    threads. Returns count_rows: failed rows + 2**32 warned rows (0: nothing to report)."""
-    m = model_at(mp)
+    batch. mtab (B,) holds the address of each row's Model record (the shared one, or a
+    row's own physical parameters: engine.params); target (B, k) each row's drive
+    commands; ctrl (B, T, nu), qpos, qvel, act, sensordata (B, T, ...) a rollout's controls
+    and records (zero-sized for the other jobs). With nthread > 1 the rows are split into
+    nthread contiguous blocks run on numba's threads. Returns count_rows: failed rows +
+    2**32 warned rows (0: nothing to report)."""
     d = data_at(dp)
     B = d.status.shape[0]
     args = (rows, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, act, sensordata)
     if nthread > 1:
         for k in prange(nthread):
             lo, hi = block(B, nthread, k)
-            run_block(m, d, lo, hi, *args)
+            run_block(mtab, d, lo, hi, *args)
     else:
-        run_block(m, d, 0, B, *args)
+        run_block(mtab, d, 0, B, *args)
     return count_rows(d)

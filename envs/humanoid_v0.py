@@ -10,6 +10,7 @@ from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds
 from robogym.env import RoboDynEnv
 from robogym.errors import InvalidArgumentError
 from robogym.events import IntervalEvents
+from robogym.randomize import legged
 from robogym.rowwise import row_sum_sq
 from robogym.sensor_model import SensorModel
 from robogym.task import Task
@@ -42,6 +43,7 @@ class HumanoidTask(Task):
     model_file = "humanoid.xml"
     frame_skip = 10  # 2 ms physics steps, 0.02 s control steps (50 Hz)
     render_camera = "side"
+    randomization = legged("floor", FEET, "torso")  # with randomize=True
     parameter_bounds = {
         "upright_weight": NON_NEGATIVE,
         "height_weight": NON_NEGATIVE,
@@ -56,6 +58,7 @@ class HumanoidTask(Task):
         "push_jitter": Bounds(0.0, 1.0, high_open=True),
         "reset_noise_scale": NON_NEGATIVE,
         "sensor_noise": NON_NEGATIVE,
+        "randomize_scale": Bounds(0.0, 2.0),
     }
 
     def __init__(
@@ -75,6 +78,8 @@ class HumanoidTask(Task):
         sensor_noise: float = 0.0,
         sensor_noise_kind: str = "uniform",
         observation_delay: int = 0,
+        randomize: bool = False,
+        randomize_scale: float = 1.0,
     ):
         params = dict(locals())
         del params["self"]
@@ -98,6 +103,7 @@ class HumanoidTask(Task):
         self.sensor_noise = float(sensor_noise)
         self.sensor_noise_kind = sensor_noise_kind
         self.observation_delay = observation_delay
+        self.check_randomize(randomize, randomize_scale)
 
     def bind(self, physics) -> None:
         super().bind(physics)
@@ -391,11 +397,17 @@ upright_weight=1.0, height_weight=1.0, still_weight=1.0, control_weight=0.01,
 stand_height=1.4, min_head_height=1.0, velocity_scale=0.5, action_scale=0.5,
 push_magnitude=0.3, push_interval=4.0, push_jitter=0.5, reset_noise_scale=1.0,
 sensor_noise=0.0, sensor_noise_kind="uniform" (or "gaussian"), observation_delay=0 (control
-steps), and the env keywords every RoboDyn task takes (render_mode, width, height; for the
-vector env autoreset_mode, nthread, max_episode_steps). Weights, push_magnitude,
-reset_noise_scale and sensor_noise must be finite and >= 0, heights, scales and the interval
-> 0, push_jitter in [0, 1), stand_height above min_head_height; anything else is refused when
-the env is built.
+steps), Randomized physics (robogym.randomize, off by default): randomize=False (True: each
+episode a robot drawn as MuJoCo Playground draws its Go1 and G1: contact friction U(0.4, 1.0),
+link masses x U(0.9, 1.1), torso mass + U(-1, 1) kg and centre of mass + U(-0.05, 0.05) m,
+armature x U(1.0, 1.05), joint damping x U(0.9, 1.1); drawn from the episode's generator after
+its other draws, held in the physics and its snapshot), randomize_scale=1.0 (in [0, 2]: 0 is
+the nominal robot, 2 twice the ranges). Off in v0 so that the task table's numbers are those
+of the robot in assets/; turn it on to train or test for transfer. And the env keywords every
+RoboDyn task takes (render_mode, width, height; for the vector env autoreset_mode, nthread,
+max_episode_steps). Weights, push_magnitude, reset_noise_scale and sensor_noise must be finite
+and >= 0, heights, scales and the interval > 0, push_jitter in [0, 1), stand_height above
+min_head_height; anything else is refused when the env is built.
 
 ## Version History
 

@@ -10,6 +10,7 @@ from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds, is_real
 from robogym.env import RoboDynEnv
 from robogym.errors import ArgumentTypeError, InvalidArgumentError
+from robogym.randomize import legged
 from robogym.rowwise import row_sum_sq
 from robogym.sensor_model import SensorModel
 from robogym.task import Task
@@ -33,6 +34,7 @@ class QuadrupedTask(Task):
     model_file = "quadruped.xml"
     frame_skip = 10  # 2 ms physics steps, 50 Hz control (Playground's Go1: 0.004 s x 5)
     render_camera = "side"
+    randomization = legged("floor", (TRUNK, *(f"{leg}_foot" for leg in LEGS)), "trunk")  # with randomize=True
     parameter_bounds = {
         "tracking_weight": NON_NEGATIVE,
         "yaw_tracking_weight": NON_NEGATIVE,
@@ -51,6 +53,7 @@ class QuadrupedTask(Task):
         "min_upright": Bounds(-1.0, 1.0),
         "reset_noise_scale": NON_NEGATIVE,
         "sensor_noise": NON_NEGATIVE,
+        "randomize_scale": Bounds(0.0, 2.0),
         "observation_delay": NON_NEGATIVE,
     }
 
@@ -76,6 +79,8 @@ class QuadrupedTask(Task):
         sensor_noise: float = 0.0,
         sensor_noise_kind: str = "uniform",
         observation_delay: int = 0,
+        randomize: bool = False,
+        randomize_scale: float = 1.0,
     ):
         params = dict(locals())
         del params["self"]
@@ -100,6 +105,7 @@ class QuadrupedTask(Task):
         self.sensor_noise = float(sensor_noise)
         self.sensor_noise_kind = sensor_noise_kind
         self.observation_delay = observation_delay
+        self.check_randomize(randomize, randomize_scale)
 
     def bind(self, physics) -> None:
         super().bind(physics)
@@ -432,16 +438,23 @@ after a fall) and `success` (1.0 when not fallen and velocity_error < 0.15 m/s).
 tracking_weight=1.0, yaw_tracking_weight=0.5, tracking_sigma=0.25,
 vertical_velocity_weight=0.5, roll_pitch_rate_weight=0.05, orientation_weight=5.0,
 torque_weight=0.0002, action_rate_weight=0.01, termination_penalty=1.0, kp=35.0, kd=0.5,
-action_scale=0.5, max_forward_speed=1.0, max_yaw_rate=0.5, command=None (or (vx, yaw
-rate)), min_upright=0.0 (in [-1, 1]), reset_noise_scale=1.0, and the sensor model
+action_scale=0.5, max_forward_speed=1.0, max_yaw_rate=0.5, command=None (or (vx, yaw rate)),
+min_upright=0.0 (in [-1, 1]), reset_noise_scale=1.0, and the sensor model
 (robogym.SensorModel, off by default, seeded per episode, part of the snapshot):
-sensor_noise=0.0 (a level: additive noise on the sensor components of scale sensor_noise
-times Playground's 0.2 rad/s gyro, 0.05 gravity, 0.03 rad joint angle, 1.5 rad/s joint rate),
+sensor_noise=0.0 (a level: additive noise on the sensor components of scale sensor_noise times
+Playground's 0.2 rad/s gyro, 0.05 gravity, 0.03 rad joint angle, 1.5 rad/s joint rate),
 sensor_noise_kind="uniform" (or "gaussian"), observation_delay=0 (control steps the sensor
-components lag). Plus the env keywords every RoboDyn task takes (render_mode, width,
-height; for the vector env autoreset_mode, nthread, max_episode_steps). Weights, kd, the
-command ranges and the noise are finite and >= 0, kp, tracking_sigma and action_scale > 0;
-anything else is refused when the env is built.
+components lag). Randomized physics (robogym.randomize, off by default): randomize=False
+(True: each episode a robot drawn as MuJoCo Playground draws its Go1 and G1: contact friction
+U(0.4, 1.0), link masses x U(0.9, 1.1), trunk mass + U(-1, 1) kg and centre of mass + U(-0.05,
+0.05) m, armature x U(1.0, 1.05), joint damping x U(0.9, 1.1); drawn from the episode's
+generator after its other draws, held in the physics and its snapshot), randomize_scale=1.0
+(in [0, 2]: 0 is the nominal robot, 2 twice the ranges). Off in v0 so that the task table's
+numbers are those of the robot in assets/; turn it on to train or test for transfer. Plus the
+env keywords every RoboDyn task takes (render_mode, width, height; for the vector env
+autoreset_mode, nthread, max_episode_steps). Weights, kd, the command ranges and the noise are
+finite and >= 0, kp, tracking_sigma and action_scale > 0; anything else is refused when the
+env is built.
 
 ## Version History
 

@@ -83,6 +83,8 @@ class EnvCore:
         d.time[rows] = 0.0
         self.physics.reset_mocap(rows)
         self.task.reset_rows(rows, [self.rngs[r] for r in rows])
+        if self.task.randomizer is not None:  # last: the episode's other draws are unchanged
+            self.task.randomizer.apply(self.physics.sim, rows, [self.rngs[r] for r in rows])
         self.elapsed[rows] = 0
         self.physics.sim.forward(rows)  # the other rows' derived quantities are current already
 

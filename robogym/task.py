@@ -25,6 +25,7 @@ from robogym.actuation import Actuation
 from robogym.checks import Bounds, check_real, is_real
 from robogym.errors import ArgumentTypeError
 from robogym.physics import Physics
+from robogym.randomize import Randomization
 
 
 class Task:
@@ -36,6 +37,11 @@ class Task:
     render_camera: str | None = None  # camera name in the MJCF
     # the allowed range of numeric __init__ parameters (a numeric one not listed: any finite value)
     parameter_bounds: dict[str, Bounds] = {}
+    # physics drawn anew for each episode (robogym.randomize.Draw), when the task's `randomize`
+    # keyword (check_randomize) turns it on
+    randomization: tuple = ()
+    randomize: bool = False
+    randomize_scale: float = 1.0
 
     # --- parameters ------------------------------------------------------------------------------
     @classmethod
@@ -70,9 +76,21 @@ class Task:
             if name in cls.parameter_bounds or is_real(defaults[name]):
                 check_real(name, value, cls.parameter_bounds.get(name, Bounds()))
 
+    def check_randomize(self, randomize, randomize_scale) -> None:
+        """Keep the `randomize` (a bool) and `randomize_scale` keywords of a task that declares
+        a randomization; ArgumentTypeError if randomize is not a bool."""
+        if not isinstance(randomize, bool | np.bool_):
+            raise ArgumentTypeError(f"randomize must be True or False, got {randomize!r}")
+        self.randomize = bool(randomize)
+        self.randomize_scale = float(randomize_scale)
+
     def bind(self, physics: Physics) -> None:
-        """Look up names once the model is loaded (override to cache ids)."""
+        """Look up names once the model is loaded (override to cache ids; call this)."""
         self.physics = physics
+        self.randomizer = None  # applied by the env after reset_rows (robogym.randomize)
+        if self.randomize and self.randomization:
+            model = physics.model
+            self.randomizer = Randomization(self.randomization, physics.mj_model, model, self.randomize_scale)
 
     # --- spaces --------------------------------------------------------------------------
     def actuation(self) -> Actuation:  # override

@@ -1,0 +1,232 @@
+"""Physical parameters that each row of a batch may have of its own (domain randomization).
+
+One Model is shared by every row. A row given its own parameters (`Simulator.set_param`)
+runs with a Model of its own: the shared Model's arrays, except that the parameters below
+and the constants MuJoCo derives from them (engine.setconst; the contact pairs' mixed
+friction) are the row's. Each row's Model record is reached through the binding's
+model table (engine.binding), so the kernels read `m.body_mass[i]` as always, and rows
+without parameters of their own share the one record and cost nothing extra.
+
+The fields, with MuJoCo's names and the engine's shapes:
+
+    body_mass (nbody,)           body_inertia (nbody, 3)       body_ipos (nbody, 3)
+    geom_friction (ngeom, 3)     dof_damping (nv,)             dof_armature (nv,)
+    dof_frictionloss (nv,)       jnt_stiffness (njnt,)         actuator_forcerange (nu, 2)
+    actuator_gainprm (nu, 3)     actuator_biasprm (nu, 3)      opt_gravity (3,)
+
+(gainprm and biasprm: the first three of MuJoCo's ten numbers, all the engine's gain and
+bias types read). Values are checked before anything changes (`check`): finite; masses,
+inertias, friction, damping, armature, friction loss and stiffness non-negative; the world
+body's mass and inertia zero; principal inertias that satisfy the triangle inequality (as
+MuJoCo's compiler demands); forcerange low <= high; no friction loss where the model has
+none (the model allocates friction-loss rows only for dofs that have it); the centre of
+mass of a body MuJoCo compiled as simple left at its frame (MuJoCo refuses to move it:
+mj_setConst's sameframe check); and M(qpos0) positive definite with the new values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.errors import RoboDynError
+
+MINMU = 1e-5  # MuJoCo's mjMINMU: the least friction a contact gets
+
+# name -> what its values must satisfy (besides being finite)
+PARAMS = {
+    "body_mass": "non-negative, zero for the world body (body 0)",
+    "body_inertia": "non-negative, zero for the world body, each at most the sum of the other two",
+    "body_ipos": "finite; zero for a body MuJoCo compiled as simple",
+    "geom_friction": "non-negative",
+    "dof_damping": "non-negative",
+    "dof_armature": "non-negative",
+    "dof_frictionloss": "non-negative, zero where the model has none",
+    "jnt_stiffness": "non-negative",
+    "actuator_gainprm": "finite",
+    "actuator_biasprm": "finite",
+    "actuator_forcerange": "low <= high",
+    "opt_gravity": "finite",
+}
+
+# constants derived from the parameters, recomputed for a row that has its own
+DERIVED = ("body_subtreemass", "body_invweight0", "dof_invweight0", "tendon_invweight0", "cpair_friction")
+# which parameters each derived constant depends on (the rest need no recomputation)
+_SETCONST_INPUTS = {"body_mass", "body_inertia", "body_ipos", "dof_armature"}
+
+
+class ParamError(RoboDynError, ValueError):
+    """A physical parameter refused by Simulator.set_param (names the field and the row)."""
+
+
+def field_shape(model, name: str) -> tuple:
+    """The shape of one row's `name` (the Model field's shape)."""
+    if name not in PARAMS:
+        raise ParamError(f"unknown parameter {name!r}: set_param supports {', '.join(PARAMS)}")
+    return np.shape(getattr(model, name))
+
+
+def check(model, name: str, rows: np.ndarray, values) -> np.ndarray:
+    """`values` for `rows` as a float64 array of shape (len(rows),) + field shape, or
+    ParamError naming the field and the first row whose value breaks a rule."""
+    shape = (len(rows), *field_shape(model, name))
+    try:
+        a = np.asarray(values)
+    except ValueError as e:
+        raise ParamError(f"{name}: values must be an array of numbers ({e})") from None
+    if a.dtype.kind not in "iuf":
+        raise ParamError(f"{name}: values must hold real numbers, got dtype {a.dtype}")
+    if a.shape != shape:
+        raise ParamError(f"{name}: values must have shape {shape} (rows, *field), got {a.shape}")
+    a = np.array(a, dtype=np.float64)
+    flat = a.reshape(len(rows), -1)
+    for k, row in enumerate(rows):
+        reason = _rule_broken(model, name, a[k]) if np.all(np.isfinite(flat[k])) else "it is not finite"
+        if reason:
+            raise ParamError(
+                f"{name} for row {int(row)}: {reason} (needs: {PARAMS[name]}); nothing was changed"
+            )
+    return a
+
+
+def _rule_broken(model, name: str, v: np.ndarray) -> str:
+    """Why one row's value `v` of `name` is refused, or ''."""
+    if name in ("body_mass", "body_inertia"):
+        if np.any(v < 0):
+            return f"body {_first(v < 0)} has a negative value"
+        if np.any(v[0] != 0):
+            return "the world body (body 0) must have none"
+        if name == "body_inertia":
+            a, b, c = v[:, 0], v[:, 1], v[:, 2]
+            bad = (a + b < c) | (a + c < b) | (b + c < a)
+            if np.any(bad):
+                i = _first(bad)
+                return f"body {i}'s principal inertias {v[i].tolist()} break the triangle inequality"
+    elif name == "body_ipos":
+        moved = (np.asarray(model.body_simple) > 0) & np.any(v != model.body_ipos, axis=1)
+        if np.any(moved):
+            return f"body {_first(moved)} was compiled as simple, so its centre of mass stays at its frame"
+    elif name in ("geom_friction", "dof_damping", "dof_armature", "dof_frictionloss", "jnt_stiffness"):
+        if np.any(v < 0):
+            return f"entry {_first(v < 0)} is negative"
+        if name == "dof_frictionloss":
+            new = (v > 0) & (np.asarray(model.dof_frictionloss) <= 0)
+            if np.any(new):
+                return f"dof {_first(new)} has no friction loss in the model, so it has no friction-loss row"
+    elif name == "actuator_forcerange":
+        bad = v[:, 0] > v[:, 1]
+        if np.any(bad):
+            return f"actuator {_first(bad)} has low > high"
+    return ""
+
+
+def _first(mask: np.ndarray):
+    """Index of the first True of a 1-d mask (the leading index of an n-d one)."""
+    return int(np.argwhere(mask)[0][0])
+
+
+def needs_setconst(names) -> bool:
+    """True if changing these parameters changes the constants of engine.setconst."""
+    return bool(_SETCONST_INPUTS.intersection(names))
+
+
+def mixed_friction(model, geom_friction: np.ndarray) -> np.ndarray:
+    """(ncpair, 5) contact friction of the candidate pairs for one row's geom_friction
+    (MuJoCo's mj_contactParam, as engine.collision_driver mixes it at load): the geom of
+    higher priority wins, equal priorities take the larger of each coefficient; explicit
+    <pair>s keep their own; each at least mjMINMU. Order: tangent1, tangent2 (sliding),
+    spin (torsional), roll1, roll2 (rolling)."""
+    out = np.array(model.cpair_friction)
+    g1, g2 = model.cpair_geom[:, 0], model.cpair_geom[:, 1]
+    p1, p2 = model.geom_priority[g1], model.geom_priority[g2]
+    f = np.where((p1 > p2)[:, None], geom_friction[g1], geom_friction[g2])
+    f = np.where((p1 == p2)[:, None], np.maximum(geom_friction[g1], geom_friction[g2]), f)
+    mixed = np.maximum(MINMU, f[:, [0, 0, 1, 2, 2]])
+    explicit = model.cpair_ipair >= 0
+    out[~explicit] = mixed[~explicit]
+    return out
+
+
+class RowParams:
+    """Every row's parameters and derived constants, (B, ...) arrays, for a bound Model and
+    Data (engine.binding.Bound): made when a row first gets parameters of its own. A row
+    with its own parameters runs with a Model record whose parameter and derived fields
+    point at its rows of these arrays (Bound.set_row_model); the others keep the shared
+    record."""
+
+    def __init__(self, bound):
+        self.bound = bound
+        m, B = bound.model, bound.batch
+        names = (*PARAMS, *DERIVED)
+        self.arrays = {
+            n: np.ascontiguousarray(np.repeat(np.asarray(getattr(m, n))[None], B, axis=0)) for n in names
+        }
+        self.own = np.zeros(B, dtype=bool)  # rows running with a record of their own
+        self._scratch = None  # a one-row Data for engine.setconst
+
+    def row_model(self, arrays: dict, k: int):
+        """The shared Model with the parameter and derived fields of row k of `arrays`."""
+        return self.bound.model._replace(**{n: arrays[n][k] for n in (*PARAMS, *DERIVED)})
+
+    def store(self, idx: np.ndarray, new: dict) -> None:
+        """Rows idx get the values `new` ({name: (k, ...)}, checked by `check`) and what is
+        derived from them; raises ParamError, changing nothing, if M(qpos0) of a row is not
+        positive definite."""
+        staged = {n: a[idx].copy() for n, a in self.arrays.items()}
+        staged.update((n, np.array(v, dtype=np.float64)) for n, v in new.items())
+        if "geom_friction" in new:
+            for k in range(len(idx)):
+                staged["cpair_friction"][k] = mixed_friction(self.bound.model, staged["geom_friction"][k])
+        if needs_setconst(new):
+            self._set_const(idx, staged)
+        for n in staged:
+            self.arrays[n][idx] = staged[n]
+        for b in idx:
+            b = int(b)
+            if not self.own[b]:  # an own row's record already points at its rows of the arrays
+                self.bound.set_row_model(b, self.row_model(self.arrays, b))
+                self.own[b] = True
+
+    def clear(self, idx: np.ndarray) -> None:
+        """Rows idx back to the model's own parameters and the shared record."""
+        m = self.bound.model
+        for n, a in self.arrays.items():
+            a[idx] = np.asarray(getattr(m, n))
+        for b in idx:
+            self.bound.clear_row_model(int(b))
+            self.own[int(b)] = False
+
+    def _set_const(self, idx: np.ndarray, staged: dict) -> None:
+        """engine.setconst for the staged values of rows idx, written into `staged`. Runs on
+        temporary records and a scratch Data, so nothing the batch uses is touched until every
+        row has passed."""
+        from engine.binding import Bound
+        from engine.data import make_data
+        from engine.setconst import set_const_rows
+
+        m = self.bound.model
+        if self._scratch is None:
+            self._scratch = Bound(m, make_data(m, 1))
+        k = len(idx)
+        records = [self.bound.record_for(self.row_model(staged, j)) for j in range(k)]
+        tables = np.array([r.ctypes.data for r in records], dtype=np.int64)
+        pivot = np.zeros(k)
+        nv = m.nv
+        set_const_rows(
+            tables,
+            self._scratch.data_address,
+            np.arange(k, dtype=np.int64),
+            staged["body_subtreemass"],
+            staged["body_invweight0"],
+            staged["dof_invweight0"],
+            staged["tendon_invweight0"],
+            pivot,
+            np.zeros((6, nv)),
+            np.zeros((2, nv)),
+        )
+        bad = np.flatnonzero(~(pivot > 0)) if nv else np.zeros(0, dtype=np.int64)
+        if len(bad):
+            row = int(idx[bad[0]])
+            raise ParamError(
+                f"row {row}: with these masses, inertias and armature the mass matrix at qpos0 is not "
+                "positive definite (a moving body without mass or inertia); nothing was changed"
+            )
