@@ -25,6 +25,7 @@ from engine.errors import (
     RoboDynError,
 )
 from engine.model import Model, UnsupportedModelError, load_mjcf, without_contacts
+from engine.params import ParamError
 from engine.simulator import NonFiniteError, Rollout, Simulator, Snapshot
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "ModelError",
     "ModelFileError",
     "NonFiniteError",
+    "ParamError",
     "PhysicsWarning",
     "RoboDynError",
     "Rollout",

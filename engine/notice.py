@@ -32,6 +32,7 @@ COMPILE_SECONDS = {
     "integrate.rk4": 1.0,
     "integrate.implicit": 3.0,
     "step.run_rows": 13.5,
+    "setconst.set_const_rows": 4.0,  # a row's own parameters (engine.params)
 }
 _DEFAULT_SECONDS = 0.5  # a driver entry
 

@@ -199,9 +199,11 @@ class RowParams:
         """engine.setconst for the staged values of rows idx, written into `staged`. Runs on
         temporary records and a scratch Data, so nothing the batch uses is touched until every
         row has passed."""
-        from engine.binding import Bound
+        from engine.binding import Bound, ensure_compiled
         from engine.data import make_data
-        from engine.setconst import set_const_rows
+        from engine.setconst import SET_CONST_ARGTYPES, set_const_rows
+
+        ensure_compiled((), [(set_const_rows, SET_CONST_ARGTYPES)])  # with a notice if it compiles
 
         m = self.bound.model
         if self._scratch is None:

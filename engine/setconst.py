@@ -26,6 +26,7 @@ keeps the model's.
 from __future__ import annotations
 
 import numpy as np
+from numba import types
 
 from engine import types as T
 from engine.com_pos import com_pos
@@ -141,3 +142,18 @@ def set_const_rows(mtab, sdp, rows, subtreemass, body_iw, dof_iw, ten_iw, pivot,
     for k in range(rows.shape[0]):
         m = model_at(mtab[rows[k]])
         pivot[k] = set_const_row(m, d, subtreemass[k], body_iw[k], dof_iw[k], ten_iw[k], jac6, work)
+
+
+_F = types.float64
+SET_CONST_ARGTYPES = (
+    types.Array(types.int64, 1, "C"),  # mtab
+    types.int64,  # the scratch Data
+    types.Array(types.int64, 1, "C"),  # rows
+    types.Array(_F, 2, "C"),  # subtreemass (k, nbody)
+    types.Array(_F, 3, "C"),  # body invweight (k, nbody, 2)
+    types.Array(_F, 2, "C"),  # dof invweight (k, nv)
+    types.Array(_F, 2, "C"),  # tendon invweight (k, ntendon)
+    types.Array(_F, 1, "C"),  # pivot (k,)
+    types.Array(_F, 2, "C"),  # jac6 (6, nv)
+    types.Array(_F, 2, "C"),  # work (2, nv)
+)
