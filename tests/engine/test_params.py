@@ -134,17 +134,24 @@ def _mujoco_quantities(mj, md):
     }
 
 
-@pytest.mark.parametrize("name", list(MODELS))
-def test_forward_matches_mujoco_with_the_same_changes(name):
-    path = MODELS[name]
+def randomized_batch(path, n: int, seed: int):
+    """(model, MuJoCo's nominal model, n states along MuJoCo rollouts with contacts, a
+    Simulator of n rows each with its own random parameters at those states, the draws, a
+    generator for what the test draws next)."""
     model, mj0 = load_pair(path)
-    n = 6
-    states = rollout_states(mj0, n, seed=3)
+    states = rollout_states(mj0, n, seed=seed)
     sim = engine.Simulator(model, batch=n, nthread=1)
-    rng = np.random.default_rng(2)
+    rng = np.random.default_rng(seed)
     draws = [random_params(model, rng) for _ in range(n)]
     sim.set_params(np.arange(n), {k: np.stack([d[k] for d in draws]) for k in PARAMS})
     set_state(sim, states)
+    return model, sim, states, draws, rng
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_forward_matches_mujoco_with_the_same_changes(name):
+    path, n = MODELS[name], 6
+    _, sim, states, draws, _ = randomized_batch(path, n, seed=3)
     sim.forward()
     worst, friction = 0.0, 0.0
     for i in range(n):
@@ -164,15 +171,8 @@ def test_forward_matches_mujoco_with_the_same_changes(name):
 
 @pytest.mark.parametrize("name", list(MODELS))
 def test_trajectories_match_mujoco_with_the_same_changes(name):
-    path = MODELS[name]
-    model, mj0 = load_pair(path)
-    n, steps = 4, 200
-    states = rollout_states(mj0, n, seed=5)
-    sim = engine.Simulator(model, batch=n, nthread=1)
-    rng = np.random.default_rng(4)
-    draws = [random_params(model, rng) for _ in range(n)]
-    sim.set_params(np.arange(n), {k: np.stack([d[k] for d in draws]) for k in PARAMS})
-    set_state(sim, states)
+    path, n, steps = MODELS[name], 4, 200
+    model, sim, states, draws, rng = randomized_batch(path, n, seed=5)
     ctrl = rng.uniform(-1.0, 1.0, (n, steps, model.nu))
     out = sim.rollout(ctrl)
     worst = 0.0
