@@ -192,6 +192,8 @@ class Data(NamedTuple):
     scratch_efc_Y: f64[B, npgs, nefctreedof]  # PGS: rows Y_i = M^-1 J_i^T on the trees J_i touches
     scratch_efc_Y_colind: i32[B, npgs, nefctreedof]  # PGS: dof of each entry of Y_i, ascending
     scratch_efc_Y_rownnz: i32[B, npgs]  # PGS: entries of Y_i (the dofs of those trees)
+    scratch_efc_AR: f64[B, npgs, 6]  # PGS, elliptic contact rows i..: [i+j, k] = (J M^-1 J^T + R)[i+j, i+k]
+    scratch_pgs_block: f64[B, 20, 6]  # PGS cone update: vectors (rows 0-7), QCQP A (8-13), factor (14-19)
     scratch_nv: f64[B, 6, nv]  # solver work space: Ma, Mv, grad, Mgrad, search, ...
     scratch_H: f64[B, nv, nv]  # Newton: Hessian M + J^T D J, Cholesky factor in place
     scratch_Hcone: f64[B, nv, nv]  # Newton, elliptic cones: the factor with the cones' Hessians added

@@ -734,8 +734,8 @@ def _check_constraints(mj: mujoco.MjModel) -> None:
     """Refuse constraint features the constraint stage and the solvers do not reproduce.
 
     Supported: joint limits on hinge, slide and ball joints, fixed-tendon limits, joint and
-    tendon friction loss, contacts with condim 1, 3, 4 or 6 in MuJoCo's pyramidal friction cone,
-    equality connect, weld and joint, solvers PGS and Newton. Nothing is checked when
+    tendon friction loss, contacts with condim 1, 3, 4 or 6 in MuJoCo's pyramidal or elliptic
+    friction cone, equality connect, weld and joint, solvers PGS and Newton. Nothing is checked when
     constraints are disabled.
     """
     OBJ = mujoco.mjtObj
@@ -745,8 +745,6 @@ def _check_constraints(mj: mujoco.MjModel) -> None:
     opt = mj.opt
     if opt.solver == mujoco.mjtSolver.mjSOL_CG:
         _refuse('<option solver="CG">', "the CG solver is not implemented; use PGS or Newton")
-    if opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC and opt.solver == mujoco.mjtSolver.mjSOL_PGS:
-        _refuse('<option cone="elliptic" solver="PGS">', "the elliptic cone is implemented for Newton only")
     if opt.noslip_iterations > 0:
         _refuse("<option noslip_iterations>", "the noslip solver is not implemented")
     if not flags & T.DSBL_FRICTIONLOSS:
