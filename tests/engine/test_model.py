@@ -56,11 +56,6 @@ REFUSALS = [
         _xml(flags="", extra='<default><joint frictionloss="0.1" solreffriction="0.02 -1"/></default>'),
         ["frictionloss", "'hinge'", "solref"],
     ),
-    (
-        "elliptic_cone_pgs",
-        _xml(flags="", option='cone="elliptic" solver="PGS"'),
-        ['cone="elliptic" solver="PGS"'],
-    ),
     ("cg_solver", _xml(flags="", option='solver="CG"'), ['solver="CG"']),
     ("noslip", _xml(flags="", option='noslip_iterations="5"'), ["noslip"]),
     (
