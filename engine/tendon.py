@@ -68,10 +68,10 @@ def _wrap_circle(e0, e1, e2, e3, has_side, sd0, sd1, radius):
     each angle signed in (-pi, pi]. No wrap (length -1) if an end point is inside the
     circle, or the straight segment misses the circle and winds by W itself (|W| < pi).
     Else the path leaves e_0 along its tangent to the circle at t0, follows the arc in W's
-    direction to t1 and leaves along the tangent to e_1; the arc's length is
-    radius (|W| - acos(radius / |e_0|) - acos(radius / |e_1|)) (each acos the angle between
-    an end point and its tangent point). The tangent points are MuJoCo's wrap_circle
-    solutions: (e r^2 -+ r e^perp sqrt(|e|^2 - r^2)) / |e|^2."""
+    direction to t1 and leaves along the tangent to e_1; the arc's angle is
+    |W - angle(e_0, t0) - angle(t1, e_1)| (equal to |W| - acos(r / |e_0|) - acos(r / |e_1|)),
+    without a side point the angle between t0 and t1. The tangent points are MuJoCo's
+    wrap_circle solutions: (e r^2 -+ r e^perp sqrt(|e|^2 - r^2)) / |e|^2."""
     sqlen0 = e0 * e0 + e1 * e1
     sqlen1 = e2 * e2 + e3 * e3
     sqrad = radius * radius
@@ -90,7 +90,9 @@ def _wrap_circle(e0, e1, e2, e3, has_side, sd0, sd1, radius):
     hits = n0 * n0 + n1 * n1 <= sqrad
     if has_side:
         W = _winding(e0, e1, sd0, sd1) + _winding(sd0, sd1, e2, e3)
-        if abs(W) < math.pi and not hits:
+        # clear of the circle and winding as the straight segment does (W - its winding
+        # is 0, not +-2 pi): no wrap
+        if not hits and abs(W - _winding(e0, e1, e2, e3)) < math.pi:
             return -1.0, 0.0, 0.0, 0.0, 0.0
     else:
         if not hits:
@@ -103,18 +105,24 @@ def _wrap_circle(e0, e1, e2, e3, has_side, sd0, sd1, radius):
     t01 = (e1 * sqrad - sgn * radius * e0 * sqrt0) / sqlen0
     t10 = (e2 * sqrad - sgn * radius * e3 * sqrt1) / sqlen1
     t11 = (e3 * sqrad + sgn * radius * e2 * sqrt1) / sqlen1
-    arc = abs(W) - math.acos(radius / math.sqrt(sqlen0)) - math.acos(radius / math.sqrt(sqlen1))
+    if has_side:  # W less the turns from e_0 to t0 and from t1 to e_1
+        arc = abs(W - _winding(e0, e1, t00, t01) - _winding(t10, t11, e2, e3))
+    else:  # the shorter way: the angle between the tangent points (< pi)
+        arc = math.atan2(abs(t00 * t11 - t01 * t10), t00 * t10 + t01 * t11)
     return radius * arc, t00, t01, t10, t11
 
 
 @kernel
 def _wrap_inside(e0, e1, e2, e3, radius):
-    """(0 or -1, t0x, t0y, t1x, t1y): the wrap when the side point is inside the circle
-    (MuJoCo's wrap_inside): one point t0 = t1 on the circle where the path from end point
-    to end point touches it, with asin(A z) + asin(B z) - 2 asin(z) + G = 0 solved for z
-    by Newton's method (A = r / |e_0|, B = r / |e_1|, G the angle between them); -1 (no
-    wrap) if an end point is inside or the segment crosses the circle; on a numerical
-    failure the normalized mean of the end points."""
+    """(0 or -1, t0x, t0y, t1x, t1y): the wrap when the side site lies inside the circle
+    (MuJoCo 4.0.0's wrap_inside): the path from e_0 to e_1 must touch the circle, at one
+    point t0 = t1 where it reflects (equal angles with the radius). With A = r / |e_0|,
+    B = r / |e_1| and G the angle between e_0 and e_1, the point is found from
+    f(u) = asin(A sin u) + asin(B sin u) - 2 u + G = 0 by Newton's method from u = pi / 2
+    (stop at |f| <= 1e-6, at most 20 steps), and lies at the angle u - asin(A sin u) from
+    e_0 (or u - asin(B sin u) from e_1, by the sign of e_0 x e_1). -1 (no wrap) if an end
+    point is inside the circle or the segment crosses it; the normalized mean of the end
+    points (scaled to the radius) if the solve fails or is not needed."""
     len0 = math.sqrt(e0 * e0 + e1 * e1)
     len1 = math.sqrt(e2 * e2 + e3 * e3)
     dif0 = e2 - e0
@@ -140,36 +148,37 @@ def _wrap_inside(e0, e1, e2, e3, radius):
     if cosG > 1 - MINVAL:
         return 0.0, px, py, px, py
     G = math.acos(cosG)
-    z = 1 - 1e-7
-    f = math.asin(A * z) + math.asin(B * z) - 2 * math.asin(z) + G
+    u = 0.5 * math.pi
+    z = 1.0
+    f = math.asin(A) + math.asin(B) - math.pi + G
     if f > 0:
         return 0.0, px, py, px, py
     it = 0
     while it < 20 and abs(f) > 1e-6:
+        # f'(u) = cos u (A / sqrt(1 - A^2 z^2) + B / sqrt(1 - B^2 z^2)) - 2, z = sin u
         df = (
-            A / max(MINVAL, math.sqrt(1 - z * z * A * A))
-            + B / max(MINVAL, math.sqrt(1 - z * z * B * B))
-            - 2 / max(MINVAL, math.sqrt(1 - z * z))
-        )
+            A / max(MINVAL, math.sqrt(1 - z * z * A * A)) + B / max(MINVAL, math.sqrt(1 - z * z * B * B))
+        ) * math.cos(u) - 2
         if df > -MINVAL:
             return 0.0, px, py, px, py
-        z1 = z - f / df
-        if z1 > z:
+        u1 = u - f / df
+        if u1 > u:
             return 0.0, px, py, px, py
-        z = z1
-        f = math.asin(A * z) + math.asin(B * z) - 2 * math.asin(z) + G
+        u = u1
+        z = math.sin(u)
+        f = math.asin(A * z) + math.asin(B * z) - 2 * u + G
         if f > 1e-6:
             return 0.0, px, py, px, py
         it += 1
     if it >= 20:
         return 0.0, px, py, px, py
-    # rotate the end point's direction by ang (from e_0 or e_1, by the sign of their cross)
+    # rotate an end point's direction by ang (from e_0 or e_1, by the sign of their cross)
     if e0 * e3 - e1 * e2 > 0:
         vx, vy = _normalize2(e0, e1)
-        ang = math.asin(z) - math.asin(A * z)
+        ang = u - math.asin(A * z)
     else:
         vx, vy = _normalize2(e2, e3)
-        ang = math.asin(z) - math.asin(B * z)
+        ang = u - math.asin(B * z)
     px = radius * (math.cos(ang) * vx - math.sin(ang) * vy)
     py = radius * (math.sin(ang) * vx + math.cos(ang) * vy)
     return 0.0, px, py, px, py

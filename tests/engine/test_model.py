@@ -64,16 +64,6 @@ REFUSALS = [
         ["solref", "'hinge'"],
     ),
     (
-        "spatial_tendon_wrap",
-        _xml(
-            world='<geom name="post" type="cylinder" size="0.05 0.1" pos="2 0 0" contype="0" '
-            'conaffinity="0"/>',
-            extra='<tendon><spatial name="cable"><site site="s0"/><geom geom="post"/>'
-            '<site site="s1"/></spatial></tendon>',
-        ),
-        ["<spatial>", "'cable'", "wrapping"],
-    ),
-    (
         "rangefinder_near_mesh",
         _xml(
             world='<geom name="rock" type="mesh" mesh="tet" pos="1 0 0"/>',

@@ -1,4 +1,5 @@
-"""Spatial tendons through sites (no wrapping geoms or pulleys) against MuJoCo 4.0.0.
+"""Spatial tendons through sites and pulleys against MuJoCo 4.0.0 (wrapping geoms:
+test_tendon_wrap.py).
 
 tendon_spatial.xml: a "cable" through five sites on a free-floating arm (two of them on one
 body, so one segment has length but no moment), limited, with stiffness, damping and a
@@ -93,9 +94,6 @@ def test_tether_is_the_distance_and_its_jacobian_the_derivative():
     assert worst_len <= 1e-14 and worst_J <= 1e-7
 
 
-WRAPPER = '<geom name="wrapper" type="sphere" size="0.02" pos="0 0 -0.2" contype="0" conaffinity="0"/>'
-
-
 def test_pulley_halves_its_second_branch():
     """The hoist's length is |x_u1 - x_b0| + |x_h0 - x_l0| / 2 (sites of its two branches)."""
     mj = mujoco.MjModel.from_xml_path(str(SPATIAL))
@@ -109,16 +107,3 @@ def test_pulley_halves_its_second_branch():
     worst = float(np.max(np.abs(sim.data.ten_length[:, 2] - expected)))
     report("tendon_spatial hoist length vs its branches", worst, 1e-14, 20)
     assert worst <= 1e-14
-
-
-def test_wrapping_geoms_are_refused():
-    text = SPATIAL.read_text().replace('<site site="l0"/>', '<site site="l0"/>\n      <geom geom="wrapper"/>')
-    site = '<site name="l0" pos="0.03 0.01 -0.15"/>'
-    text = text.replace(site, site + WRAPPER)
-    mujoco.MjModel.from_xml_string(text)  # MuJoCo compiles it: the refusal is ours
-    try:
-        engine.load_mjcf(text)
-    except engine.UnsupportedModelError as err:
-        assert "<spatial> tendon 'cable'" in str(err) and "wrapping" in str(err)
-    else:
-        raise AssertionError("a spatial tendon wrapping a geom must be refused")
