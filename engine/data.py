@@ -40,6 +40,7 @@ from engine.fields import (  # noqa: F401 (the names the declarations use)
     ntendon,
     nu,
     nv,
+    nwrap,
 )
 from engine.model import Model, efc_rows_needed, efc_widths
 from engine.types import NWARN  # noqa: F401 (in declarations)
@@ -129,6 +130,10 @@ class Data(NamedTuple):
     ten_length: f64[B, ntendon]  # tendon lengths
     ten_velocity: f64[B, ntendon]  # tendon velocities
     ten_J: f64[B, ntendon, nv]  # tendon Jacobians
+    ten_wrapadr: i32[B, ntendon]  # a spatial tendon's first path point in wrap_obj, wrap_xpos
+    ten_wrapnum: i32[B, ntendon]  # its path points (0 for a fixed tendon)
+    wrap_obj: i32[B, nwrap, 2]  # path points, two a row: -1 site, -2 pulley, else the wrapped geom
+    wrap_xpos: f64[B, nwrap, 6]  # their positions (world frame; a pulley's is 0), two a row
     actuator_length: f64[B, nu]  # actuator lengths
     actuator_velocity: f64[B, nu]  # actuator velocities
     actuator_moment: f64[B, nu, nv]  # actuator moment arms (dense)

@@ -308,16 +308,30 @@ def _segment(m, d, b, t, p0, body0, p1, body1, divisor):
 
 
 @kernel
-def _spatial(m, d, b, t):
+def _path_point(d, b, k, obj, x, y, z):
+    """Point k of the row's tendon paths: wrap_obj (-1 a site, -2 a pulley, else the geom)
+    and wrap_xpos, stored as MuJoCo's (nwrap, 2) and (nwrap, 6) arrays (two points a row)."""
+    d.wrap_obj[b, k >> 1, k & 1] = obj
+    c = 3 * (k & 1)
+    d.wrap_xpos[b, k >> 1, c] = x
+    d.wrap_xpos[b, k >> 1, c + 1] = y
+    d.wrap_xpos[b, k >> 1, c + 2] = z
+
+
+@kernel
+def _spatial(m, d, b, t, count):
     """ten_length and ten_J of spatial tendon t, ten_J already zero (MuJoCo's mj_tendon):
     each site-site segment adds its length; a site-geom-site triple that wraps (see wrap;
     the geom's wrap_prm is its side site, -1 for none) adds the straight pieces to and from
     the wrap points and the length on the surface between them, else the straight segment.
     Straight pieces between different bodies add u^T (J_p(end) - J_p(start)) to ten_J, the
     wrap points moving with the geom's body; the piece on the surface adds none (both its
-    points on the geom's body). A pulley starts a new branch with its divisor."""
+    points on the geom's body). A pulley starts a new branch with its divisor. The path's
+    points (sites, wrap points, a pulley as obj -2 at the origin) go to wrap_obj and
+    wrap_xpos from point `count` on (ten_wrapadr, ten_wrapnum); returns the next free one."""
     adr = m.tendon_adr[t]
     num = m.tendon_num[t]
+    d.ten_wrapadr[b, t] = count
     length = 0.0
     divisor = 1.0
     j = 0
@@ -328,11 +342,16 @@ def _spatial(m, d, b, t):
         if kind0 == T.WRAP_PULLEY or kind1 == T.WRAP_PULLEY:
             if kind0 == T.WRAP_PULLEY:
                 divisor = m.wrap_prm[w]
+                _path_point(d, b, count, -2, 0.0, 0.0, 0.0)
+                count += 1
             j += 1
             continue
         s0 = m.wrap_objid[w]
         x0 = d.site_xpos[b, s0]
         b0 = m.site_bodyid[s0]
+        _path_point(d, b, count, -1, x0[0], x0[1], x0[2])
+        count += 1
+        wlen = -1.0
         if kind1 == T.WRAP_SPHERE or kind1 == T.WRAP_CYLINDER:
             g = m.wrap_objid[w + 1]
             s1 = m.wrap_objid[w + 2]
@@ -349,26 +368,39 @@ def _spatial(m, d, b, t):
                 l0 = _segment(m, d, b, t, x0, b0, w0, gb, divisor)
                 l1 = _segment(m, d, b, t, w1, gb, x1, b1, divisor)
                 length += (l0 + wlen + l1) / divisor
-                continue
+                _path_point(d, b, count, g, w0[0], w0[1], w0[2])
+                _path_point(d, b, count + 1, g, w1[0], w1[1], w1[2])
+                count += 2
         else:
             s1 = m.wrap_objid[w + 1]
             x1 = d.site_xpos[b, s1]
             b1 = m.site_bodyid[s1]
             j += 1
-        length += _segment(m, d, b, t, x0, b0, x1, b1, divisor) / divisor
+        if wlen < 0:
+            length += _segment(m, d, b, t, x0, b0, x1, b1, divisor) / divisor
+        if j == num - 1 or m.wrap_type[adr + j + 1] == T.WRAP_PULLEY:
+            # the branch's last site
+            _path_point(d, b, count, -1, x1[0], x1[1], x1[2])
+            count += 1
     d.ten_length[b, t] = length
+    d.ten_wrapnum[b, t] = count - d.ten_wrapadr[b, t]
+    return count
 
 
 @kernel
 def tendon(m, d, b):
-    """ten_length and ten_J of row b."""
+    """ten_length, ten_J and the spatial tendons' paths (ten_wrapadr, ten_wrapnum, wrap_obj,
+    wrap_xpos) of row b; a fixed tendon has no path points."""
+    count = 0
     for t in range(m.ntendon):
         length = 0.0
         for v in range(m.nv):
             d.ten_J[b, t, v] = 0.0
         if m.wrap_type[m.tendon_adr[t]] == T.WRAP_SITE:
-            _spatial(m, d, b, t)
+            count = _spatial(m, d, b, t, count)
             continue
+        d.ten_wrapadr[b, t] = count
+        d.ten_wrapnum[b, t] = 0
         for w in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t]):
             j = m.wrap_objid[w]
             coef = m.wrap_prm[w]

@@ -37,7 +37,7 @@ def test_forward_matches_mujoco():
     sim = _batch(mj, qpos, qvel, ctrl)
     d = mujoco.MjData(mj)
     fields = ("ten_length", "ten_velocity", "sensordata", "qfrc_passive", "qfrc_actuator", "qacc")
-    worst = dict.fromkeys((*fields, "ten_J"), 0.0)
+    worst = dict.fromkeys((*fields, "ten_J", "wrap_xpos"), 0.0)
     limits = 0
     J = np.zeros((mj.ntendon, mj.nv))
     for i in range(N):
@@ -47,6 +47,11 @@ def test_forward_matches_mujoco():
             worst[f] = max(worst[f], rel_err(getattr(sim.data, f)[i], getattr(d, f)))
         mujoco.mju_sparse2dense(J, d.ten_J, mj.ten_J_rownnz, mj.ten_J_rowadr, mj.ten_J_colind)
         worst["ten_J"] = max(worst["ten_J"], rel_err(sim.data.ten_J[i], J))
+        # the paths (sites, and the pulley as object -2 at the origin)
+        assert np.array_equal(sim.data.ten_wrapadr[i], d.ten_wrapadr)
+        assert np.array_equal(sim.data.ten_wrapnum[i], d.ten_wrapnum)
+        assert np.array_equal(sim.data.wrap_obj[i], d.wrap_obj)
+        worst["wrap_xpos"] = max(worst["wrap_xpos"], rel_err(sim.data.wrap_xpos[i], d.wrap_xpos))
         limits += int(np.sum(d.efc_type[: d.nefc] == mujoco.mjtConstraint.mjCNSTR_LIMIT_TENDON))
     for f, err in worst.items():
         report(f"tendon_spatial {f}", err, TOL, N)

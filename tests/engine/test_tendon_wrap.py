@@ -8,7 +8,8 @@ removed); the engine follows the binary, checked here case by case:
   the forearm with a side site, a cylinder on the upper arm with its side site inside (the
   inside wrap), a cylinder on the hand without a side site after a pulley), 100 random
   states: ten_length, ten_J (and its sparsity, MuJoCo's ten_J_rownnz/colind), ten_velocity,
-  sensors, qfrc_passive, qfrc_actuator to 1e-10 and qacc (tendon limit rows) to 1e-10;
+  sensors, qfrc_passive, qfrc_actuator to 1e-10 and qacc (tendon limit rows) to 1e-10; the
+  paths (ten_wrapadr, ten_wrapnum, wrap_obj exactly; wrap_xpos to 1e-10);
   every tendon wraps in at least 10 of the states, the side-site ones not in others; 200-step
   trajectories under random controls to 1e-9;
 - the wrap alone, 400 random configurations for each of sphere and cylinder (tilted and
@@ -63,7 +64,7 @@ def test_forward_matches_mujoco():
     sim.forward()
     d = mujoco.MjData(mj)
     fields = ("ten_length", "ten_velocity", "sensordata", "qfrc_passive", "qfrc_actuator", "qacc")
-    worst = dict.fromkeys((*fields, "ten_J"), 0.0)
+    worst = dict.fromkeys((*fields, "ten_J", "wrap_xpos"), 0.0)
     wrapped = np.zeros(mj.ntendon, dtype=int)
     limits = 0
     for i in range(N):
@@ -72,6 +73,13 @@ def test_forward_matches_mujoco():
         for f in fields:
             worst[f] = max(worst[f], rel_err(getattr(sim.data, f)[i], getattr(d, f)))
         worst["ten_J"] = max(worst["ten_J"], rel_err(sim.data.ten_J[i], _dense_ten_J(mj, d)))
+        # the paths: the same points, each the same object, at the same places
+        assert np.array_equal(sim.data.ten_wrapadr[i], d.ten_wrapadr), f"state {i}"
+        assert np.array_equal(sim.data.ten_wrapnum[i], d.ten_wrapnum), f"state {i}"
+        npath = int(d.ten_wrapadr[-1] + d.ten_wrapnum[-1])
+        assert np.array_equal(sim.data.wrap_obj[i].ravel()[:npath], d.wrap_obj.ravel()[:npath]), f"state {i}"
+        ours = sim.data.wrap_xpos[i].reshape(-1, 3)[:npath]
+        worst["wrap_xpos"] = max(worst["wrap_xpos"], rel_err(ours, d.wrap_xpos.reshape(-1, 3)[:npath]))
         wrapped += [_wrapped(d, t) for t in range(mj.ntendon)]
         limits += int(np.sum(d.efc_type[: d.nefc] == mujoco.mjtConstraint.mjCNSTR_LIMIT_TENDON))
     for f, err in worst.items():
