@@ -28,8 +28,9 @@ is satisfied, and qfrc_constraint = J^T efc_force. Two solvers, chosen by
   restarts; stops when the scaled cost improvement of a sweep falls below the
   tolerance. An elliptic contact's rows are one block, visited together (_pgs_cone: the
   normal force along its ray, then the friction forces as a small QCQP inside the
-  ellipsoid sum_j (f_j / mu_j)^2 <= f_n^2, with the block of A + R kept from the start). Rows of A are applied as J_i (M^-1 J^T f), keeping M^-1 J^T f up to date,
-  so A is never formed. Then qacc = a0 + M^-1 J^T f. Each Y_i = M^-1 J_i^T is stored like
+  ellipsoid sum_j (f_j / mu_j)^2 <= f_n^2, with the block of A + R kept from the start).
+  Rows of A are applied as J_i (M^-1 J^T f), keeping M^-1 J^T f up to date, so A is
+  never formed. Then qacc = a0 + M^-1 J^T f. Each Y_i = M^-1 J_i^T is stored like
   J's row: dense (nv) for a dense row, else on the dofs of the kinematic trees J_i touches
   (M is block diagonal over the trees, and a tree's dofs are the contiguous range
   tree_dofadr .. + tree_dofnum, so Y_i is one solve with M's factor per tree and zero
