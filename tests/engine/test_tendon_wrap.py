@@ -8,7 +8,8 @@ removed); the engine follows the binary, checked here case by case:
   the forearm with a side site, a cylinder on the upper arm with its side site inside (the
   inside wrap), a cylinder on the hand without a side site after a pulley), 100 random
   states: ten_length, ten_J (and its sparsity, MuJoCo's ten_J_rownnz/colind), ten_velocity,
-  sensors, qfrc_passive, qfrc_actuator to 1e-10 and qacc (tendon limit rows) to 1e-10; the
+  the tendon actuators' lengths, velocities and moments, sensors, qfrc_passive,
+  qfrc_actuator, qacc and efc_force (the tendon limit rows) to 1e-10; the
   paths (ten_wrapadr, ten_wrapnum, wrap_obj exactly; wrap_xpos to 1e-10);
   every tendon wraps in at least 10 of the states, the side-site ones not in others; 200-step
   trajectories under random controls to 1e-9;
@@ -63,8 +64,18 @@ def test_forward_matches_mujoco():
     sim.data.qpos[:], sim.data.qvel[:], sim.data.ctrl[:] = qpos, qvel, ctrl
     sim.forward()
     d = mujoco.MjData(mj)
-    fields = ("ten_length", "ten_velocity", "sensordata", "qfrc_passive", "qfrc_actuator", "qacc")
-    worst = dict.fromkeys((*fields, "ten_J", "wrap_xpos"), 0.0)
+    fields = (
+        "ten_length",
+        "ten_velocity",
+        "actuator_length",
+        "actuator_velocity",
+        "sensordata",
+        "qfrc_passive",
+        "qfrc_actuator",
+        "qacc",
+    )
+    worst = dict.fromkeys((*fields, "ten_J", "actuator_moment", "wrap_xpos", "efc_force"), 0.0)
+    moment = np.zeros((mj.nu, mj.nv))
     wrapped = np.zeros(mj.ntendon, dtype=int)
     limits = 0
     for i in range(N):
@@ -73,6 +84,10 @@ def test_forward_matches_mujoco():
         for f in fields:
             worst[f] = max(worst[f], rel_err(getattr(sim.data, f)[i], getattr(d, f)))
         worst["ten_J"] = max(worst["ten_J"], rel_err(sim.data.ten_J[i], _dense_ten_J(mj, d)))
+        mujoco.mju_sparse2dense(moment, d.actuator_moment, d.moment_rownnz, d.moment_rowadr, d.moment_colind)
+        worst["actuator_moment"] = max(worst["actuator_moment"], rel_err(sim.data.actuator_moment[i], moment))
+        assert sim.data.nefc[i] == d.nefc  # the tendon limit rows and their forces
+        worst["efc_force"] = max(worst["efc_force"], rel_err(sim.data.efc_force[i, : d.nefc], d.efc_force))
         # the paths: the same points, each the same object, at the same places
         assert np.array_equal(sim.data.ten_wrapadr[i], d.ten_wrapadr), f"state {i}"
         assert np.array_equal(sim.data.ten_wrapnum[i], d.ten_wrapnum), f"state {i}"
