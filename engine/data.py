@@ -40,6 +40,7 @@ from engine.fields import (  # noqa: F401 (the names the declarations use)
     ntendon,
     nu,
     nv,
+    nwrap,
 )
 from engine.model import Model, efc_rows_needed, efc_widths
 from engine.types import NWARN  # noqa: F401 (in declarations)
@@ -129,6 +130,10 @@ class Data(NamedTuple):
     ten_length: f64[B, ntendon]  # tendon lengths
     ten_velocity: f64[B, ntendon]  # tendon velocities
     ten_J: f64[B, ntendon, nv]  # tendon Jacobians
+    ten_wrapadr: i32[B, ntendon]  # a spatial tendon's first path point in wrap_obj, wrap_xpos
+    ten_wrapnum: i32[B, ntendon]  # its path points (0 for a fixed tendon)
+    wrap_obj: i32[B, nwrap, 2]  # path points, two a row: -1 site, -2 pulley, else the wrapped geom
+    wrap_xpos: f64[B, nwrap, 6]  # their positions (world frame; a pulley's is 0), two a row
     actuator_length: f64[B, nu]  # actuator lengths
     actuator_velocity: f64[B, nu]  # actuator velocities
     actuator_moment: f64[B, nu, nv]  # actuator moment arms (dense)
@@ -192,6 +197,8 @@ class Data(NamedTuple):
     scratch_efc_Y: f64[B, npgs, nefctreedof]  # PGS: rows Y_i = M^-1 J_i^T on the trees J_i touches
     scratch_efc_Y_colind: i32[B, npgs, nefctreedof]  # PGS: dof of each entry of Y_i, ascending
     scratch_efc_Y_rownnz: i32[B, npgs]  # PGS: entries of Y_i (the dofs of those trees)
+    scratch_efc_AR: f64[B, npgs, 6]  # PGS, elliptic contact rows i..: [i+j, k] = (J M^-1 J^T + R)[i+j, i+k]
+    scratch_pgs_block: f64[B, 20, 6]  # PGS cone update: vectors (rows 0-7), QCQP A (8-13), factor (14-19)
     scratch_nv: f64[B, 6, nv]  # solver work space: Ma, Mv, grad, Mgrad, search, ...
     scratch_H: f64[B, nv, nv]  # Newton: Hessian M + J^T D J, Cholesky factor in place
     scratch_Hcone: f64[B, nv, nv]  # Newton, elliptic cones: the factor with the cones' Hessians added

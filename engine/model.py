@@ -663,11 +663,16 @@ def check_supported(mj: mujoco.MjModel) -> None:
         what = f"<tendon> {_name(mj, OBJ.mjOBJ_TENDON, t)}"
         adr, num = mj.tendon_adr[t], mj.tendon_num[t]
         kinds = mj.wrap_type[adr : adr + num]
-        spatial = np.isin(kinds, (mujoco.mjtWrap.mjWRAP_SITE, mujoco.mjtWrap.mjWRAP_PULLEY))
-        if np.any(kinds != mujoco.mjtWrap.mjWRAP_JOINT) and not np.all(spatial):
+        W = mujoco.mjtWrap
+        spatial = np.isin(
+            kinds, [int(k) for k in (W.mjWRAP_SITE, W.mjWRAP_PULLEY, W.mjWRAP_SPHERE, W.mjWRAP_CYLINDER)]
+        )
+        if np.any(kinds != W.mjWRAP_JOINT) and not np.all(spatial):
+            bad = int(kinds[~spatial][0])
             _refuse(
                 f"<spatial> tendon {_name(mj, OBJ.mjOBJ_TENDON, t)}",
-                "only fixed tendons and spatial tendons through sites and pulleys (no wrapping geoms)",
+                f"wrap object type {bad}: spatial tendons go through sites and pulleys and wrap "
+                "spheres and cylinders only",
             )
         if mj.tendon_armature[t] != 0:
             _refuse(what, "tendon armature")
@@ -735,8 +740,8 @@ def _check_constraints(mj: mujoco.MjModel) -> None:
     """Refuse constraint features the constraint stage and the solvers do not reproduce.
 
     Supported: joint limits on hinge, slide and ball joints, fixed-tendon limits, joint and
-    tendon friction loss, contacts with condim 1, 3, 4 or 6 in MuJoCo's pyramidal friction cone,
-    equality connect, weld and joint, solvers PGS and Newton. Nothing is checked when
+    tendon friction loss, contacts with condim 1, 3, 4 or 6 in MuJoCo's pyramidal or elliptic
+    friction cone, equality connect, weld and joint, solvers PGS and Newton. Nothing is checked when
     constraints are disabled.
     """
     OBJ = mujoco.mjtObj
@@ -746,8 +751,6 @@ def _check_constraints(mj: mujoco.MjModel) -> None:
     opt = mj.opt
     if opt.solver == mujoco.mjtSolver.mjSOL_CG:
         _refuse('<option solver="CG">', "the CG solver is not implemented; use PGS or Newton")
-    if opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC and opt.solver == mujoco.mjtSolver.mjSOL_PGS:
-        _refuse('<option cone="elliptic" solver="PGS">', "the elliptic cone is implemented for Newton only")
     if opt.noslip_iterations > 0:
         _refuse("<option noslip_iterations>", "the noslip solver is not implemented")
     if not flags & T.DSBL_FRICTIONLOSS:
@@ -1067,7 +1070,8 @@ def _tendon_sparsity(mj: mujoco.MjModel):
     """(ten_J_rownnz, ten_J_rowadr, ten_J_colind) of the tendons: each row the dofs that can
     move the tendon, ascending, each once (MuJoCo's model arrays of the same names): a fixed
     tendon's joints' dofs; a spatial tendon's, the dofs moving the sites' bodies of each
-    segment between two bodies."""
+    segment between two bodies, and for a site-geom-site triple the dofs of the two sites'
+    and the geom's bodies unless all three are one body."""
     rows = []
     for t in range(mj.ntendon):
         adr, num = mj.tendon_adr[t], mj.tendon_num[t]
@@ -1077,12 +1081,21 @@ def _tendon_sparsity(mj: mujoco.MjModel):
             continue
         dofs: set[int] = set()
         kinds = mj.wrap_type[adr : adr + num]
+        W = mujoco.mjtWrap
         for k in range(num - 1):
-            if kinds[k] != mujoco.mjtWrap.mjWRAP_SITE or kinds[k + 1] != mujoco.mjtWrap.mjWRAP_SITE:
-                continue  # a pulley starts a new branch
-            b0, b1 = mj.site_bodyid[objs[k]], mj.site_bodyid[objs[k + 1]]
-            if b0 != b1:
-                dofs |= _body_dofs(mj, b0) | _body_dofs(mj, b1)
+            if kinds[k] != W.mjWRAP_SITE:
+                continue  # a pulley starts a new branch; a geom is handled with its first site
+            if kinds[k + 1] == W.mjWRAP_SITE:
+                bodies = {mj.site_bodyid[objs[k]], mj.site_bodyid[objs[k + 1]]}
+            elif kinds[k + 1] == W.mjWRAP_SPHERE or kinds[k + 1] == W.mjWRAP_CYLINDER:
+                # site-geom-site: the straight segment, or the pieces to and from the geom
+                g, s1 = objs[k + 1], objs[k + 2]
+                bodies = {mj.site_bodyid[objs[k]], mj.geom_bodyid[g], mj.site_bodyid[s1]}
+            else:
+                continue
+            if len(bodies) > 1:
+                for body in bodies:
+                    dofs |= _body_dofs(mj, body)
         rows.append(np.array(sorted(dofs), dtype=INT))
     rownnz = np.array([len(r) for r in rows], dtype=INT)
     rowadr = np.zeros(len(rows), dtype=INT)

@@ -26,8 +26,11 @@ is satisfied, and qfrc_constraint = J^T efc_force. Two solvers, chosen by
   A = J M^-1 J^T, b = J a0 - aref, f >= 0 on limit and contact rows, visiting rows in
   MuJoCo's shuffled order (PCG32, fixed seed) with its Nesterov extrapolation and
   restarts; stops when the scaled cost improvement of a sweep falls below the
-  tolerance. Rows of A are applied as J_i (M^-1 J^T f), keeping M^-1 J^T f up to date,
-  so A is never formed. Then qacc = a0 + M^-1 J^T f. Each Y_i = M^-1 J_i^T is stored like
+  tolerance. An elliptic contact's rows are one block, visited together (_pgs_cone: the
+  normal force along its ray, then the friction forces as a small QCQP inside the
+  ellipsoid sum_j (f_j / mu_j)^2 <= f_n^2, with the block of A + R kept from the start).
+  Rows of A are applied as J_i (M^-1 J^T f), keeping M^-1 J^T f up to date, so A is
+  never formed. Then qacc = a0 + M^-1 J^T f. Each Y_i = M^-1 J_i^T is stored like
   J's row: dense (nv) for a dense row, else on the dofs of the kinematic trees J_i touches
   (M is block diagonal over the trees, and a tree's dofs are the contiguous range
   tree_dofadr .. + tree_dofnum, so Y_i is one solve with M's factor per tree and zero
@@ -421,9 +424,387 @@ def _minv_jt_rows(m, d, b):
 
 
 @kernel
+def _block_dim(d, b, i):
+    """Rows of the PGS block that starts at row i: an elliptic contact's condim rows are one
+    block (MuJoCo's blockstart), every other row is a block of its own."""
+    if d.efc_type[b, i] == T.CNSTR_CONTACT_ELLIPTIC:
+        return d.contact_dim[b, d.efc_id[b, i]]
+    return 1
+
+
+@kernel
+def _ar_blocks(m, d, b):
+    """scratch_efc_AR[b, i + j, k] = AR[i + j, i + k] = J_(i+j) Y_(i+k) + R_(i+j) delta_jk for
+    the rows i .. i + dim of every elliptic contact (the diagonal block of AR = J M^-1 J^T + R
+    that MuJoCo's extractBlock reads); after _minv_jt_rows (Y_i = M^-1 J_i^T)."""
+    w = d.scratch_nv[b, 0]  # Y_(i+k) dense
+    for k in range(m.nv):
+        w[k] = 0.0
+    AR = d.scratch_efc_AR[b]
+    nefc = d.nefc[b]
+    i = d.ne[b] + d.nf[b]
+    while i < nefc:
+        dim = _block_dim(d, b, i)
+        if d.efc_type[b, i] == T.CNSTR_CONTACT_ELLIPTIC:
+            for k in range(dim):
+                _add_y(m, d, b, i + k, w, 1.0)
+                for j in range(dim):
+                    AR[i + j, k] = dot_row(m, d, b, i + j, w)
+                AR[i + k, k] += d.efc_R[b, i + k]
+                n = d.scratch_efc_Y_rownnz[b, i + k]
+                if n == m.nv:
+                    for t in range(n):
+                        w[t] = 0.0
+                else:
+                    col = d.scratch_efc_Y_colind[b, i + k]
+                    for t in range(n):
+                        w[col[t]] = 0.0
+        i += dim
+
+
+@kernel
+def _project_ellipsoid(fric, normal, mu, n, feasible):
+    """Scale the friction forces fric[:n] onto sum_j (fric_j / mu_j)^2 = normal^2; with
+    feasible only when they lie outside (MuJoCo's projectEllipsoid)."""
+    s = 0.0
+    for j in range(n):
+        s += fric[j] * fric[j] / (mu[j] * mu[j])
+    normal2 = normal * normal
+    if not feasible or s > normal2:
+        scl = math.sqrt(normal2 / max(MINVAL, s))
+        for j in range(n):
+            fric[j] *= scl
+
+
+@kernel
+def _qcqp2(A, i, bin, dfr, r, out):
+    """out = argmin 1/2 x^T Ac x + x^T bin  s.t.  sum_j (x_j / dfr_j)^2 <= r^2 in 2 dimensions,
+    Ac[j, k] = A[i + 1 + j, 1 + k]; returns 1 if the constraint is active (mju_QCQP2). In the
+    scaled variables y_j = x_j / dfr_j the constraint is |y| <= r; Newton's method on the
+    multiplier la of |(Ac' + la I)^-1 b'| = r, from la = 0."""
+    b1 = bin[0] * dfr[0]
+    b2 = bin[1] * dfr[1]
+    A11 = A[i + 1, 1] * dfr[0] * dfr[0]
+    A22 = A[i + 2, 2] * dfr[1] * dfr[1]
+    A12 = A[i + 1, 2] * dfr[0] * dfr[1]
+    la = 0.0
+    v1 = v2 = 0.0
+    for _ in range(20):
+        det = (A11 + la) * (A22 + la) - A12 * A12
+        if det < 1e-10:  # not positive definite (1e-10 threshold): no friction
+            out[0] = 0.0
+            out[1] = 0.0
+            return 0
+        detinv = 1 / det
+        P11 = (A22 + la) * detinv
+        P22 = (A11 + la) * detinv
+        P12 = -A12 * detinv
+        v1 = -P11 * b1 - P12 * b2  # v = -(A + la)^-1 b
+        v2 = -P12 * b1 - P22 * b2
+        val = v1 * v1 + v2 * v2 - r * r
+        if val < 1e-10:  # converged, or the unconstrained minimum is inside
+            break
+        deriv = -2.0 * (P11 * v1 * v1 + 2.0 * P12 * v1 * v2 + P22 * v2 * v2)
+        delta = -val / deriv
+        if delta < 1e-10:
+            break
+        la += delta
+    out[0] = v1 * dfr[0]
+    out[1] = v2 * dfr[1]
+    return 1 if la != 0 else 0
+
+
+@kernel
+def _qcqp3(A, i, bin, dfr, r, out):
+    """_qcqp2 in 3 dimensions (mju_QCQP3: (A + la)^-1 from its adjugate)."""
+    b1 = bin[0] * dfr[0]
+    b2 = bin[1] * dfr[1]
+    b3 = bin[2] * dfr[2]
+    A11 = A[i + 1, 1] * dfr[0] * dfr[0]
+    A22 = A[i + 2, 2] * dfr[1] * dfr[1]
+    A33 = A[i + 3, 3] * dfr[2] * dfr[2]
+    A12 = A[i + 1, 2] * dfr[0] * dfr[1]
+    A13 = A[i + 1, 3] * dfr[0] * dfr[2]
+    A23 = A[i + 2, 3] * dfr[1] * dfr[2]
+    la = 0.0
+    v1 = v2 = v3 = 0.0
+    for _ in range(20):
+        P11 = (A22 + la) * (A33 + la) - A23 * A23  # the adjugate of A + la
+        P22 = (A11 + la) * (A33 + la) - A13 * A13
+        P33 = (A11 + la) * (A22 + la) - A12 * A12
+        P12 = A13 * A23 - A12 * (A33 + la)
+        P13 = A12 * A23 - A13 * (A22 + la)
+        P23 = A12 * A13 - A23 * (A11 + la)
+        det = (A11 + la) * P11 + A12 * P12 + A13 * P13
+        if det < 1e-10:
+            out[0] = 0.0
+            out[1] = 0.0
+            out[2] = 0.0
+            return 0
+        detinv = 1 / det
+        P11 *= detinv
+        P22 *= detinv
+        P33 *= detinv
+        P12 *= detinv
+        P13 *= detinv
+        P23 *= detinv
+        v1 = -P11 * b1 - P12 * b2 - P13 * b3
+        v2 = -P12 * b1 - P22 * b2 - P23 * b3
+        v3 = -P13 * b1 - P23 * b2 - P33 * b3
+        val = v1 * v1 + v2 * v2 + v3 * v3 - r * r
+        if val < 1e-10:
+            break
+        deriv = -2.0 * (P11 * v1 * v1 + P22 * v2 * v2 + P33 * v3 * v3) - 4.0 * (
+            P12 * v1 * v2 + P13 * v1 * v3 + P23 * v2 * v3
+        )
+        delta = -val / deriv
+        if delta < 1e-10:
+            break
+        la += delta
+    out[0] = v1 * dfr[0]
+    out[1] = v2 * dfr[1]
+    out[2] = v3 * dfr[2]
+    return 1 if la != 0 else 0
+
+
+@kernel
+def _chol_small(L, n, mindiag):
+    """In-place Cholesky L L^T of the n x n matrix in L's lower triangle, a diagonal below
+    mindiag replaced by mindiag and its column cleared; returns the rank (mju_cholFactor)."""
+    rank = n
+    for j in range(n):
+        tmp = L[j, j]
+        if j:
+            tmp -= dot(L[j], L[j], j)
+        deficient = tmp < mindiag
+        if deficient:
+            tmp = mindiag
+            rank -= 1
+        L[j, j] = math.sqrt(tmp)
+        if deficient:
+            for k in range(j + 1, n):
+                L[k, j] = 0.0
+        else:
+            tmp = 1 / L[j, j]
+            for k in range(j + 1, n):
+                L[k, j] = (L[k, j] - dot(L[k], L[j], j)) * tmp
+    return rank
+
+
+@kernel
+def _chol_solve_small(L, res, vec, n):
+    """res = (L L^T)^-1 vec for the factor of _chol_small (mju_cholSolve)."""
+    for k in range(n):
+        res[k] = vec[k]
+    for k in range(n):
+        if k:
+            res[k] -= dot(L[k], res, k)
+        res[k] /= L[k, k]
+    for k in range(n - 1, -1, -1):
+        for j in range(k + 1, n):
+            res[k] -= L[j, k] * res[j]
+        res[k] /= L[k, k]
+
+
+@kernel
+def _qcqp_n(A, i, bin, dfr, r, n, out, bs, tmp, S, L):
+    """_qcqp2 in n <= 5 dimensions (mju_QCQP: (A + la)^-1 by Cholesky; rank below n with
+    the 1e-10 threshold gives no friction). Work space: bs, tmp (n), S, L (n x n)."""
+    for j in range(n):
+        bs[j] = bin[j] * dfr[j]
+        for k in range(n):
+            S[j, k] = A[i + 1 + j, 1 + k] * dfr[j] * dfr[k]
+    la = 0.0
+    for _ in range(20):
+        for j in range(n):
+            for k in range(n):
+                L[j, k] = S[j, k]
+            L[j, j] += la
+        if _chol_small(L, n, 1e-10) < n:
+            for j in range(n):
+                out[j] = 0.0
+            return 0
+        _chol_solve_small(L, out, bs, n)
+        for j in range(n):
+            out[j] = -out[j]
+        val = dot(out, out, n) - r * r
+        if val < 1e-10:
+            break
+        _chol_solve_small(L, tmp, out, n)
+        deriv = -2.0 * dot(out, tmp, n)
+        delta = -val / deriv
+        if delta < 1e-10:
+            break
+        la += delta
+    for j in range(n):
+        out[j] *= dfr[j]
+    return 1 if la != 0 else 0
+
+
+@kernel
+def _pgs_cone(m, d, b, i, v):
+    """One PGS update of the elliptic contact whose rows start at i (MuJoCo's solPGS block):
+    res = AR f + b on its rows (AR f = J M^-1 J^T f + R f = J v + R f); then
+    - the normal: if f_n < MINVAL the unconstrained minimum along the normal row, clamped
+      to f_n >= 0, friction cleared; else the exact minimum along the ray f (the block's
+      forces scaled by 1 + x, x = -f.res / f^T AR f, no further than f_n = 0);
+    - the friction with f_n fixed: min 1/2 x^T Ac x + x^T bc over sum_j (x_j / mu_j)^2 <=
+      f_n^2 (Ac the friction rows' block of AR, bc their residual at the old friction and
+      the new normal), by _qcqp2/_qcqp3/_qcqp_n, put on the ellipsoid when active;
+    - the cost change 1/2 df^T AR df + df.res: above 1e-10 the old forces are kept.
+    v = M^-1 J^T f is updated; returns the cost change (<= 1e-10)."""
+    c = d.efc_id[b, i]
+    dim = d.contact_dim[b, c]
+    n = dim - 1
+    fr = d.contact_friction[b, c]
+    f = d.efc_force[b]
+    A = d.scratch_efc_AR[b]
+    W = d.scratch_pgs_block[b]
+    res = W[0]
+    old = W[1]
+    ray = W[2]
+    tmp = W[3]
+    bc = W[4]
+    out = W[5]
+    for j in range(dim):
+        res[j] = d.efc_b[b, i + j] + dot_row(m, d, b, i + j, v) + d.efc_R[b, i + j] * f[i + j]
+        old[j] = f[i + j]
+    if f[i] < MINVAL:  # normal update
+        f[i] -= res[0] * d.scratch_efc[b, 0, i]
+        if f[i] < 0:
+            f[i] = 0.0
+        for j in range(1, dim):
+            f[i + j] = 0.0
+    else:  # ray update
+        for j in range(dim):
+            ray[j] = f[i + j]
+        for j in range(dim):
+            tmp[j] = dot(A[i + j], ray, dim)
+        denom = dot(ray, tmp, dim)
+        if denom >= MINVAL:
+            x = -dot(ray, res, dim) / denom
+            if f[i] + x * ray[0] < 0:
+                x = -ray[0] / f[i]
+            for j in range(dim):
+                f[i + j] += x * ray[j]
+    # friction with the normal fixed: bc = res_t - Ac f_t(old) + AR_tn (f_n - f_n(old))
+    for j in range(n):
+        bc[j] = res[1 + j]
+        bc[j] -= dot(A[i + 1 + j, 1:], old[1:], n)
+        bc[j] += A[i + 1 + j, 0] * (f[i] - old[0])
+    if f[i] < MINVAL:
+        for j in range(1, dim):
+            f[i + j] = 0.0
+    else:
+        if n == 2:
+            active = _qcqp2(A, i, bc, fr, f[i], out)
+        elif n == 3:
+            active = _qcqp3(A, i, bc, fr, f[i], out)
+        else:
+            active = _qcqp_n(A, i, bc, fr, f[i], n, out, W[6], W[7], W[8:14], W[14:20])
+        if active:  # on the ellipsoid exactly, as the QCQP's answer is approximate
+            _project_ellipsoid(out, f[i], fr, n, False)
+        for j in range(n):
+            f[i + 1 + j] = out[j]
+    # cost change 1/2 df^T AR df + df.res (mju_mulVecMatVec, mju_dot)
+    for j in range(dim):
+        tmp[j] = f[i + j] - old[j]
+    quad = 0.0
+    for j in range(dim):
+        quad += tmp[j] * dot(A[i + j], tmp, dim)
+    change = 0.5 * quad + dot(tmp, res, dim)
+    if change > 1e-10:  # the update raised the cost: keep the old forces
+        for j in range(dim):
+            f[i + j] = old[j]
+        return 0.0
+    for j in range(dim):
+        if tmp[j] != 0.0:
+            _add_y(m, d, b, i + j, v, tmp[j])
+    return change
+
+
+@kernel
+def _project_cones(m, d, b):
+    """The Nesterov step's projection: friction-loss forces onto +-frictionloss, limit and
+    pyramidal contact forces onto f >= 0, an elliptic contact's onto its cone (all zero if
+    f_n < 0, else the friction scaled down onto the ellipsoid if outside; projectCone)."""
+    f = d.efc_force[b]
+    ne = d.ne[b]
+    nf = d.nf[b]
+    nefc = d.nefc[b]
+    for i in range(ne, ne + nf):
+        fl = d.efc_frictionloss[b, i]
+        f[i] = min(max(f[i], -fl), fl)
+    i = ne + nf
+    while i < nefc:
+        dim = _block_dim(d, b, i)
+        if d.efc_type[b, i] == T.CNSTR_CONTACT_ELLIPTIC:
+            if f[i] < 0:
+                for j in range(i, i + dim):
+                    f[j] = 0.0
+            else:
+                fr = d.contact_friction[b, d.efc_id[b, i]]
+                _project_ellipsoid(f[i + 1 : i + dim], f[i], fr, dim - 1, True)
+        elif f[i] < 0:
+            f[i] = 0.0
+        i += dim
+
+
+@kernel
+def _dual_state(m, d, b):
+    """efc_state from the forces (MuJoCo's dualState): equality rows QUADRATIC; a friction
+    row at its bound -+f LINEARPOS/NEG (the primal's other side); a limit or pyramidal
+    contact row SATISFIED at f <= 0; an elliptic contact, with N = f_n / mu and T the norm
+    of f_j / mu_j, SATISFIED if mu N >= T, QUADRATIC if N + mu T <= 0, else CONE."""
+    f = d.efc_force[b]
+    ne = d.ne[b]
+    nf = d.nf[b]
+    nefc = d.nefc[b]
+    U = d.scratch_pgs_block[b, 0]
+    i = 0
+    while i < nefc:
+        if i < ne:
+            d.efc_state[b, i] = T.CNSTRSTATE_QUADRATIC
+        elif i < ne + nf:
+            fl = d.efc_frictionloss[b, i]
+            if f[i] <= -fl:
+                d.efc_state[b, i] = T.CNSTRSTATE_LINEARPOS
+            elif f[i] >= fl:
+                d.efc_state[b, i] = T.CNSTRSTATE_LINEARNEG
+            else:
+                d.efc_state[b, i] = T.CNSTRSTATE_QUADRATIC
+        elif d.efc_type[b, i] == T.CNSTR_CONTACT_ELLIPTIC:
+            c = d.efc_id[b, i]
+            dim = d.contact_dim[b, c]
+            mu = d.contact_mu[b, c]
+            fr = d.contact_friction[b, c]
+            N = f[i] / mu
+            for j in range(1, dim):
+                U[j - 1] = f[i + j] / fr[j - 1]
+            Tn = math.sqrt(dot(U, U, dim - 1))
+            if mu * N >= Tn:
+                state = T.CNSTRSTATE_SATISFIED
+            elif N + mu * Tn <= 0:
+                state = T.CNSTRSTATE_QUADRATIC
+            else:
+                state = T.CNSTRSTATE_CONE
+            for j in range(i, i + dim):
+                d.efc_state[b, j] = state
+            i += dim
+            continue
+        elif f[i] > 0:
+            d.efc_state[b, i] = T.CNSTRSTATE_QUADRATIC
+        else:
+            d.efc_state[b, i] = T.CNSTRSTATE_SATISFIED
+        i += 1
+
+
+@kernel
 def solve_pgs(m, d, b, scale):
-    """Projected Gauss-Seidel on efc_force from its warm start (MuJoCo's solPGS for
-    pyramidal cones); then qfrc_constraint = J^T f and qacc = qacc_smooth + M^-1 J^T f."""
+    """Projected Gauss-Seidel on efc_force from its warm start (MuJoCo's solPGS); then
+    qfrc_constraint = J^T f and qacc = qacc_smooth + M^-1 J^T f. A row is a block of its
+    own, except the rows of an elliptic contact, updated together by _pgs_cone; blocks
+    are visited in MuJoCo's shuffled order."""
     nv = m.nv
     nefc = d.nefc[b]
     ne = d.ne[b]
@@ -434,14 +815,20 @@ def solve_pgs(m, d, b, scale):
     ARinv = d.scratch_efc[b, 0]
     fprev = d.scratch_efc[b, 1]
     fmom = d.scratch_efc[b, 2]
-    order = d.scratch_efc_int[b]
+    order = d.scratch_efc_int[b]  # the blocks' first rows
     v = d.scratch_nv[b, 1]
     tol = m.opt_tolerance
-    # Y_i = M^-1 J_i^T;  ARinv_i = 1 / (J_i M^-1 J_i^T + R_i)
+    # Y_i = M^-1 J_i^T;  ARinv_i = 1 / (J_i M^-1 J_i^T + R_i); the cones' blocks of AR
     _minv_jt_rows(m, d, b)
+    _ar_blocks(m, d, b)
     for i in range(nefc):
         fprev[i] = f[i]
-        order[i] = i
+    nblocks = 0
+    i = 0
+    while i < nefc:
+        order[nblocks] = i
+        nblocks += 1
+        i += _block_dim(d, b, i)
     _minv_jt_f(m, d, b, v)
     state, _ = _pcg32(np.uint64(0))
     nesterov_k = 0
@@ -450,33 +837,31 @@ def solve_pgs(m, d, b, scale):
     while it < m.opt_iterations:
         beta = (nesterov_k - 1) / (nesterov_k + 2) if it > 0 else 0.0
         if beta > 0:
-            # Nesterov extrapolation, projected back onto f >= 0 for limits and contacts
+            # Nesterov extrapolation, projected back onto the feasible set
             for i in range(nefc):
                 fs = f[i]
                 f[i] += beta * (f[i] - fprev[i])
                 fprev[i] = fs
-            for i in range(ne, nefc):
-                if i < ne + nf:
-                    fl = d.efc_frictionloss[b, i]
-                    f[i] = min(max(f[i], -fl), fl)
-                elif f[i] < 0:
-                    f[i] = 0.0
+            _project_cones(m, d, b)
             _minv_jt_f(m, d, b, v)
         else:
             for i in range(nefc):
                 fprev[i] = f[i]
         for i in range(nefc):
             fmom[i] = f[i]
-        # MuJoCo's visiting order: a Fisher-Yates shuffle of the rows every sweep
-        for i in range(nefc - 1, 0, -1):
+        # MuJoCo's visiting order: a Fisher-Yates shuffle of the blocks every sweep
+        for i in range(nblocks - 1, 0, -1):
             state, r = _pcg32(state)
             j = int(r % np.uint64(i + 1))
             tmp = order[i]
             order[i] = order[j]
             order[j] = tmp
         improvement = 0.0
-        for c in range(nefc):
+        for c in range(nblocks):
             i = order[c]
+            if d.efc_type[b, i] == T.CNSTR_CONTACT_ELLIPTIC:
+                improvement -= _pgs_cone(m, d, b, i, v)
+                continue
             res = rhs[i] + dot_row(m, d, b, i, v) + R[i] * f[i]
             old = f[i]
             f[i] -= res * ARinv[i]
@@ -508,19 +893,7 @@ def solve_pgs(m, d, b, scale):
         it += 1
         if improvement < tol:
             break
-    for i in range(nefc):
-        if ne <= i < ne + nf:  # the dual states: a force at its bound is the primal's other side
-            fl = d.efc_frictionloss[b, i]
-            if f[i] <= -fl:
-                d.efc_state[b, i] = T.CNSTRSTATE_LINEARPOS
-            elif f[i] >= fl:
-                d.efc_state[b, i] = T.CNSTRSTATE_LINEARNEG
-            else:
-                d.efc_state[b, i] = T.CNSTRSTATE_QUADRATIC
-        elif i < ne or f[i] > 0:
-            d.efc_state[b, i] = T.CNSTRSTATE_QUADRATIC
-        else:
-            d.efc_state[b, i] = T.CNSTRSTATE_SATISFIED
+    _dual_state(m, d, b)
     _jt_force(m, d, b)
     qacc = d.qacc[b]
     for k in range(nv):

@@ -149,3 +149,5 @@ MAXVAL = 1e10  # MuJoCo's mjMAXVAL: larger |qpos|, |qvel|, |qacc| or |ctrl| coun
 WRAP_JOINT = 1
 WRAP_PULLEY = 2
 WRAP_SITE = 3
+WRAP_SPHERE = 4
+WRAP_CYLINDER = 5

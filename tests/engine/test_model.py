@@ -56,27 +56,12 @@ REFUSALS = [
         _xml(flags="", extra='<default><joint frictionloss="0.1" solreffriction="0.02 -1"/></default>'),
         ["frictionloss", "'hinge'", "solref"],
     ),
-    (
-        "elliptic_cone_pgs",
-        _xml(flags="", option='cone="elliptic" solver="PGS"'),
-        ['cone="elliptic" solver="PGS"'],
-    ),
     ("cg_solver", _xml(flags="", option='solver="CG"'), ['solver="CG"']),
     ("noslip", _xml(flags="", option='noslip_iterations="5"'), ["noslip"]),
     (
         "mixed_solref",
         _xml(flags="", extra='<default><joint solreflimit="0.02 -1"/></default>'),
         ["solref", "'hinge'"],
-    ),
-    (
-        "spatial_tendon_wrap",
-        _xml(
-            world='<geom name="post" type="cylinder" size="0.05 0.1" pos="2 0 0" contype="0" '
-            'conaffinity="0"/>',
-            extra='<tendon><spatial name="cable"><site site="s0"/><geom geom="post"/>'
-            '<site site="s1"/></spatial></tendon>',
-        ),
-        ["<spatial>", "'cable'", "wrapping"],
     ),
     (
         "rangefinder_near_mesh",

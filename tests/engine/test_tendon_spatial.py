@@ -1,4 +1,5 @@
-"""Spatial tendons through sites (no wrapping geoms or pulleys) against MuJoCo 4.0.0.
+"""Spatial tendons through sites and pulleys against MuJoCo 4.0.0 (wrapping geoms:
+test_tendon_wrap.py).
 
 tendon_spatial.xml: a "cable" through five sites on a free-floating arm (two of them on one
 body, so one segment has length but no moment), limited, with stiffness, damping and a
@@ -36,7 +37,7 @@ def test_forward_matches_mujoco():
     sim = _batch(mj, qpos, qvel, ctrl)
     d = mujoco.MjData(mj)
     fields = ("ten_length", "ten_velocity", "sensordata", "qfrc_passive", "qfrc_actuator", "qacc")
-    worst = dict.fromkeys((*fields, "ten_J"), 0.0)
+    worst = dict.fromkeys((*fields, "ten_J", "wrap_xpos"), 0.0)
     limits = 0
     J = np.zeros((mj.ntendon, mj.nv))
     for i in range(N):
@@ -46,6 +47,11 @@ def test_forward_matches_mujoco():
             worst[f] = max(worst[f], rel_err(getattr(sim.data, f)[i], getattr(d, f)))
         mujoco.mju_sparse2dense(J, d.ten_J, mj.ten_J_rownnz, mj.ten_J_rowadr, mj.ten_J_colind)
         worst["ten_J"] = max(worst["ten_J"], rel_err(sim.data.ten_J[i], J))
+        # the paths (sites, and the pulley as object -2 at the origin)
+        assert np.array_equal(sim.data.ten_wrapadr[i], d.ten_wrapadr)
+        assert np.array_equal(sim.data.ten_wrapnum[i], d.ten_wrapnum)
+        assert np.array_equal(sim.data.wrap_obj[i], d.wrap_obj)
+        worst["wrap_xpos"] = max(worst["wrap_xpos"], rel_err(sim.data.wrap_xpos[i], d.wrap_xpos))
         limits += int(np.sum(d.efc_type[: d.nefc] == mujoco.mjtConstraint.mjCNSTR_LIMIT_TENDON))
     for f, err in worst.items():
         report(f"tendon_spatial {f}", err, TOL, N)
@@ -93,9 +99,6 @@ def test_tether_is_the_distance_and_its_jacobian_the_derivative():
     assert worst_len <= 1e-14 and worst_J <= 1e-7
 
 
-WRAPPER = '<geom name="wrapper" type="sphere" size="0.02" pos="0 0 -0.2" contype="0" conaffinity="0"/>'
-
-
 def test_pulley_halves_its_second_branch():
     """The hoist's length is |x_u1 - x_b0| + |x_h0 - x_l0| / 2 (sites of its two branches)."""
     mj = mujoco.MjModel.from_xml_path(str(SPATIAL))
@@ -109,16 +112,3 @@ def test_pulley_halves_its_second_branch():
     worst = float(np.max(np.abs(sim.data.ten_length[:, 2] - expected)))
     report("tendon_spatial hoist length vs its branches", worst, 1e-14, 20)
     assert worst <= 1e-14
-
-
-def test_wrapping_geoms_are_refused():
-    text = SPATIAL.read_text().replace('<site site="l0"/>', '<site site="l0"/>\n      <geom geom="wrapper"/>')
-    site = '<site name="l0" pos="0.03 0.01 -0.15"/>'
-    text = text.replace(site, site + WRAPPER)
-    mujoco.MjModel.from_xml_string(text)  # MuJoCo compiles it: the refusal is ours
-    try:
-        engine.load_mjcf(text)
-    except engine.UnsupportedModelError as err:
-        assert "<spatial> tendon 'cable'" in str(err) and "wrapping" in str(err)
-    else:
-        raise AssertionError("a spatial tendon wrapping a geom must be refused")
