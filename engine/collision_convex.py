@@ -50,6 +50,14 @@ search stack. The polytope holds at most 5 + ccd_iterations vertices and 6 ccd_i
 faces, as MuJoCo sizes it (`ccd_sizes`). MuJoCo's horizon search is recursive; here it is a
 loop over an explicit stack that visits the faces in the same order.
 
+Known difference: when GJK stops on a triangle within the tolerance of the origin, the
+4.0.0 binary builds EPA's first polytope differently from the source's polytope3 followed
+here (it reorders the hexahedron's vertices, `recoverHexa`, and falls back through
+`originOnEdge` and polytope2, none of which is in the source): EPA then converges
+elsewhere within its accuracy (up to ~1e-2 in pos seen; about one random state in 400 of
+assets/tests/collision_convex.xml, more in symmetric poses and with a looser
+ccd_tolerance). Everywhere else contacts match MuJoCo to ~1e-12 on MuJoCo's geom poses.
+
 Not built, and refused at load: meshes, height fields and SDFs; MuJoCo's libccd path
 (`<flag nativeccd="disable">`); and capsule : cylinder, cylinder : cylinder and cylinder :
 box, for which the 4.0.0 binary runs a multi-contact polygon search (mjc_multicontact, its
@@ -275,7 +283,17 @@ def _support(obj, d):
     s0, s1, s2 = obj[OBJ_SIZE], obj[OBJ_SIZE + 1], obj[OBJ_SIZE + 2]
     if gtype == GEOM_SPHERE:
         return (s0 * d[0] + p[0], s0 * d[1] + p[1], s0 * d[2] + p[2])
-    mat = (obj[m], obj[m + 1], obj[m + 2], obj[m + 3], obj[m + 4], obj[m + 5], obj[m + 6], obj[m + 7], obj[m + 8])
+    mat = (
+        obj[m],
+        obj[m + 1],
+        obj[m + 2],
+        obj[m + 3],
+        obj[m + 4],
+        obj[m + 5],
+        obj[m + 6],
+        obj[m + 7],
+        obj[m + 8],
+    )
     loc = mtv3(mat, d)  # d in the geom frame
     if gtype == GEOM_CAPSULE:
         top = s1 if loc[2] >= 0 else -s1
@@ -499,7 +517,9 @@ def _s3d(s1, s2, s3, s4):
 def _subdistance(simplex, n):
     """Barycentric coordinates (4,) of the point of the n-vertex simplex nearest the origin."""
     if n == 4:
-        return _s3d(_row3(simplex, 0, VERT), _row3(simplex, 1, VERT), _row3(simplex, 2, VERT), _row3(simplex, 3, VERT))
+        return _s3d(
+            _row3(simplex, 0, VERT), _row3(simplex, 1, VERT), _row3(simplex, 2, VERT), _row3(simplex, 3, VERT)
+        )
     if n == 3:
         lam = _s2d(_row3(simplex, 0, VERT), _row3(simplex, 1, VERT), _row3(simplex, 2, VERT))
         return (lam[0], lam[1], lam[2], 0.0)
@@ -926,7 +946,9 @@ def _polytope4(ws, obj1, obj2):
     if _attach_face(ws, v4, v3, v2, 2, 0, 1) < MINVAL2:
         _replace_simplex3(ws, v4, v3, v2)
         return _polytope3(ws, obj1, obj2)
-    if not _test_tetra(_row3(vert, v1, VERT), _row3(vert, v2, VERT), _row3(vert, v3, VERT), _row3(vert, v4, VERT)):
+    if not _test_tetra(
+        _row3(vert, v1, VERT), _row3(vert, v2, VERT), _row3(vert, v3, VERT), _row3(vert, v4, VERT)
+    ):
         return 9  # mjEPA_P4_MISSING_ORIGIN
     _fill_map(faceid, lst, 4)
     return 0
@@ -1190,7 +1212,9 @@ def _ccd(ws, tolerance, iterations):
                 dist = MAX_LIMIT
             return dist, nx, x1, x2
         # deep: GJK and EPA on the full shapes
-    dist, nsimplex, separated, nx, x1, x2 = _gjk(simplex, obj1, obj2, center1, center2, tolerance, iterations, 0.0)
+    dist, nsimplex, separated, nx, x1, x2 = _gjk(
+        simplex, obj1, obj2, center1, center2, tolerance, iterations, 0.0
+    )
     if dist <= tolerance and nsimplex > 1 and not separated:
         dist = 0.0  # assume touching
         count = lst[LIST_COUNT]

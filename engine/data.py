@@ -30,6 +30,8 @@ from engine.fields import (  # noqa: F401 (the names the declarations use)
     i32,
     na,
     nbody,
+    nccdface,
+    nccdvert,
     nconmax,
     nefcdof,
     nefcmax,
@@ -193,7 +195,7 @@ class Data(NamedTuple):
     scratch_con: f64[B, CON_MAX, CON_WIDTH]  # contacts of one geom pair (collision_primitive)
     scratch_boxbox: f64[B, *BOXBOX_WORK]  # box-box clipping polygons
     scratch_ccd_obj: f64[B, 2, CCD_OBJ_WIDTH]  # convex collider: the two geoms (collision_convex)
-    scratch_ccd_simplex: f64[B, CCD_SIMPLEX_ROWS, CCD_VERT_WIDTH]  # GJK simplex, its walk's copy, polytope centre
+    scratch_ccd_simplex: f64[B, CCD_SIMPLEX_ROWS, CCD_VERT_WIDTH]  # GJK simplex, EPA polytope centre
     scratch_ccd_vert: f64[B, nccdvert, CCD_VERT_WIDTH]  # EPA polytope vertices (A - B point, on A, on B)
     scratch_ccd_face: f64[B, nccdface, CCD_FACE_WIDTH]  # EPA faces: origin's projection, its squared norm
     scratch_ccd_faceid: i32[B, nccdface, CCD_FACEID_WIDTH]  # EPA faces: vertices, neighbours, map index

@@ -115,7 +115,12 @@ def test_forward_matches_mujoco(name):
         if mj.nsensordata:
             worst["sensordata"] = max(worst["sensordata"], rel_err(sim.data.sensordata[i], d.sensordata))
         worst["qacc"] = max(worst["qacc"], rel_err(sim.data.qacc[i], d.qacc))
-    tolerances = {"contact": TOL_CONTACT, "sensordata": TOL_SOLVED, "qacc": TOL_SOLVED, **CONVEX_TOL.get(name, {})}
+    tolerances = {
+        "contact": TOL_CONTACT,
+        "sensordata": TOL_SOLVED,
+        "qacc": TOL_SOLVED,
+        **CONVEX_TOL.get(name, {}),
+    }
     for key, err in worst.items():
         report(f"dm_control {name} {key}", err, tolerances.get(key, TOL_EXACT), N_STATES)
     print(f"[dm_control] {name}: {ncontact} contacts over {N_STATES} states")
