@@ -30,8 +30,10 @@ source; each is marked "4.0.0" where it bites. Steps:
    normalizes a triangle's weights by their sum, and takes the nearer end of a segment.
    There is no simplex walk (the source's gjkIntersect) in 4.0.0.
 4. EPA (`_epa`) for penetration deeper than the tolerance: from GJK's simplex a polytope
-   inside A - B around the origin (a hexahedron from a segment `_polytope2` or a triangle
-   `_polytope3`, the tetrahedron itself `_polytope4`) is expanded towards its face nearest
+   inside A - B around the origin (a hexahedron from a segment `_polytope2`; from a
+   triangle `_polytope3`, in its 4.0.0 form: the triangle and the supports along both its
+   normals, reordered when the segment between them misses the triangle, else a
+   tetrahedron on an edge; the tetrahedron itself `_polytope4`) is expanded towards its face nearest
    the origin (lower bound |v|) by the support w along that face's normal (upper bound
    <v, w> / |v|) until this iteration's upper bound is within the tolerance of the lower
    (4.0.0; the source uses the best upper bound so far) or after ccd_iterations steps. The
@@ -50,13 +52,9 @@ search stack. The polytope holds at most 5 + ccd_iterations vertices and 6 ccd_i
 faces, as MuJoCo sizes it (`ccd_sizes`). MuJoCo's horizon search is recursive; here it is a
 loop over an explicit stack that visits the faces in the same order.
 
-Known difference: when GJK stops on a triangle within the tolerance of the origin, the
-4.0.0 binary builds EPA's first polytope differently from the source's polytope3 followed
-here (it reorders the hexahedron's vertices, `recoverHexa`, and falls back through
-`originOnEdge` and polytope2, none of which is in the source): EPA then converges
-elsewhere within its accuracy (up to ~1e-2 in pos seen; about one random state in 400 of
-assets/tests/collision_convex.xml, more in symmetric poses and with a looser
-ccd_tolerance). Everywhere else contacts match MuJoCo to ~1e-12 on MuJoCo's geom poses.
+Not reproduced (no contact here where 4.0.0 restarts from an edge of the triangle: its
+originOnEdge / polytope2 fallback): a hexahedron face through the origin (within ~1e-15)
+in polytope3. Not met in 16,000 random pairs.
 
 Not built, and refused at load: meshes, height fields and SDFs; MuJoCo's libccd path
 (`<flag nativeccd="disable">`); and capsule : cylinder, cylinder : cylinder and cylinder :
@@ -828,51 +826,134 @@ def _tri_point_intersect(v1, v2, v3, p):
 
 
 @kernel
-def _polytope3(ws, obj1, obj2):
-    """Hexahedron on GJK's triangle simplex[0:3] and the supports along both its normals
-    (polytope3). Returns 0 on success, else MuJoCo's (nonzero) failure."""
+def _ray_volumes(v1, v2, v3, v4, v5):
+    """Signed volumes (v3-v1, v4-v1, v2-v1), (v4-v1, v5-v1, v2-v1), (v5-v1, v3-v1, v2-v1):
+    all of one sign iff the line v1 v2 passes through triangle v3 v4 v5 (rayTriangle)."""
+    d12 = _sub(v2, v1)
+    d13 = _sub(v3, v1)
+    d14 = _sub(v4, v1)
+    d15 = _sub(v5, v1)
+    return _det3(d13, d14, d12), _det3(d14, d15, d12), _det3(d15, d13, d12)
+
+
+@kernel
+def _recover_hexa(i0, i1, i2, i3, i4, vol):
+    """4.0.0's recoverHexa: when the segment v4 v5 (i3, i4) misses triangle v1 v2 v3, the
+    vertex order (i0..i4) of a hexahedron that holds the origin, or (False, an edge of the
+    triangle first) for a tetrahedron on that edge and v4, v5. Thresholds: vol > 0 and
+    vol < -mjMINVAL."""
+    c = -MINVAL
+    if vol[0] > 0 and c > vol[1] and c > vol[2]:
+        return True, (i2, i4, i3, i0, i1)
+    if vol[1] > 0 and c > vol[0] and c > vol[2]:
+        return True, (i0, i4, i3, i1, i2)
+    if c > vol[1] and c > vol[0] and vol[2] > 0:
+        return True, (i1, i4, i3, i2, i0)
+    if not (vol[1] < vol[0]) and not (vol[2] < vol[0]):
+        return False, (i0, i1, i2, i3, i4)
+    if not (vol[0] < vol[1]) and not (vol[2] < vol[1]):
+        return False, (i1, i2, i2, i3, i4)
+    return False, (i2, i0, i2, i3, i4)
+
+
+@kernel
+def _inside_face(vert, a, b, c, opposite, dist2, tol2):
+    """The origin is on the inner side of face (a, b, c) (the side of vertex `opposite`), or
+    the face is within the tolerance of it (dist2 < tolerance^2)."""
+    r = _row3(vert, a, VERT)
+    s = _row3(vert, b, VERT)
+    t = _row3(vert, c, VERT)
+    return _same_side(r, s, t, _row3(vert, opposite, VERT)) or dist2 < tol2
+
+
+@kernel
+def _polytope3(ws, obj1, obj2, tolerance):
+    """EPA's start from GJK's triangle simplex[0:3] (polytope3 of MuJoCo 4.0.0): the
+    supports v4, v5 along both triangle normals; a hexahedron (v1 v2 v3 with apexes v4, v5;
+    vertices reordered by `_recover_hexa` when the segment v4 v5 misses the triangle) or, when
+    no order works, a tetrahedron on one triangle edge and v4, v5; each face must have the
+    origin inside or lie within the tolerance of it. Returns 0 on success, else MuJoCo's
+    (nonzero) failure."""
     obj, simplex, vert, face, faceid, lst = ws
     count = lst[LIST_COUNT]
-    v1 = _row3(simplex, 0, VERT)
-    v2 = _row3(simplex, 1, VERT)
-    v3 = _row3(simplex, 2, VERT)
-    c = _add(_add(v1, v2), v3)
-    for k in range(3):
-        simplex[CENTER, VERT + k] = c[k] * (1.0 / 3.0)
+    v1i = _insert_vertex(vert, count, simplex, 0)
+    v2i = _insert_vertex(vert, count, simplex, 1)
+    v3i = _insert_vertex(vert, count, simplex, 2)
+    v1 = _row3(vert, v1i, VERT)
+    v2 = _row3(vert, v2i, VERT)
+    v3 = _row3(vert, v3i, VERT)
     n = cross(_sub(v2, v1), _sub(v3, v1))
     n_norm = _norm(n)
     if n_norm < MINVAL:
         return 4  # mjEPA_P3_BAD_NORMAL
-    n_neg = _scl(n, -1.0)
-    v1i = _insert_vertex(vert, count, simplex, 0)
-    v2i = _insert_vertex(vert, count, simplex, 1)
-    v3i = _insert_vertex(vert, count, simplex, 2)
+    n_neg = _neg(n)
     v5i = _epa_support(vert, count, obj1, obj2, n_neg, n_norm)
     v4i = _epa_support(vert, count, obj1, obj2, n, n_norm)
-    if _tri_point_intersect(v1, v2, v3, _row3(vert, v4i, VERT)):
+    v4 = _row3(vert, v4i, VERT)
+    v5 = _row3(vert, v5i, VERT)
+    if _tri_point_intersect(v1, v2, v3, v4):
         return 5  # mjEPA_P3_INVALID_V4
-    if _tri_point_intersect(v1, v2, v3, _row3(vert, v5i, VERT)):
+    if _tri_point_intersect(v1, v2, v3, v5):
         return 6  # mjEPA_P3_INVALID_V5
-    # (MuJoCo's test that the hexahedron holds the origin applies only when GJK's distance
-    # is above 10 mjMINVAL; mjc_ccd sets it to 0 before building the polytope)
-    if _attach_face(ws, v4i, v1i, v2i, 1, 3, 2) < MINVAL2:
+    # the supports must lie off the triangle's plane on their sides
+    if _dot(_sub(v4, v1), n) < MINVAL * n_norm or _dot(_sub(v5, v1), n_neg) < MINVAL * n_norm:
         return 8  # mjEPA_P3_ORIGIN_ON_FACE
-    if _attach_face(ws, v4i, v3i, v1i, 2, 4, 0) < MINVAL2:
+    hexa = True
+    i0, i1, i2, i3, i4 = v1i, v2i, v3i, v4i, v5i
+    vol = _ray_volumes(v4, v5, v1, v2, v3)
+    if not ((vol[0] >= 0 and vol[1] >= 0 and vol[2] >= 0) or (vol[0] <= 0 and vol[1] <= 0 and vol[2] <= 0)):
+        hexa, order = _recover_hexa(v1i, v2i, v3i, v4i, v5i, vol)
+        i0, i1, i2, i3, i4 = order
+    tol2 = tolerance * tolerance
+    p0 = _row3(vert, i0, VERT)
+    p1 = _row3(vert, i1, VERT)
+    p3 = _row3(vert, i3, VERT)
+    p4 = _row3(vert, i4, VERT)
+    if hexa:
+        c = _add(_add(_add(_add(p0, p1), _row3(vert, i2, VERT)), p3), p4)
+        for k in range(3):
+            simplex[CENTER, VERT + k] = c[k] * 0.2
+        d1 = _attach_face(ws, i3, i0, i1, 1, 3, 2)
+        d2 = _attach_face(ws, i3, i2, i0, 2, 4, 0)
+        d3 = _attach_face(ws, i3, i1, i2, 0, 5, 1)
+        d4 = _attach_face(ws, i4, i1, i0, 5, 0, 4)
+        d5 = _attach_face(ws, i4, i0, i2, 3, 1, 5)
+        d6 = _attach_face(ws, i4, i2, i1, 4, 2, 3)
+        if d1 < MINVAL2 or d2 < MINVAL2 or d3 < MINVAL2 or d4 < MINVAL2 or d5 < MINVAL2 or d6 < MINVAL2:
+            return 8  # origin on a face (4.0.0 then tries an edge of the triangle: not reproduced)
+        if not (
+            _inside_face(vert, i3, i0, i1, i2, d1, tol2)
+            and _inside_face(vert, i3, i2, i0, i1, d2, tol2)
+            and _inside_face(vert, i3, i1, i2, i0, d3, tol2)
+            and _inside_face(vert, i4, i1, i0, i2, d4, tol2)
+            and _inside_face(vert, i4, i0, i2, i1, d5, tol2)
+            and _inside_face(vert, i4, i2, i1, i0, d6, tol2)
+        ):
+            return 7  # mjEPA_P3_MISSING_ORIGIN
+        _fill_map(faceid, lst, 6)
+        return 0
+    c = _add(_add(_add(p0, p1), p3), p4)
+    for k in range(3):
+        simplex[CENTER, VERT + k] = c[k] * 0.25
+    d1 = _attach_face(ws, i0, i1, i3, 1, 3, 2)
+    d2 = _attach_face(ws, i0, i4, i1, 2, 3, 0)
+    d3 = _attach_face(ws, i0, i3, i4, 0, 3, 1)
+    d4 = _attach_face(ws, i4, i3, i1, 2, 0, 1)
+    if d1 < MINVAL2 or d2 < MINVAL2 or d3 < MINVAL2 or d4 < MINVAL2:
         return 8
-    if _attach_face(ws, v4i, v2i, v3i, 0, 5, 1) < MINVAL2:
-        return 8
-    if _attach_face(ws, v5i, v2i, v1i, 5, 0, 4) < MINVAL2:
-        return 8
-    if _attach_face(ws, v5i, v1i, v3i, 3, 1, 5) < MINVAL2:
-        return 8
-    if _attach_face(ws, v5i, v3i, v2i, 4, 2, 3) < MINVAL2:
-        return 8
-    _fill_map(faceid, lst, 6)
+    if not (
+        _inside_face(vert, i0, i1, i3, i4, d1, tol2)
+        and _inside_face(vert, i0, i4, i1, i3, d2, tol2)
+        and _inside_face(vert, i0, i3, i4, i1, d3, tol2)
+        and _inside_face(vert, i4, i3, i1, i0, d4, tol2)
+    ):
+        return 7
+    _fill_map(faceid, lst, 4)
     return 0
 
 
 @kernel
-def _polytope2(ws, obj1, obj2):
+def _polytope2(ws, obj1, obj2, tolerance):
     """Hexahedron on GJK's segment simplex[0:2] and three supports 120 degrees apart
     around it (polytope2); a face through the origin restarts from that triangle."""
     obj, simplex, vert, face, faceid, lst = ws
@@ -901,22 +982,22 @@ def _polytope2(ws, obj1, obj2):
     v5i = _epa_support(vert, count, obj1, obj2, d3, _norm(d3))
     if _attach_face(ws, v1i, v3i, v4i, 1, 3, 2) < MINVAL2:
         _replace_simplex3(ws, v1i, v3i, v4i)
-        return _polytope3(ws, obj1, obj2)
+        return _polytope3(ws, obj1, obj2, tolerance)
     if _attach_face(ws, v1i, v5i, v3i, 2, 4, 0) < MINVAL2:
         _replace_simplex3(ws, v1i, v5i, v3i)
-        return _polytope3(ws, obj1, obj2)
+        return _polytope3(ws, obj1, obj2, tolerance)
     if _attach_face(ws, v1i, v4i, v5i, 0, 5, 1) < MINVAL2:
         _replace_simplex3(ws, v1i, v4i, v5i)
-        return _polytope3(ws, obj1, obj2)
+        return _polytope3(ws, obj1, obj2, tolerance)
     if _attach_face(ws, v2i, v4i, v3i, 5, 0, 4) < MINVAL2:
         _replace_simplex3(ws, v2i, v4i, v3i)
-        return _polytope3(ws, obj1, obj2)
+        return _polytope3(ws, obj1, obj2, tolerance)
     if _attach_face(ws, v2i, v3i, v5i, 3, 1, 5) < MINVAL2:
         _replace_simplex3(ws, v2i, v3i, v5i)
-        return _polytope3(ws, obj1, obj2)
+        return _polytope3(ws, obj1, obj2, tolerance)
     if _attach_face(ws, v2i, v5i, v4i, 4, 2, 3) < MINVAL2:
         _replace_simplex3(ws, v2i, v5i, v4i)
-        return _polytope3(ws, obj1, obj2)
+        return _polytope3(ws, obj1, obj2, tolerance)
     if not _ray_triangle(v1, v2, _row3(vert, v3i, VERT), _row3(vert, v4i, VERT), _row3(vert, v5i, VERT)):
         return 1  # mjEPA_P2_NONCONVEX
     _fill_map(faceid, lst, 6)
@@ -924,7 +1005,7 @@ def _polytope2(ws, obj1, obj2):
 
 
 @kernel
-def _polytope4(ws, obj1, obj2):
+def _polytope4(ws, obj1, obj2, tolerance):
     """GJK's tetrahedron simplex[0:4] as the polytope (polytope4); a face through the
     origin restarts from that triangle."""
     obj, simplex, vert, face, faceid, lst = ws
@@ -936,16 +1017,16 @@ def _polytope4(ws, obj1, obj2):
     _set_center(simplex, vert, v1, 4)
     if _attach_face(ws, v1, v2, v3, 1, 3, 2) < MINVAL2:
         _replace_simplex3(ws, v1, v2, v3)
-        return _polytope3(ws, obj1, obj2)
+        return _polytope3(ws, obj1, obj2, tolerance)
     if _attach_face(ws, v1, v4, v2, 2, 3, 0) < MINVAL2:
         _replace_simplex3(ws, v1, v4, v2)
-        return _polytope3(ws, obj1, obj2)
+        return _polytope3(ws, obj1, obj2, tolerance)
     if _attach_face(ws, v1, v3, v4, 0, 3, 1) < MINVAL2:
         _replace_simplex3(ws, v1, v3, v4)
-        return _polytope3(ws, obj1, obj2)
+        return _polytope3(ws, obj1, obj2, tolerance)
     if _attach_face(ws, v4, v3, v2, 2, 0, 1) < MINVAL2:
         _replace_simplex3(ws, v4, v3, v2)
-        return _polytope3(ws, obj1, obj2)
+        return _polytope3(ws, obj1, obj2, tolerance)
     if not _test_tetra(
         _row3(vert, v1, VERT), _row3(vert, v2, VERT), _row3(vert, v3, VERT), _row3(vert, v4, VERT)
     ):
@@ -1221,11 +1302,11 @@ def _ccd(ws, tolerance, iterations):
         for i in range(4):
             count[i] = 0
         if nsimplex == 2:
-            ret = _polytope2(ws, obj1, obj2)
+            ret = _polytope2(ws, obj1, obj2, tolerance)
         elif nsimplex == 3:
-            ret = _polytope3(ws, obj1, obj2)
+            ret = _polytope3(ws, obj1, obj2, tolerance)
         else:
-            ret = _polytope4(ws, obj1, obj2)
+            ret = _polytope4(ws, obj1, obj2, tolerance)
         if ret == 0:
             found, dist, x1, x2 = _epa(ws, obj1, obj2, tolerance, iterations, 6 * iterations)
             nx = 1 if found else 0
