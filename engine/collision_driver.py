@@ -46,10 +46,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine import collision_convex as C
 from engine import collision_primitive as P
 from engine import types as T
 from engine.jit import kernel, unit
-from engine.spatial import cross
 
 MINMU = 1e-5  # MuJoCo's mjMINMU: smallest friction coefficient
 MINVAL = 1e-15
@@ -182,6 +182,11 @@ def _mix_params(mj, g1: int, g2: int):
     return condim, friction, solref, solimp
 
 
+def _max_contacts(t1: int, t2: int) -> int:
+    """Most contacts the collider of types t1 <= t2 returns (MuJoCo's mj_maxContact)."""
+    return C.MAX_CONTACTS if (t1, t2) in C.CONVEX_PAIRS else MAX_CONTACTS[(t1, t2)]
+
+
 def candidate_pairs(mj) -> dict[str, np.ndarray]:
     """The candidate geom pairs of a compiled MjModel, in MuJoCo's contact order, with
     their contact parameters; see the module docstring. Returns the `cpair_*` arrays, and
@@ -205,7 +210,7 @@ def candidate_pairs(mj) -> dict[str, np.ndarray]:
     kept, refused = [], []
     for g1, g2, ip in pairs:
         key = (int(mj.geom_type[g1]), int(mj.geom_type[g2]))
-        if key in MAX_CONTACTS:
+        if key in MAX_CONTACTS or key in C.CONVEX_PAIRS:
             kept.append((g1, g2, ip))
         elif _has_collision_function(*key):
             refused.append((g1, g2))
@@ -226,7 +231,7 @@ def candidate_pairs(mj) -> dict[str, np.ndarray]:
     for k, (g1, g2, ip) in enumerate(kept):
         out["cpair_geom"][k] = (g1, g2)
         out["cpair_ipair"][k] = ip
-        out["cpair_maxcon"][k] = MAX_CONTACTS[(int(mj.geom_type[g1]), int(mj.geom_type[g2]))]
+        out["cpair_maxcon"][k] = _max_contacts(int(mj.geom_type[g1]), int(mj.geom_type[g2]))
         if ip >= 0:
             out["cpair_margin"][k] = mj.pair_margin[ip]
             out["cpair_gap"][k] = mj.pair_gap[ip]
@@ -251,16 +256,8 @@ def candidate_pairs(mj) -> dict[str, np.ndarray]:
 
 @kernel
 def make_frame(frame, normal, tangent):
-    """Contact frame (9,) row-major, rows = axes (mju_makeFrame): x = the normal
-    (renormalized), y = the tangent hint made orthogonal to x (without a hint: world y,
-    or world z when x is within 60 degrees of world y), z = x cross y."""
-    x, _ = P.normalized(normal)
-    y = (tangent[0], tangent[1], tangent[2])
-    if y[0] * y[0] + y[1] * y[1] + y[2] * y[2] < 0.25:
-        y = (0.0, 1.0, 0.0) if -0.5 < x[1] < 0.5 else (0.0, 0.0, 1.0)
-    c = x[0] * y[0] + x[1] * y[1] + x[2] * y[2]
-    y, _ = P.normalized((y[0] - x[0] * c, y[1] - x[1] * c, y[2] - x[2] * c))
-    z = cross(x, y)
+    """Contact frame (9,) row-major, rows = axes (mju_makeFrame; P.frame_axes)."""
+    x, y, z = P.frame_axes(normal, tangent)
     for i in range(3):
         frame[i] = x[i]
         frame[3 + i] = y[i]
@@ -295,8 +292,10 @@ def _far_apart(m, d, b, g1, g2, margin):
 
 
 @kernel
-def narrowphase(con, work, type1, type2, margin, pos1, mat1, size1, pos2, mat2, size2):
-    """Dispatch on the geom types (type1 <= type2) to the collider; returns its count."""
+def narrowphase(con, work, ccd, ccd_opt, type1, type2, margin, pos1, mat1, size1, pos2, mat2, size2):
+    """Dispatch on the geom types (type1 <= type2) to the collider; returns its count.
+    `work` is the box-box work array, `ccd` the convex collider's work space and `ccd_opt`
+    its options (collision_convex.collide_convex)."""
     if type1 == P.GEOM_PLANE:
         if type2 == P.GEOM_SPHERE:
             return P.collide_plane_sphere(con, margin, pos1, mat1, size1, pos2, mat2, size2)
@@ -308,7 +307,8 @@ def narrowphase(con, work, type1, type2, margin, pos1, mat1, size1, pos2, mat2, 
             return P.collide_plane_cylinder(con, margin, pos1, mat1, size1, pos2, mat2, size2)
         if type2 == P.GEOM_BOX:
             return P.collide_plane_box(con, margin, pos1, mat1, size1, pos2, mat2, size2)
-    elif type1 == P.GEOM_SPHERE:
+        return 0
+    if type1 == P.GEOM_SPHERE:
         if type2 == P.GEOM_SPHERE:
             return P.collide_sphere_sphere(con, margin, pos1, mat1, size1, pos2, mat2, size2)
         if type2 == P.GEOM_CAPSULE:
@@ -324,7 +324,8 @@ def narrowphase(con, work, type1, type2, margin, pos1, mat1, size1, pos2, mat2, 
             return P.collide_capsule_box(con, margin, pos1, mat1, size1, pos2, mat2, size2)
     elif type1 == P.GEOM_BOX and type2 == P.GEOM_BOX:
         return P.collide_box_box(con, margin, pos1, mat1, size1, pos2, mat2, size2, work)
-    return 0
+    # every other pair the loader kept is one of collision_convex.CONVEX_PAIRS
+    return C.collide_convex(con, ccd, type1, type2, margin, pos1, mat1, size1, pos2, mat2, size2, ccd_opt)
 
 
 @kernel
@@ -354,6 +355,15 @@ def collision(m, d, b):
     contact_*[:ncon]; contacts beyond nconmax are counted in contact_lost, not stored."""
     con = d.scratch_con[b]
     work = d.scratch_boxbox[b]
+    ccd = (
+        d.scratch_ccd_obj[b],
+        d.scratch_ccd_simplex[b],
+        d.scratch_ccd_vert[b],
+        d.scratch_ccd_face[b],
+        d.scratch_ccd_faceid[b],
+        d.scratch_ccd_list[b],
+    )
+    ccd_opt = (m.opt_ccd_tolerance, m.opt_ccd_iterations)
     ncon = 0
     lost = 0
     for p in range(m.cpair_geom.shape[0]):
@@ -365,6 +375,8 @@ def collision(m, d, b):
         n = narrowphase(
             con,
             work,
+            ccd,
+            ccd_opt,
             m.geom_type[g1],
             m.geom_type[g2],
             margin,

@@ -102,6 +102,20 @@ def normalized(v):
 
 
 @kernel
+def frame_axes(normal, tangent):
+    """The contact frame's axes (x, y, z) as 3-tuples (mju_makeFrame): x = the normal
+    (renormalized), y = the tangent hint made orthogonal to x (without a hint: world y,
+    or world z when x is within 60 degrees of world y), z = x cross y."""
+    x, _ = normalized(normal)
+    y = (tangent[0], tangent[1], tangent[2])
+    if y[0] * y[0] + y[1] * y[1] + y[2] * y[2] < 0.25:
+        y = (0.0, 1.0, 0.0) if -0.5 < x[1] < 0.5 else (0.0, 0.0, 1.0)
+    c = x[0] * y[0] + x[1] * y[1] + x[2] * y[2]
+    y, _ = normalized((y[0] - x[0] * c, y[1] - x[1] * c, y[2] - x[2] * c))
+    return x, y, cross(x, y)
+
+
+@kernel
 def _clip(x, lo, hi):
     if x < lo:
         return lo

@@ -102,6 +102,20 @@ def _pgs_rows(m) -> int:
 
 npgs = Dim("npgs", _pgs_rows)  # PGS keeps M^-1 J^T of every row: nefcmax for PGS, else 0
 
+
+def _ccd_sizes(m) -> tuple[int, int]:
+    """(vertices, faces) of the convex collider's polytope; (0, 0) without convex pairs."""
+    from engine import collision_convex as C
+
+    types = m.geom_type[m.cpair_geom] if len(m.cpair_geom) else ()
+    if not any((int(t1), int(t2)) in C.CONVEX_PAIRS for t1, t2 in types):
+        return 0, 0
+    return C.ccd_sizes(m.opt_ccd_iterations)
+
+
+nccdvert = Dim("nccdvert", lambda m: _ccd_sizes(m)[0])  # EPA polytope vertices: 5 + ccd_iterations
+nccdface = Dim("nccdface", lambda m: _ccd_sizes(m)[1])  # EPA polytope faces: 6 ccd_iterations
+
 _NAMESPACE = {
     "f64": f64,
     "i32": i32,

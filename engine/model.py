@@ -19,6 +19,7 @@ import numpy as np
 
 from engine import fields
 from engine import types as T
+from engine.collision_convex import CONVEX_PAIRS
 from engine.collision_driver import GEOM_TYPE_NAMES, candidate_pairs
 from engine.errors import ModelArgumentError, ModelError, ModelFileError
 from engine.fields import (  # noqa: F401 (the names the declarations use)
@@ -136,6 +137,8 @@ class Model(NamedTuple):
     opt_ls_iterations: int  # maximum line search evaluations per Newton iteration
     opt_ls_tolerance: float  # line search tolerance, relative to opt_tolerance
     opt_jacobian: int  # JAC_DENSE, JAC_SPARSE or JAC_AUTO: how efc_J is stored (dense_jacobian)
+    opt_ccd_iterations: int  # convex collider: most GJK and EPA iterations (collision_convex)
+    opt_ccd_tolerance: float  # convex collider: GJK and EPA convergence tolerance (m)
     stat_meaninertia: float  # mean diagonal of M at qpos0 (scales the solver's tolerances)
 
     # bodies
@@ -695,11 +698,11 @@ def check_supported(mj: mujoco.MjModel) -> None:
 def _check_collision(mj: mujoco.MjModel) -> None:
     """Refuse contact features the collision stage does not reproduce.
 
-    A geom pair that can collide (a candidate pair of engine.collision_driver) but whose
-    types have no closed-form collider here (meshes, height fields, SDFs, ellipsoids, and
-    cylinder against capsule, cylinder or box, which MuJoCo hands to its general convex
-    solver) is refused when contacts are enabled. With contacts disabled the model loads
-    (nothing collides), and engine.api.collision refuses to run on it.
+    A geom pair that can collide (a candidate pair of engine.collision_driver) but has no
+    collider here (meshes, height fields, SDFs) is refused when contacts are enabled, and
+    so are pairs for MuJoCo's convex collider (engine.collision_convex) when the model
+    selects its libccd path (`<flag nativeccd="disable">`). With contacts disabled the
+    model loads (nothing collides), and engine.api.collision refuses to run on it.
     """
     OBJ = mujoco.mjtObj
     for g in range(mj.ngeom):
@@ -713,16 +716,31 @@ def _check_collision(mj: mujoco.MjModel) -> None:
     flags = mj.opt.disableflags
     if flags & T.DSBL_CONTACT or flags & T.DSBL_CONSTRAINT:
         return
-    refused = candidate_pairs(mj)["refused"]
+    cpair = candidate_pairs(mj)
+    refused = cpair["refused"]
     if len(refused):
         g1, g2 = (int(g) for g in refused[0])
         t1, t2 = (GEOM_TYPE_NAMES[int(mj.geom_type[g])] for g in (g1, g2))
         name1, name2 = _name(mj, OBJ.mjOBJ_GEOM, g1), _name(mj, OBJ.mjOBJ_GEOM, g2)
+        how = "its general convex solver"
+        if {t1, t2} <= {"capsule", "cylinder", "box"}:
+            how += ", with its multi-contact search for cylinders"
         _refuse(
             f"<geom> {name1} ({t1}) and <geom> {name2} ({t2})",
-            f"can collide, but {t1}-{t2} collision is not implemented (MuJoCo uses its general "
-            "convex solver there); keep them apart with contype/conaffinity or <exclude>",
+            f"can collide, but {t1}-{t2} collision is not implemented (MuJoCo uses {how} "
+            "there); keep them apart with contype/conaffinity or <exclude>",
         )
+    if flags & T.DSBL_NATIVECCD:
+        for g1, g2 in cpair["cpair_geom"]:
+            t1, t2 = int(mj.geom_type[g1]), int(mj.geom_type[g2])
+            if (t1, t2) in CONVEX_PAIRS:
+                name1, name2 = _name(mj, OBJ.mjOBJ_GEOM, int(g1)), _name(mj, OBJ.mjOBJ_GEOM, int(g2))
+                n1, n2 = GEOM_TYPE_NAMES[t1], GEOM_TYPE_NAMES[t2]
+                _refuse(
+                    f'<flag nativeccd="disable"> with <geom> {name1} ({n1}) and <geom> {name2} ({n2})',
+                    f"MuJoCo's libccd (MPR) path for {n1}-{n2} collision is not implemented; "
+                    "only its native CCD (the default)",
+                )
 
 
 _EQ_NAMES = {int(v): k.removeprefix("mjEQ_").lower() for k, v in mujoco.mjtEq.__members__.items()}

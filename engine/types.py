@@ -86,7 +86,9 @@ DSBL_REFSAFE = 1 << 12
 DSBL_SENSOR = 1 << 13
 DSBL_MIDPHASE = 1 << 14
 DSBL_EULERDAMP = 1 << 15
+DSBL_NATIVECCD = 1 << 17
 DSBL_ISLAND = 1 << 18
+DSBL_MULTICCD = 1 << 19
 
 # enable flags (mjtEnableBit)
 ENBL_ENERGY = 1 << 1

@@ -39,15 +39,20 @@ STEPS = 200
 
 # what the engine still lacks for each model it refuses (a substring of the loader's message)
 REFUSED = {
-    "dog.xml": "ellipsoid-cylinder collision is not implemented",
+    "dog.xml": "capsule-cylinder collision is not implemented",
     "finger.xml": "cylinder-cylinder collision is not implemented",
-    "humanoid_CMU.xml": "capsule-ellipsoid collision is not implemented",
     "quadruped.xml": "hfield-cylinder collision is not implemented",
 }
 TOL_EXACT = 1e-10
 TOL_CONTACT = 1e-9
 TOL_SOLVED = 1e-7
 TOL_TRAJ = 1e-6
+# Models with contacts from MuJoCo's convex collider (GJK/EPA, engine/collision_convex.py):
+# it matches MuJoCo to ~1e-12 on MuJoCo's own geom poses (test_collision_convex), but GJK
+# and EPA stop within ccd_tolerance (1e-6) of their bounds, so the ~1e-16 by which our
+# kinematics' poses differ can move a slowly converging contact within that accuracy
+# (humanoid_CMU: contacts 9e-8, qacc 1.3e-6 relative); its trajectories still meet TOL_TRAJ.
+CONVEX_TOL = {"humanoid_CMU.xml": {"contact": 1e-6, "sensordata": 1e-5, "qacc": 1e-5}}
 
 
 def _models() -> list[str]:
@@ -110,7 +115,12 @@ def test_forward_matches_mujoco(name):
         if mj.nsensordata:
             worst["sensordata"] = max(worst["sensordata"], rel_err(sim.data.sensordata[i], d.sensordata))
         worst["qacc"] = max(worst["qacc"], rel_err(sim.data.qacc[i], d.qacc))
-    tolerances = {"contact": TOL_CONTACT, "sensordata": TOL_SOLVED, "qacc": TOL_SOLVED}
+    tolerances = {
+        "contact": TOL_CONTACT,
+        "sensordata": TOL_SOLVED,
+        "qacc": TOL_SOLVED,
+        **CONVEX_TOL.get(name, {}),
+    }
     for key, err in worst.items():
         report(f"dm_control {name} {key}", err, tolerances.get(key, TOL_EXACT), N_STATES)
     print(f"[dm_control] {name}: {ncontact} contacts over {N_STATES} states")
