@@ -13,8 +13,8 @@ efc_force = -D_i (J_i qacc - aref_i) where a row is active (state QUADRATIC), 0 
 is satisfied, and qfrc_constraint = J^T efc_force. Two solvers, chosen by
 <option solver=...>, stop on the model's iterations and tolerance:
 
-- Newton (primal): from a warm start, repeat: H = M + J^T diag(D_active) J (dense
-  nv x nv, summed from the compact rows of J; Cholesky once, then a rank-one update or
+- Newton (primal): from a warm start, repeat: H = M + J^T diag(D_active) J (dense on the
+  island's dofs, summed from the compact rows of J; Cholesky once, then a rank-one update or
   downdate of the factor for each row that enters or leaves the active set, as MuJoCo's
   HessianIncremental), search = -H^-1 grad with
   grad = M (a - a0) - J^T efc_force, then MuJoCo's exact line search along `search` on
@@ -41,13 +41,26 @@ a compact row goes through its column indices (dot_sparse is mju_dotSparse).
 Warm start (both): the last step's qacc (Data.qacc_warmstart) if its cost is lower than
 that of qacc_smooth (Newton), or its forces if their dual cost is negative (PGS).
 
-Islands. MuJoCo splits the problem into islands of kinematic trees coupled by rows and
-solves each alone; this gives the same solution. We solve all rows together, but take
-what an island changes for a single robot on a static floor (one island) from it, so that
-such a solve repeats MuJoCo's iterations: the tolerances are scaled by 1 / (sum of M's
-diagonal over the dofs of the trees the rows touch), and the warm start puts
-qacc_smooth on the dofs of untouched trees. With <flag island="disable"/> MuJoCo solves
-all rows together too, with the scale 1 / (meaninertia nv), and so do we.
+Islands (MuJoCo 4's default; engine.island finds them). The trees coupled by rows form
+islands, and the problem splits into one per island (M is block diagonal over the trees, and
+a row touches only its island's dofs), so fwd_constraint warm-starts all rows together, as
+MuJoCo's warmstart does, then solves island after island, as mj_solNewton_island /
+mj_solPGS_island, with the same iterates as MuJoCo:
+- Newton gathers the island's dofs into local vectors (map_idof2dof) and its rows
+  (map_iefc2efc) and builds H on those dofs only (nv_island x nv_island: where the speed
+  comes from), then scatters qacc and qfrc_constraint back;
+- PGS sweeps the island's rows in their order, shuffled by a PCG32 generator started afresh
+  for each island, with its own Nesterov state; efc_state, qfrc_constraint and qacc are then
+  computed for all rows at once (MuJoCo's dualFinish);
+- both scale improvement and gradient by 1 / (sum of M's diagonal over the island's dofs)
+  (for PGS too, as the 4.0.0 binary does, though its source scales PGS by 1 / (meaninertia
+  nv): with that scale the islands test scene's PGS iteration counts differ from the
+  binary's in 30 states of 30) and stop on the island's own test; island k's iterations
+  are island_niter[k] (mjData.solver_niter[k]), solver_niter their sum;
+- dofs in no island keep qacc = qacc_smooth and no constraint force.
+With <flag island="disable"/> (nisland = 0) all rows are one problem, scaled by
+1 / (meaninertia nv), its iterations in island_niter[0]. After Newton, efc_state is the
+state at the solution (MuJoCo's island solver leaves the warm start's in efc_state).
 """
 
 import math

@@ -129,6 +129,26 @@ def test_islands_follow_mujoco(solver: str, jacobian: str):
         assert err <= TOL, f"{name} off MuJoCo by {err:.3e}"
 
 
+def test_islands_elliptic_newton():
+    """The elliptic cone (Newton; each cone's Hessian added on its island's dofs): islands,
+    iterations, qacc and efc_force equal MuJoCo's."""
+    states = _states()
+    sim, ref = _pair(with_options(ISLANDS, solver="Newton", cone="elliptic"), states)
+    worst = wrong = same = 0
+    for i, d in enumerate(ref):
+        k = max(1, d.nisland)
+        wrong += bool(_island_mismatches(sim, i, d))
+        same += np.array_equal(sim.data.island_niter[i, :k], d.solver_niter[:k])
+        worst = max(worst, rel_err(sim.data.qacc[i], d.qacc))
+        worst = max(worst, rel_err(sim.data.efc_force[i, : d.nefc], d.efc_force[: d.nefc]))
+    cone = mujoco.mjtConstraintState.mjCNSTRSTATE_CONE
+    cones = sum(int(np.any(sim.data.efc_state[i, : d.nefc] == cone)) for i, d in enumerate(ref))
+    report("islands Newton elliptic qacc and efc_force", worst, TOL, len(ref))
+    print(f"[islands] elliptic: {same}/{len(ref)} iteration counts equal, {cones} states with a cone contact")
+    assert wrong == 0 and same == len(ref) and cones >= 5
+    assert worst <= TOL
+
+
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_island_invariants(solver: str):
     """Without an oracle: an island's rows touch only its dofs (J is zero elsewhere), the
