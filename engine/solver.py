@@ -346,30 +346,74 @@ def _row_local(m, d, b, i, dofs, idx, val):
 
 
 @kernel
+def _dot_local(m, d, b, i, x, dofs):
+    """J_i . x for x on the group's dofs (local), in MuJoCo's order: a dense row over the
+    group's dofs (mju_dot on its block of J), a compact row over its entries (mju_dotSparse).
+    A compact entry outside the group can only be a stored zero (engine.island joins the
+    trees of the other entries), so it reads x[0] and adds 0."""
+    row = d.efc_J[b, i]
+    n = d.efc_J_rownnz[b, i]
+    s0 = s1 = s2 = s3 = 0.0
+    t = 0
+    if n == m.nv:
+        nd = dofs.shape[0]
+        while t <= nd - 4:
+            s0 += row[dofs[t]] * x[t]
+            s1 += row[dofs[t + 1]] * x[t + 1]
+            s2 += row[dofs[t + 2]] * x[t + 2]
+            s3 += row[dofs[t + 3]] * x[t + 3]
+            t += 4
+        res = (s0 + s2) + (s1 + s3)
+        while t < nd:
+            res += row[dofs[t]] * x[t]
+            t += 1
+        return res
+    col = d.efc_J_colind[b, i]
+    local = d.scratch_idof[b, 0]
+    while t <= n - 4:
+        s0 += row[t] * x[max(local[col[t]], 0)]
+        s1 += row[t + 1] * x[max(local[col[t + 1]], 0)]
+        s2 += row[t + 2] * x[max(local[col[t + 2]], 0)]
+        s3 += row[t + 3] * x[max(local[col[t + 3]], 0)]
+        t += 4
+    res = (s0 + s2) + (s1 + s3)
+    while t < n:
+        res += row[t] * x[max(local[col[t]], 0)]
+        t += 1
+    return res
+
+
+@kernel
 def _mul_j_local(m, d, b, out, x, rows, dofs):
     """out[i] = J_i . x for the group's rows, x on the group's dofs (local)."""
-    idx = d.scratch_idof[b, 1]
-    val = d.scratch_row[b]
     for c in range(rows.shape[0]):
         i = rows[c]
-        n = _row_local(m, d, b, i, dofs, idx, val)
-        out[i] = dot_sparse(val, idx, x, n)
+        out[i] = _dot_local(m, d, b, i, x, dofs)
 
 
 @kernel
 def _jt_local(m, d, b, out, rows, dofs):
     """out = J^T efc_force over the group's rows, on its dofs (local)."""
-    idx = d.scratch_idof[b, 1]
-    val = d.scratch_row[b]
-    for j in range(dofs.shape[0]):
+    local = d.scratch_idof[b, 0]
+    nd = dofs.shape[0]
+    for j in range(nd):
         out[j] = 0.0
     for c in range(rows.shape[0]):
         i = rows[c]
         fi = d.efc_force[b, i]
-        if fi != 0.0:
-            n = _row_local(m, d, b, i, dofs, idx, val)
+        if fi == 0.0:
+            continue
+        row = d.efc_J[b, i]
+        n = d.efc_J_rownnz[b, i]
+        if n == m.nv:
+            for j in range(nd):
+                out[j] += row[dofs[j]] * fi
+        else:
+            col = d.efc_J_colind[b, i]
             for t in range(n):
-                out[idx[t]] += val[t] * fi
+                loc = local[col[t]]
+                if loc >= 0:
+                    out[loc] += row[t] * fi
 
 
 @kernel
@@ -588,7 +632,7 @@ def solve_pgs(m, d, b, k):
     for c in range(n):
         i = rows[c]
         fprev[i] = f[i]
-        order[c] = c
+        order[c] = i  # shuffled in place below: order[c] = rows[MuJoCo's shuffled position c]
     _minv_jt_f(m, d, b, v, rows, dofs)
     state, _ = _pcg32(np.uint64(0))
     nesterov_k = 0
@@ -627,7 +671,7 @@ def solve_pgs(m, d, b, k):
             order[j] = tmp
         improvement = 0.0
         for c in range(n):
-            i = rows[order[c]]
+            i = order[c]
             res = rhs[i] + dot_row(m, d, b, i, v) + R[i] * f[i]
             old = f[i]
             f[i] -= res * ARinv[i]
