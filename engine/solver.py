@@ -523,6 +523,44 @@ def _warmstart(m, d, b):
             qacc[v] = d.qacc_smooth[b, v]
 
 
+@kernel
+def _chol_factor(H, n, mindiag):
+    """The lower triangle of H (n x n) <- its Cholesky factor L (H = L L^T), in place
+    (mju_cholFactor: a pivot below mindiag is replaced by it and its column below cleared);
+    returns the rank, n less the pivots replaced. Newton's Hessian and the cones' Hessians
+    (mindiag = MINVAL), PGS's QCQP (1e-10)."""
+    rank = n
+    for j in range(n):
+        x = H[j, j] - dot(H[j], H[j], j)
+        if x < mindiag:
+            H[j, j] = math.sqrt(mindiag)
+            rank -= 1
+            for i in range(j + 1, n):
+                H[i, j] = 0.0
+        else:
+            H[j, j] = math.sqrt(x)
+            inv = 1.0 / H[j, j]
+            for i in range(j + 1, n):
+                H[i, j] = (H[i, j] - dot(H[i], H[j], j)) * inv
+    return rank
+
+
+@kernel
+def _chol_solve(H, res, vec, n):
+    """res = (L L^T)^-1 vec for the Cholesky factor L (n x n) in the lower triangle of H
+    (mju_cholSolve): L y = vec forward, then L^T res = y backward."""
+    for i in range(n):
+        res[i] = vec[i]
+    for i in range(n):
+        if i:
+            res[i] -= dot(H[i], res, i)
+        res[i] /= H[i, i]
+    for i in range(n - 1, -1, -1):
+        for j in range(i + 1, n):
+            res[i] -= H[j, i] * res[j]
+        res[i] /= H[i, i]
+
+
 # ---- PGS -----------------------------------------------------------------------------------------
 
 
@@ -759,45 +797,6 @@ def _qcqp3(A, i, bin, dfr, r, out):
 
 
 @kernel
-def _chol_small(L, n, mindiag):
-    """In-place Cholesky L L^T of the n x n matrix in L's lower triangle, a diagonal below
-    mindiag replaced by mindiag and its column cleared; returns the rank (mju_cholFactor)."""
-    rank = n
-    for j in range(n):
-        tmp = L[j, j]
-        if j:
-            tmp -= dot(L[j], L[j], j)
-        deficient = tmp < mindiag
-        if deficient:
-            tmp = mindiag
-            rank -= 1
-        L[j, j] = math.sqrt(tmp)
-        if deficient:
-            for k in range(j + 1, n):
-                L[k, j] = 0.0
-        else:
-            tmp = 1 / L[j, j]
-            for k in range(j + 1, n):
-                L[k, j] = (L[k, j] - dot(L[k], L[j], j)) * tmp
-    return rank
-
-
-@kernel
-def _chol_solve_small(L, res, vec, n):
-    """res = (L L^T)^-1 vec for the factor of _chol_small (mju_cholSolve)."""
-    for k in range(n):
-        res[k] = vec[k]
-    for k in range(n):
-        if k:
-            res[k] -= dot(L[k], res, k)
-        res[k] /= L[k, k]
-    for k in range(n - 1, -1, -1):
-        for j in range(k + 1, n):
-            res[k] -= L[j, k] * res[j]
-        res[k] /= L[k, k]
-
-
-@kernel
 def _qcqp_n(A, i, bin, dfr, r, n, out, bs, tmp, S, L):
     """_qcqp2 in n <= 5 dimensions (mju_QCQP: (A + la)^-1 by Cholesky; rank below n with
     the 1e-10 threshold gives no friction). Work space: bs, tmp (n), S, L (n x n)."""
@@ -811,17 +810,17 @@ def _qcqp_n(A, i, bin, dfr, r, n, out, bs, tmp, S, L):
             for k in range(n):
                 L[j, k] = S[j, k]
             L[j, j] += la
-        if _chol_small(L, n, 1e-10) < n:
+        if _chol_factor(L, n, 1e-10) < n:
             for j in range(n):
                 out[j] = 0.0
             return 0
-        _chol_solve_small(L, out, bs, n)
+        _chol_solve(L, out, bs, n)
         for j in range(n):
             out[j] = -out[j]
         val = dot(out, out, n) - r * r
         if val < 1e-10:
             break
-        _chol_solve_small(L, tmp, out, n)
+        _chol_solve(L, tmp, out, n)
         deriv = -2.0 * dot(out, tmp, n)
         delta = -val / deriv
         if delta < 1e-10:
@@ -1148,24 +1147,7 @@ def _hessian(m, d, b, rows, dofs, trees):
             start = m.M_rowadr[i]
             for e in range(m.M_rownnz[i]):
                 H[i + shift, m.M_colind[start + e] + shift] += d.qM[b, start + e]
-    _chol_factor(H, nd)
-
-
-@kernel
-def _chol_factor(H, n):
-    """The lower triangle of H (n x n) <- its Cholesky factor, in place (mju_cholFactor: a
-    pivot below mjMINVAL is replaced by it and its column below cleared)."""
-    for j in range(n):
-        x = H[j, j] - dot(H[j], H[j], j)
-        if x < MINVAL:
-            H[j, j] = math.sqrt(MINVAL)
-            for i in range(j + 1, n):
-                H[i, j] = 0.0
-        else:
-            H[j, j] = math.sqrt(x)
-            inv = 1.0 / H[j, j]
-            for i in range(j + 1, n):
-                H[i, j] = (H[i, j] - dot(H[i], H[j], j)) * inv
+    _chol_factor(H, nd, MINVAL)
 
 
 @kernel
@@ -1235,7 +1217,7 @@ def _add_cones(m, d, b, rows, dofs):
                     Hc[r, q] = H[r, q]
             copied = True
         _cone_hessian(m, d, b, i, jar, A)
-        _chol_factor(A, dim)
+        _chol_factor(A, dim, MINVAL)
         for r in range(dim):
             for v in range(nd):
                 LTJ[r, v] = 0.0
@@ -1308,21 +1290,6 @@ def _hessian_incremental(m, d, b, oldstate, rows, dofs, trees):
         if _chol_update(H, x, nd, now) < nd:
             _hessian(m, d, b, rows, dofs, trees)
             return
-
-
-@kernel
-def _chol_solve(H, res, vec, nv):
-    """res = (L L^T)^-1 vec for the Cholesky factor L (nv x nv) in the lower triangle of H."""
-    for i in range(nv):
-        res[i] = vec[i]
-    for i in range(nv):
-        if i:
-            res[i] -= dot(H[i], res, i)
-        res[i] /= H[i, i]
-    for i in range(nv - 1, -1, -1):
-        for j in range(i + 1, nv):
-            res[i] -= H[j, i] * res[j]
-        res[i] /= H[i, i]
 
 
 @kernel
