@@ -52,9 +52,12 @@ mj_solPGS_island, with the same iterates as MuJoCo:
 - Newton gathers the island's dofs into local vectors (map_idof2dof) and its rows
   (map_iefc2efc) and builds H on those dofs only (nv_island x nv_island: where the speed
   comes from), then scatters qacc and qfrc_constraint back;
-- PGS sweeps the island's rows in their order, shuffled by a PCG32 generator started afresh
-  for each island, with its own Nesterov state; efc_state, qfrc_constraint and qacc are then
-  computed for all rows at once (MuJoCo's dualFinish);
+- PGS sweeps the island's blocks (a row, or an elliptic contact's rows, consecutive in the
+  island's list too) in their order, shuffled by a PCG32 generator started afresh for each
+  island, with its own Nesterov state (its projection onto the cones over the island's
+  rows) and the island's blocks of A + R; efc_state (with the elliptic contacts' dual
+  states), qfrc_constraint and qacc are then computed for all rows at once (MuJoCo's
+  dualFinish);
 - both scale improvement and gradient by 1 / (sum of M's diagonal over the island's dofs)
   (for PGS too, as the 4.0.0 binary does, though its source scales PGS by 1 / (meaninertia
   nv): with that scale the islands test scene's PGS iteration counts differ from the
