@@ -46,6 +46,7 @@ from engine.fields import (  # noqa: F401 (the names the declarations use)
     nsensordata,
     nsite,
     ntendon,
+    ntree,
     nu,
     nv,
     nwrap,
@@ -123,11 +124,37 @@ class Data(NamedTuple):
     efc_force: f64[B, nefcmax]  # constraint force of the row (solver output)
     efc_state: i32[B, nefcmax]  # CNSTRSTATE_* at the solution (friction rows: _LINEARNEG/POS too)
 
-    # constraint solver report (of the last forward, one per row)
-    solver_niter: i32[B]  # iterations
-    solver_improvement: f64[B]  # scaled cost improvement of the last iteration
-    solver_gradient: f64[B]  # scaled gradient norm at the solution (Newton; 0 for PGS)
-    solver_converged: i32[B]  # 1: the solution passes the tolerance test, 0: not
+    # constraint islands (engine.island, MuJoCo's mj_island): trees coupled by rows; islands
+    # 0..nisland-1 are numbered by their smallest tree; nisland = 0 when islands are disabled
+    # or there are no rows (then the solver solves all rows at once, and the island_* and
+    # map_* arrays hold one island of every tree, dof and row)
+    nisland: i32[B]  # number of islands
+    nidof: i32[B]  # dofs in some island (the others have no rows: qacc = qacc_smooth)
+    tree_island: i32[B, ntree]  # island of the tree, -1 if no row touches it
+    island_ntree: i32[B, ntree]  # trees of the island
+    island_itreeadr: i32[B, ntree]  # the island's first entry in map_itree2tree
+    map_itree2tree: i32[B, ntree]  # trees island by island (ascending), then the others
+    dof_island: i32[B, nv]  # island of the dof, -1 if none
+    island_nv: i32[B, ntree]  # dofs of the island
+    island_idofadr: i32[B, ntree]  # the island's first entry in map_idof2dof
+    island_dofadr: i32[B, ntree]  # the island's first dof
+    map_dof2idof: i32[B, nv]  # position of the dof in map_idof2dof
+    map_idof2dof: i32[B, nv]  # dofs island by island (ascending), then the dofs in no island
+    efc_island: i32[B, nefcmax]  # island of the row
+    island_ne: i32[B, ntree]  # equality rows of the island
+    island_nf: i32[B, ntree]  # friction-loss rows of the island
+    island_nefc: i32[B, ntree]  # rows of the island
+    island_iefcadr: i32[B, ntree]  # the island's first entry in map_iefc2efc
+    map_efc2iefc: i32[B, nefcmax]  # position of the row in map_iefc2efc
+    map_iefc2efc: i32[B, nefcmax]  # rows island by island, each island's in ascending order
+
+    # constraint solver report (of the last forward)
+    solver_niter: i32[B]  # iterations, summed over the islands
+    solver_improvement: f64[B]  # scaled cost improvement of the last iteration (largest over islands)
+    solver_gradient: f64[B]  # scaled gradient norm at the solution (Newton, largest over islands; 0 for PGS)
+    solver_converged: i32[B]  # 1: every island's solution passes the tolerance test, 0: not
+    island_niter: i32[B, ntree]  # iterations of each island (MuJoCo's solver_niter; [0] when nisland = 0)
+    island_converged: i32[B, ntree]  # 1: the island's solution passes the tolerance test
 
     # com_pos
     subtree_com: f64[B, nbody, 3]  # centre of mass of each subtree
@@ -213,9 +240,13 @@ class Data(NamedTuple):
     scratch_efc_Y_rownnz: i32[B, npgs]  # PGS: entries of Y_i (the dofs of those trees)
     scratch_efc_AR: f64[B, npgs, 6]  # PGS, elliptic contact rows i..: [i+j, k] = (J M^-1 J^T + R)[i+j, i+k]
     scratch_pgs_block: f64[B, 20, 6]  # PGS cone update: vectors (rows 0-7), QCQP A (8-13), factor (14-19)
-    scratch_nv: f64[B, 6, nv]  # solver work space: Ma, Mv, grad, Mgrad, search, ...
+    scratch_nv: f64[B, 10, nv]  # solver: Ma, Mv, grad, Mgrad, search, x, island qacc, qfrc_smooth, -, J^T f
     scratch_H: f64[B, nv, nv]  # Newton: Hessian M + J^T D J, Cholesky factor in place
     scratch_Hcone: f64[B, nv, nv]  # Newton, elliptic cones: the factor with the cones' Hessians added
+    scratch_tree: i32[B, ntree]  # islands: the union-find parent of each tree
+    scratch_idof: i32[B, 2, nv]  # solver: [0] a dof's index in the island solved (-1: outside), [1] a row's
+    scratch_row: f64[B, nv]  # solver: a row of J on the island's dofs (values for scratch_idof[1])
+    scratch_iefc: i32[B, nefcmax]  # solver: 0..nefc-1, the rows in their own order
     scratch_cone: f64[B, 7, 6]  # elliptic cones: a contact's cone Hessian or its factor (rows 0-5), U (row 6)
     status: i32[B]  # 0 ok, k > 0: step k of the last call failed (bad state or qacc, overflow)
     warning: i32[B, NWARN]  # how often each WARN_* happened to the row (engine.types)

@@ -88,6 +88,11 @@ def fwd_acceleration(m, d, b):
         d.solver_improvement[b] = 0.0
         d.solver_gradient[b] = 0.0
         d.solver_converged[b] = 1
+        d.nisland[b] = 0  # no rows, no islands (mj_island)
+        d.nidof[b] = 0
+        for k in range(m.ntree):
+            d.island_niter[b, k] = 0
+            d.island_converged[b, k] = 1
 
 
 @unit

@@ -161,6 +161,7 @@ class Model(NamedTuple):
     body_inertia: f64[nbody, 3]  # principal moments of inertia about the com
     body_invweight0: f64[nbody, 2]  # mean inverse inertia at qpos0: translation, rotation
     body_simple: i32[nbody]  # MuJoCo's body_simple (2: no rotational dofs, invweight0 = 1/mass)
+    body_treeid: i32[nbody]  # kinematic tree of the body, -1 for static bodies (the world's)
 
     # joints
     jnt_type: i32[njnt]  # JNT_FREE, JNT_BALL, JNT_SLIDE, JNT_HINGE

@@ -13,8 +13,8 @@ efc_force = -D_i (J_i qacc - aref_i) where a row is active (state QUADRATIC), 0 
 is satisfied, and qfrc_constraint = J^T efc_force. Two solvers, chosen by
 <option solver=...>, stop on the model's iterations and tolerance:
 
-- Newton (primal): from a warm start, repeat: H = M + J^T diag(D_active) J (dense
-  nv x nv, summed from the compact rows of J; Cholesky once, then a rank-one update or
+- Newton (primal): from a warm start, repeat: H = M + J^T diag(D_active) J (dense on the
+  island's dofs, summed from the compact rows of J; Cholesky once, then a rank-one update or
   downdate of the factor for each row that enters or leaves the active set, as MuJoCo's
   HessianIncremental), search = -H^-1 grad with
   grad = M (a - a0) - J^T efc_force, then MuJoCo's exact line search along `search` on
@@ -44,13 +44,29 @@ a compact row goes through its column indices (dot_sparse is mju_dotSparse).
 Warm start (both): the last step's qacc (Data.qacc_warmstart) if its cost is lower than
 that of qacc_smooth (Newton), or its forces if their dual cost is negative (PGS).
 
-Islands. MuJoCo splits the problem into islands of kinematic trees coupled by rows and
-solves each alone; this gives the same solution. We solve all rows together, but take
-what an island changes for a single robot on a static floor (one island) from it, so that
-such a solve repeats MuJoCo's iterations: the tolerances are scaled by 1 / (sum of M's
-diagonal over the dofs of the trees the rows touch), and the warm start puts
-qacc_smooth on the dofs of untouched trees. With <flag island="disable"/> MuJoCo solves
-all rows together too, with the scale 1 / (meaninertia nv), and so do we.
+Islands (MuJoCo 4's default; engine.island finds them). The trees coupled by rows form
+islands, and the problem splits into one per island (M is block diagonal over the trees, and
+a row touches only its island's dofs), so fwd_constraint warm-starts all rows together, as
+MuJoCo's warmstart does, then solves island after island, as mj_solNewton_island /
+mj_solPGS_island, with the same iterates as MuJoCo:
+- Newton gathers the island's dofs into local vectors (map_idof2dof) and its rows
+  (map_iefc2efc) and builds H on those dofs only (nv_island x nv_island: where the speed
+  comes from), then scatters qacc and qfrc_constraint back;
+- PGS sweeps the island's blocks (a row, or an elliptic contact's rows, consecutive in the
+  island's list too) in their order, shuffled by a PCG32 generator started afresh for each
+  island, with its own Nesterov state (its projection onto the cones over the island's
+  rows) and the island's blocks of A + R; efc_state (with the elliptic contacts' dual
+  states), qfrc_constraint and qacc are then computed for all rows at once (MuJoCo's
+  dualFinish);
+- both scale improvement and gradient by 1 / (sum of M's diagonal over the island's dofs)
+  (for PGS too, as the 4.0.0 binary does, though its source scales PGS by 1 / (meaninertia
+  nv): with that scale the islands test scene's PGS iteration counts differ from the
+  binary's in 30 states of 30) and stop on the island's own test; island k's iterations
+  are island_niter[k] (mjData.solver_niter[k]), solver_niter their sum;
+- dofs in no island keep qacc = qacc_smooth and no constraint force.
+With <flag island="disable"/> (nisland = 0) all rows are one problem, scaled by
+1 / (meaninertia nv), its iterations in island_niter[0]. After Newton, efc_state is the
+state at the solution (MuJoCo's island solver leaves the warm start's in efc_state).
 """
 
 import math
@@ -60,6 +76,7 @@ import numpy as np
 from engine import types as T
 from engine.constraint import MINVAL, dot, dot_row, dot_sparse
 from engine.factor import mul_m, solve_ld, solve_ld_range
+from engine.island import island
 from engine.jit import kernel, unit
 
 _PCG_MULT = np.uint64(6364136223846793005)
@@ -156,21 +173,35 @@ def constraint_cost(m, d, b, jar):
 
 @kernel
 def constraint_update(m, d, b, jar):
-    """efc_force, efc_state from jar = J qacc - aref, qfrc_constraint = J^T efc_force;
-    returns the constraint cost sum_i s_i(jar_i) (mj_constraintUpdate). A friction row's
+    """efc_force, efc_state of every row from jar = J qacc - aref (update_rows) and
+    qfrc_constraint = J^T efc_force; returns the constraint cost (mj_constraintUpdate)."""
+    rows = d.scratch_iefc[b]
+    nefc = d.nefc[b]
+    for i in range(nefc):
+        rows[i] = i
+    cost = update_rows(m, d, b, jar, rows[:nefc])
+    _jt_force(m, d, b)
+    return cost
+
+
+@kernel
+def update_rows(m, d, b, jar, rows):
+    """efc_force, efc_state of the rows listed in `rows` (ascending, whole contacts) from
+    jar = J qacc - aref; returns their constraint cost sum_i s_i(jar_i). A friction row's
     force is -D jar inside |jar| < R f and the bound -+f beyond (states LINEARNEG/POS). An
     elliptic contact (cone_split) is free in its top zone (SATISFIED), quadratic in every
     row in its bottom zone, and in the middle zone (CONE) costs 1/2 Dm (N - mu T)^2 with
     forces f_0 = -Dm (N - mu T) mu, f_j = -f_0 U_j friction_j / T."""
-    nefc = d.nefc[b]
+    n = rows.shape[0]
     ne = d.ne[b]
     nf = d.nf[b]
     D = d.efc_D[b]
     f = d.efc_force[b]
     U = d.scratch_cone[b, 6]
     cost = 0.0
-    i = 0
-    while i < nefc:
+    c = 0
+    while c < n:
+        i = rows[c]
         x = jar[i]
         if i >= ne + nf and d.efc_type[b, i] == T.CNSTR_CONTACT_ELLIPTIC:
             N, Tn, mu, dim = cone_split(m, d, b, i, jar, U)
@@ -195,7 +226,7 @@ def constraint_update(m, d, b, jar):
                     f[i + j] = -f[i] / Tn * U[j] * fr[j - 1]
             for j in range(i, i + dim):
                 d.efc_state[b, j] = state
-            i += dim
+            c += dim
             continue
         if ne <= i < ne + nf:
             floss = d.efc_frictionloss[b, i]
@@ -219,8 +250,7 @@ def constraint_update(m, d, b, jar):
             f[i] = -D[i] * x
             cost += 0.5 * D[i] * x * x
             d.efc_state[b, i] = T.CNSTRSTATE_QUADRATIC
-        i += 1
-    _jt_force(m, d, b)
+        c += 1
     return cost
 
 
@@ -245,13 +275,6 @@ def _jt_force(m, d, b):
 
 
 @kernel
-def _mul_j(m, d, b, out, x):
-    """out[i] = J_i . x for the nefc rows (x: nv)."""
-    for i in range(d.nefc[b]):
-        out[i] = dot_row(m, d, b, i, x)
-
-
-@kernel
 def mul_jar(m, d, b, out, qacc):
     """out[i] = J_i qacc - aref_i for the nefc rows: each row's acceleration error."""
     for i in range(d.nefc[b]):
@@ -259,26 +282,193 @@ def mul_jar(m, d, b, out, qacc):
 
 
 @kernel
-def _island_scale(m, d, b):
-    """The solvers' scale (see the module docstring); marks in scratch_nv[b, 5] (indexed by
-    tree) the trees the rows touch, i.e. where some stored entry of a row of J is nonzero."""
-    nv = m.nv
-    if m.opt_disableflags & T.DSBL_ISLAND:
-        return 1.0 / (m.stat_meaninertia * max(1, nv))
-    mark = d.scratch_nv[b, 5]
-    for k in range(nv):
-        mark[k] = 0.0
-    for i in range(d.nefc[b]):
-        row = d.efc_J[b, i]
-        col = d.efc_J_colind[b, i]
-        for t in range(d.efc_J_rownnz[b, i]):
-            if row[t] != 0.0:
-                mark[m.dof_treeid[col[t]]] = 1.0
+def _group(m, d, b, k):
+    """(rows, dofs, trees) solved together as island k: slices of map_iefc2efc, map_idof2dof
+    and map_itree2tree (engine.island); with nisland = 0 (islands disabled) all of them."""
+    if d.nisland[b] > 0:
+        radr = d.island_iefcadr[b, k]
+        dadr = d.island_idofadr[b, k]
+        tadr = d.island_itreeadr[b, k]
+        return (
+            d.map_iefc2efc[b, radr : radr + d.island_nefc[b, k]],
+            d.map_idof2dof[b, dadr : dadr + d.island_nv[b, k]],
+            d.map_itree2tree[b, tadr : tadr + d.island_ntree[b, k]],
+        )
+    return d.map_iefc2efc[b, : d.nefc[b]], d.map_idof2dof[b, : m.nv], d.map_itree2tree[b, : m.ntree]
+
+
+@kernel
+def _scale(m, d, b, dofs):
+    """The solvers' scale of improvement and gradient: 1 / (sum of M's diagonal over the
+    island's dofs), or 1 / (meaninertia nv) for one problem of all rows (islands disabled)."""
+    if d.nisland[b] == 0:
+        return 1.0 / (m.stat_meaninertia * max(1, m.nv))
     inertia = 0.0
-    for k in range(nv):
-        if mark[m.dof_treeid[k]] != 0.0:
-            inertia += d.qM[b, m.M_rowadr[k] + m.M_rownnz[k] - 1]
+    for j in range(dofs.shape[0]):
+        k = dofs[j]
+        inertia += d.qM[b, m.M_rowadr[k] + m.M_rownnz[k] - 1]
     return 1.0 / inertia
+
+
+@kernel
+def _enter(d, b, dofs):
+    """Mark the group's dofs: scratch_idof[b, 0][dof] = its index in `dofs` (-1 elsewhere)."""
+    local = d.scratch_idof[b, 0]
+    for j in range(dofs.shape[0]):
+        local[dofs[j]] = j
+
+
+@kernel
+def _leave(d, b, dofs):
+    """Clear the marks of _enter."""
+    local = d.scratch_idof[b, 0]
+    for j in range(dofs.shape[0]):
+        local[dofs[j]] = -1
+
+
+@kernel
+def _row_local(m, d, b, i, dofs, idx, val):
+    """Row i of J on the group's dofs: idx[:n] their indices in `dofs` (ascending), val[:n]
+    the values; returns n. A dense row gives every dof of the group, a compact row its
+    stored entries (all in the group: engine.island joins the trees of its columns)."""
+    row = d.efc_J[b, i]
+    nnz = d.efc_J_rownnz[b, i]
+    if nnz == m.nv:
+        nd = dofs.shape[0]
+        for j in range(nd):
+            idx[j] = j
+            val[j] = row[dofs[j]]
+        return nd
+    col = d.efc_J_colind[b, i]
+    local = d.scratch_idof[b, 0]
+    n = 0
+    for t in range(nnz):
+        loc = local[col[t]]
+        if loc >= 0:
+            idx[n] = loc
+            val[n] = row[t]
+            n += 1
+    return n
+
+
+@kernel
+def _dot_local(m, d, b, i, x, dofs):
+    """J_i . x for x on the group's dofs (local), in MuJoCo's order: a dense row over the
+    group's dofs (mju_dot on its block of J), a compact row over its entries (mju_dotSparse).
+    A compact entry outside the group can only be a stored zero (engine.island joins the
+    trees of the other entries), so it reads x[0] and adds 0."""
+    row = d.efc_J[b, i]
+    n = d.efc_J_rownnz[b, i]
+    s0 = s1 = s2 = s3 = 0.0
+    t = 0
+    if n == m.nv:
+        nd = dofs.shape[0]
+        while t <= nd - 4:
+            s0 += row[dofs[t]] * x[t]
+            s1 += row[dofs[t + 1]] * x[t + 1]
+            s2 += row[dofs[t + 2]] * x[t + 2]
+            s3 += row[dofs[t + 3]] * x[t + 3]
+            t += 4
+        res = (s0 + s2) + (s1 + s3)
+        while t < nd:
+            res += row[dofs[t]] * x[t]
+            t += 1
+        return res
+    col = d.efc_J_colind[b, i]
+    local = d.scratch_idof[b, 0]
+    while t <= n - 4:
+        s0 += row[t] * x[max(local[col[t]], 0)]
+        s1 += row[t + 1] * x[max(local[col[t + 1]], 0)]
+        s2 += row[t + 2] * x[max(local[col[t + 2]], 0)]
+        s3 += row[t + 3] * x[max(local[col[t + 3]], 0)]
+        t += 4
+    res = (s0 + s2) + (s1 + s3)
+    while t < n:
+        res += row[t] * x[max(local[col[t]], 0)]
+        t += 1
+    return res
+
+
+@kernel
+def _mul_j_local(m, d, b, out, x, rows, dofs):
+    """out[i] = J_i . x for the group's rows, x on the group's dofs (local)."""
+    for c in range(rows.shape[0]):
+        i = rows[c]
+        out[i] = _dot_local(m, d, b, i, x, dofs)
+
+
+@kernel
+def _jt_local(m, d, b, out, rows, dofs):
+    """out = J^T efc_force over the group's rows, on its dofs (local)."""
+    local = d.scratch_idof[b, 0]
+    nd = dofs.shape[0]
+    for j in range(nd):
+        out[j] = 0.0
+    for c in range(rows.shape[0]):
+        i = rows[c]
+        fi = d.efc_force[b, i]
+        if fi == 0.0:
+            continue
+        row = d.efc_J[b, i]
+        n = d.efc_J_rownnz[b, i]
+        if n == m.nv:
+            for j in range(nd):
+                out[j] += row[dofs[j]] * fi
+        else:
+            col = d.efc_J_colind[b, i]
+            for t in range(n):
+                loc = local[col[t]]
+                if loc >= 0:
+                    out[loc] += row[t] * fi
+
+
+@kernel
+def _mul_m_local(m, d, b, res, x, trees):
+    """res = M x on the group's dofs (local vectors; M is block diagonal over the trees, and
+    a tree's dofs are contiguous in the group as in the model), as mul_m."""
+    local = d.scratch_idof[b, 0]
+    qM = d.qM[b]
+    for tt in range(trees.shape[0]):
+        t = trees[tt]
+        a = m.tree_dofadr[t]
+        shift = local[a] - a
+        for i in range(a, a + m.tree_dofnum[t]):
+            res[i + shift] = 0.0
+        for i in range(a, a + m.tree_dofnum[t]):
+            start = m.M_rowadr[i]
+            diag = start + m.M_rownnz[i] - 1
+            li = i + shift
+            res[li] += qM[diag] * x[li]
+            for adr in range(start, diag):
+                lj = m.M_colind[adr] + shift
+                res[li] += qM[adr] * x[lj]
+                res[lj] += qM[adr] * x[li]
+
+
+@kernel
+def _solve_m_local(m, d, b, x, trees):
+    """x <- M^-1 x on the group's dofs (local), tree by tree with M's factor (solve_ld)."""
+    local = d.scratch_idof[b, 0]
+    qLD = d.qLD[b]
+    for tt in range(trees.shape[0]):
+        t = trees[tt]
+        a = m.tree_dofadr[t]
+        e = a + m.tree_dofnum[t]
+        shift = local[a] - a
+        for i in range(e - 1, a - 1, -1):  # x <- L^-T x
+            xi = x[i + shift]
+            if xi != 0.0:
+                adr0 = m.M_rowadr[i]
+                for adr in range(adr0, adr0 + m.M_rownnz[i] - 1):
+                    x[m.M_colind[adr] + shift] -= qLD[adr] * xi
+        for i in range(a, e):  # x <- D^-1 x
+            x[i + shift] *= d.qLDiagInv[b, i]
+        for i in range(a, e):  # x <- L^-1 x
+            adr0 = m.M_rowadr[i]
+            s = 0.0
+            for adr in range(adr0, adr0 + m.M_rownnz[i] - 1):
+                s += qLD[adr] * x[m.M_colind[adr] + shift]
+            x[i + shift] -= s
 
 
 @kernel
@@ -329,12 +519,49 @@ def _warmstart(m, d, b):
         if cost_ws > cost_smooth:
             for v in range(nv):
                 qacc[v] = d.qacc_smooth[b, v]
-    if not (m.opt_disableflags & T.DSBL_ISLAND):
-        # dofs of trees no row touches: their exact acceleration (marks from _island_scale)
-        mark = d.scratch_nv[b, 5]
-        for v in range(nv):
-            if mark[m.dof_treeid[v]] == 0.0:
-                qacc[v] = d.qacc_smooth[b, v]
+    # dofs in no island (no row touches their trees): their exact acceleration
+    if d.nisland[b] > 0:
+        for idof in range(d.nidof[b], nv):
+            v = d.map_idof2dof[b, idof]
+            qacc[v] = d.qacc_smooth[b, v]
+
+
+@kernel
+def _chol_factor(H, n, mindiag):
+    """The lower triangle of H (n x n) <- its Cholesky factor L (H = L L^T), in place
+    (mju_cholFactor: a pivot below mindiag is replaced by it and its column below cleared);
+    returns the rank, n less the pivots replaced. Newton's Hessian and the cones' Hessians
+    (mindiag = MINVAL), PGS's QCQP (1e-10)."""
+    rank = n
+    for j in range(n):
+        x = H[j, j] - dot(H[j], H[j], j)
+        if x < mindiag:
+            H[j, j] = math.sqrt(mindiag)
+            rank -= 1
+            for i in range(j + 1, n):
+                H[i, j] = 0.0
+        else:
+            H[j, j] = math.sqrt(x)
+            inv = 1.0 / H[j, j]
+            for i in range(j + 1, n):
+                H[i, j] = (H[i, j] - dot(H[i], H[j], j)) * inv
+    return rank
+
+
+@kernel
+def _chol_solve(H, res, vec, n):
+    """res = (L L^T)^-1 vec for the Cholesky factor L (n x n) in the lower triangle of H
+    (mju_cholSolve): L y = vec forward, then L^T res = y backward."""
+    for i in range(n):
+        res[i] = vec[i]
+    for i in range(n):
+        if i:
+            res[i] -= dot(H[i], res, i)
+        res[i] /= H[i, i]
+    for i in range(n - 1, -1, -1):
+        for j in range(i + 1, n):
+            res[i] -= H[j, i] * res[j]
+        res[i] /= H[i, i]
 
 
 # ---- PGS -----------------------------------------------------------------------------------------
@@ -366,11 +593,14 @@ def _add_y(m, d, b, i, v, scale):
 
 
 @kernel
-def _minv_jt_f(m, d, b, v):
-    """v = M^-1 J^T f = sum_i f_i (M^-1 J_i^T), from the rows Y_i kept by solve_pgs."""
-    for k in range(m.nv):
-        v[k] = 0.0
-    for i in range(d.nefc[b]):
+def _minv_jt_f(m, d, b, v, rows, dofs):
+    """v = M^-1 J^T f = sum_i f_i (M^-1 J_i^T) over the group's rows, on its dofs (v is
+    indexed by dof; the group's rows touch its dofs only), from the rows Y_i kept by
+    _minv_jt_rows."""
+    for j in range(dofs.shape[0]):
+        v[dofs[j]] = 0.0
+    for c in range(rows.shape[0]):
+        i = rows[c]
         fi = d.efc_force[b, i]
         if fi != 0.0:
             _add_y(m, d, b, i, v, fi)
@@ -433,17 +663,19 @@ def _block_dim(d, b, i):
 
 
 @kernel
-def _ar_blocks(m, d, b):
+def _ar_blocks(m, d, b, rows):
     """scratch_efc_AR[b, i + j, k] = AR[i + j, i + k] = J_(i+j) Y_(i+k) + R_(i+j) delta_jk for
-    the rows i .. i + dim of every elliptic contact (the diagonal block of AR = J M^-1 J^T + R
-    that MuJoCo's extractBlock reads); after _minv_jt_rows (Y_i = M^-1 J_i^T)."""
+    the rows i .. i + dim of every elliptic contact among `rows` (an island's, in efc order;
+    a contact's rows are consecutive there too): the diagonal block of AR = J M^-1 J^T + R
+    that MuJoCo's extractBlock reads; after _minv_jt_rows (Y_i = M^-1 J_i^T)."""
     w = d.scratch_nv[b, 0]  # Y_(i+k) dense
     for k in range(m.nv):
         w[k] = 0.0
     AR = d.scratch_efc_AR[b]
-    nefc = d.nefc[b]
-    i = d.ne[b] + d.nf[b]
-    while i < nefc:
+    n_rows = rows.shape[0]
+    c = 0
+    while c < n_rows:
+        i = rows[c]
         dim = _block_dim(d, b, i)
         if d.efc_type[b, i] == T.CNSTR_CONTACT_ELLIPTIC:
             for k in range(dim):
@@ -459,7 +691,7 @@ def _ar_blocks(m, d, b):
                     col = d.scratch_efc_Y_colind[b, i + k]
                     for t in range(n):
                         w[col[t]] = 0.0
-        i += dim
+        c += dim
 
 
 @kernel
@@ -568,45 +800,6 @@ def _qcqp3(A, i, bin, dfr, r, out):
 
 
 @kernel
-def _chol_small(L, n, mindiag):
-    """In-place Cholesky L L^T of the n x n matrix in L's lower triangle, a diagonal below
-    mindiag replaced by mindiag and its column cleared; returns the rank (mju_cholFactor)."""
-    rank = n
-    for j in range(n):
-        tmp = L[j, j]
-        if j:
-            tmp -= dot(L[j], L[j], j)
-        deficient = tmp < mindiag
-        if deficient:
-            tmp = mindiag
-            rank -= 1
-        L[j, j] = math.sqrt(tmp)
-        if deficient:
-            for k in range(j + 1, n):
-                L[k, j] = 0.0
-        else:
-            tmp = 1 / L[j, j]
-            for k in range(j + 1, n):
-                L[k, j] = (L[k, j] - dot(L[k], L[j], j)) * tmp
-    return rank
-
-
-@kernel
-def _chol_solve_small(L, res, vec, n):
-    """res = (L L^T)^-1 vec for the factor of _chol_small (mju_cholSolve)."""
-    for k in range(n):
-        res[k] = vec[k]
-    for k in range(n):
-        if k:
-            res[k] -= dot(L[k], res, k)
-        res[k] /= L[k, k]
-    for k in range(n - 1, -1, -1):
-        for j in range(k + 1, n):
-            res[k] -= L[j, k] * res[j]
-        res[k] /= L[k, k]
-
-
-@kernel
 def _qcqp_n(A, i, bin, dfr, r, n, out, bs, tmp, S, L):
     """_qcqp2 in n <= 5 dimensions (mju_QCQP: (A + la)^-1 by Cholesky; rank below n with
     the 1e-10 threshold gives no friction). Work space: bs, tmp (n), S, L (n x n)."""
@@ -620,17 +813,17 @@ def _qcqp_n(A, i, bin, dfr, r, n, out, bs, tmp, S, L):
             for k in range(n):
                 L[j, k] = S[j, k]
             L[j, j] += la
-        if _chol_small(L, n, 1e-10) < n:
+        if _chol_factor(L, n, 1e-10) < n:
             for j in range(n):
                 out[j] = 0.0
             return 0
-        _chol_solve_small(L, out, bs, n)
+        _chol_solve(L, out, bs, n)
         for j in range(n):
             out[j] = -out[j]
         val = dot(out, out, n) - r * r
         if val < 1e-10:
             break
-        _chol_solve_small(L, tmp, out, n)
+        _chol_solve(L, tmp, out, n)
         deriv = -2.0 * dot(out, tmp, n)
         delta = -val / deriv
         if delta < 1e-10:
@@ -724,21 +917,26 @@ def _pgs_cone(m, d, b, i, v):
 
 
 @kernel
-def _project_cones(m, d, b):
-    """The Nesterov step's projection: friction-loss forces onto +-frictionloss, limit and
-    pyramidal contact forces onto f >= 0, an elliptic contact's onto its cone (all zero if
-    f_n < 0, else the friction scaled down onto the ellipsoid if outside; projectCone)."""
+def _project_cones(m, d, b, rows):
+    """The Nesterov step's projection of the forces of `rows` (an island's, in efc order):
+    friction-loss forces onto +-frictionloss, limit and pyramidal contact forces onto f >= 0,
+    an elliptic contact's onto its cone (all zero if f_n < 0, else the friction scaled down
+    onto the ellipsoid if outside; projectCone)."""
     f = d.efc_force[b]
     ne = d.ne[b]
     nf = d.nf[b]
-    nefc = d.nefc[b]
-    for i in range(ne, ne + nf):
-        fl = d.efc_frictionloss[b, i]
-        f[i] = min(max(f[i], -fl), fl)
-    i = ne + nf
-    while i < nefc:
-        dim = _block_dim(d, b, i)
-        if d.efc_type[b, i] == T.CNSTR_CONTACT_ELLIPTIC:
+    n_rows = rows.shape[0]
+    c = 0
+    while c < n_rows:
+        i = rows[c]
+        dim = 1
+        if i < ne:
+            pass
+        elif i < ne + nf:
+            fl = d.efc_frictionloss[b, i]
+            f[i] = min(max(f[i], -fl), fl)
+        elif d.efc_type[b, i] == T.CNSTR_CONTACT_ELLIPTIC:
+            dim = _block_dim(d, b, i)
             if f[i] < 0:
                 for j in range(i, i + dim):
                     f[j] = 0.0
@@ -747,7 +945,7 @@ def _project_cones(m, d, b):
                 _project_ellipsoid(f[i + 1 : i + dim], f[i], fr, dim - 1, True)
         elif f[i] < 0:
             f[i] = 0.0
-        i += dim
+        c += dim
 
 
 @kernel
@@ -800,13 +998,17 @@ def _dual_state(m, d, b):
 
 
 @kernel
-def solve_pgs(m, d, b, scale):
-    """Projected Gauss-Seidel on efc_force from its warm start (MuJoCo's solPGS); then
-    qfrc_constraint = J^T f and qacc = qacc_smooth + M^-1 J^T f. A row is a block of its
-    own, except the rows of an elliptic contact, updated together by _pgs_cone; blocks
-    are visited in MuJoCo's shuffled order."""
-    nv = m.nv
-    nefc = d.nefc[b]
+def solve_pgs(m, d, b, k):
+    """Projected Gauss-Seidel on the efc_force of island k (all rows if nisland = 0) from its
+    warm start (MuJoCo's solPGS, one island): min_f 1/2 f^T AR f + f^T b over the island's
+    rows, AR = J M^-1 J^T + R. A row is a block of its own, except the rows of an elliptic
+    contact, updated together by _pgs_cone (MuJoCo's blockstart); the island's blocks are
+    visited in an order shuffled every sweep by a PCG32 generator started afresh for each
+    island, with the island's own Nesterov state. Needs _minv_jt_rows. Returns
+    (iterations, improvement, converged)."""
+    rows, dofs, _ = _group(m, d, b, k)
+    scale = _scale(m, d, b, dofs)
+    n = rows.shape[0]
     ne = d.ne[b]
     nf = d.nf[b]
     f = d.efc_force[b]
@@ -815,21 +1017,21 @@ def solve_pgs(m, d, b, scale):
     ARinv = d.scratch_efc[b, 0]
     fprev = d.scratch_efc[b, 1]
     fmom = d.scratch_efc[b, 2]
-    order = d.scratch_efc_int[b]  # the blocks' first rows
+    order = d.scratch_efc_int[b]  # the island's blocks' first rows, shuffled in place
     v = d.scratch_nv[b, 1]
     tol = m.opt_tolerance
-    # Y_i = M^-1 J_i^T;  ARinv_i = 1 / (J_i M^-1 J_i^T + R_i); the cones' blocks of AR
-    _minv_jt_rows(m, d, b)
-    _ar_blocks(m, d, b)
-    for i in range(nefc):
-        fprev[i] = f[i]
+    _ar_blocks(m, d, b, rows)  # the island's cones' blocks of AR
+    for c in range(n):
+        fprev[rows[c]] = f[rows[c]]
+    # the blocks: an elliptic contact's rows are consecutive in the island's list too
     nblocks = 0
-    i = 0
-    while i < nefc:
-        order[nblocks] = i
+    c = 0
+    while c < n:
+        i = rows[c]
+        order[nblocks] = i  # order[j] = rows[MuJoCo's shuffled blockstart j]
         nblocks += 1
-        i += _block_dim(d, b, i)
-    _minv_jt_f(m, d, b, v)
+        c += _block_dim(d, b, i)
+    _minv_jt_f(m, d, b, v, rows, dofs)
     state, _ = _pcg32(np.uint64(0))
     nesterov_k = 0
     it = 0
@@ -838,23 +1040,24 @@ def solve_pgs(m, d, b, scale):
         beta = (nesterov_k - 1) / (nesterov_k + 2) if it > 0 else 0.0
         if beta > 0:
             # Nesterov extrapolation, projected back onto the feasible set
-            for i in range(nefc):
+            for c in range(n):
+                i = rows[c]
                 fs = f[i]
                 f[i] += beta * (f[i] - fprev[i])
                 fprev[i] = fs
-            _project_cones(m, d, b)
-            _minv_jt_f(m, d, b, v)
+            _project_cones(m, d, b, rows)
+            _minv_jt_f(m, d, b, v, rows, dofs)
         else:
-            for i in range(nefc):
-                fprev[i] = f[i]
-        for i in range(nefc):
-            fmom[i] = f[i]
-        # MuJoCo's visiting order: a Fisher-Yates shuffle of the blocks every sweep
-        for i in range(nblocks - 1, 0, -1):
+            for c in range(n):
+                fprev[rows[c]] = f[rows[c]]
+        for c in range(n):
+            fmom[rows[c]] = f[rows[c]]
+        # MuJoCo's visiting order: a Fisher-Yates shuffle of the island's blocks every sweep
+        for c in range(nblocks - 1, 0, -1):
             state, r = _pcg32(state)
-            j = int(r % np.uint64(i + 1))
-            tmp = order[i]
-            order[i] = order[j]
+            j = int(r % np.uint64(c + 1))
+            tmp = order[c]
+            order[c] = order[j]
             order[j] = tmp
         improvement = 0.0
         for c in range(nblocks):
@@ -886,13 +1089,22 @@ def solve_pgs(m, d, b, scale):
         restart = False
         if it > 0:
             s = 0.0
-            for i in range(nefc):
+            for c in range(n):
+                i = rows[c]
                 s += (f[i] - fmom[i]) * (fmom[i] - fprev[i])
             restart = s < 0
         nesterov_k = 0 if restart else nesterov_k + 1
         it += 1
         if improvement < tol:
             break
+    return it, improvement, 1 if improvement < tol else 0
+
+
+@kernel
+def _dual_finish(m, d, b):
+    """After PGS (MuJoCo's dualFinish, for all rows at once): every row's state from its
+    force (_dual_state), qfrc_constraint = J^T f and qacc = qacc_smooth + M^-1 J^T f."""
+    nv = m.nv
     _dual_state(m, d, b)
     _jt_force(m, d, b)
     qacc = d.qacc[b]
@@ -901,58 +1113,44 @@ def solve_pgs(m, d, b, scale):
     solve_ld(qacc, d.qLD[b], d.qLDiagInv[b], m)
     for k in range(nv):
         qacc[k] += d.qacc_smooth[b, k]
-    d.solver_niter[b] = it
-    d.solver_improvement[b] = improvement
-    d.solver_gradient[b] = 0.0
-    d.solver_converged[b] = 1 if improvement < tol else 0
 
 
 # ---- Newton --------------------------------------------------------------------------------------
 
 
 @kernel
-def _hessian(m, d, b):
-    """scratch_H <- Cholesky factor (lower) of H = M + J^T diag(D_active) J (mju_cholFactor:
-    a pivot below mjMINVAL is replaced by it)."""
-    nv = m.nv
+def _hessian(m, d, b, rows, dofs, trees):
+    """scratch_H <- Cholesky factor (lower) of the group's H = M + J^T diag(D_active) J on its
+    dofs (local indices; mju_cholFactor: a pivot below mjMINVAL is replaced by it)."""
+    nd = dofs.shape[0]
     H = d.scratch_H[b]
-    for r in range(nv):
+    idx = d.scratch_idof[b, 1]
+    val = d.scratch_row[b]
+    local = d.scratch_idof[b, 0]
+    for r in range(nd):
         for c in range(r + 1):
             H[r, c] = 0.0
-    for i in range(d.nefc[b]):
+    for c in range(rows.shape[0]):
+        i = rows[c]
         if d.efc_state[b, i] != T.CNSTRSTATE_QUADRATIC:
             continue
         Di = d.efc_D[b, i]
-        row = d.efc_J[b, i]
-        col = d.efc_J_colind[b, i]
-        for t in range(d.efc_J_rownnz[b, i]):
-            x = Di * row[t]
+        n = _row_local(m, d, b, i, dofs, idx, val)
+        for t in range(n):
+            x = Di * val[t]
             if x != 0.0:
-                r = col[t]
-                for s in range(t + 1):  # columns ascending: col[s] <= r
-                    H[r, col[s]] += x * row[s]
-    for i in range(nv):
-        start = m.M_rowadr[i]
-        for t in range(m.M_rownnz[i]):
-            H[i, m.M_colind[start + t]] += d.qM[b, start + t]
-    _chol_factor(H, nv)
-
-
-@kernel
-def _chol_factor(H, n):
-    """The lower triangle of H (n x n) <- its Cholesky factor, in place (mju_cholFactor: a
-    pivot below mjMINVAL is replaced by it and its column below cleared)."""
-    for j in range(n):
-        x = H[j, j] - dot(H[j], H[j], j)
-        if x < MINVAL:
-            H[j, j] = math.sqrt(MINVAL)
-            for i in range(j + 1, n):
-                H[i, j] = 0.0
-        else:
-            H[j, j] = math.sqrt(x)
-            inv = 1.0 / H[j, j]
-            for i in range(j + 1, n):
-                H[i, j] = (H[i, j] - dot(H[i], H[j], j)) * inv
+                r = idx[t]
+                for s in range(t + 1):  # indices ascending: idx[s] <= r
+                    H[r, idx[s]] += x * val[s]
+    for tt in range(trees.shape[0]):
+        t = trees[tt]
+        a = m.tree_dofadr[t]
+        shift = local[a] - a
+        for i in range(a, a + m.tree_dofnum[t]):
+            start = m.M_rowadr[i]
+            for e in range(m.M_rownnz[i]):
+                H[i + shift, m.M_colind[start + e] + shift] += d.qM[b, start + e]
+    _chol_factor(H, nd, MINVAL)
 
 
 @kernel
@@ -988,59 +1186,61 @@ def _cone_hessian(m, d, b, i, jar, A):
 
 
 @kernel
-def _add_cones(m, d, b):
+def _add_cones(m, d, b, rows, dofs):
     """scratch_Hcone <- the factor of H plus every elliptic contact in the middle zone's cone
     Hessian (MuJoCo's HessianCone: each cone's local Hessian factored, L_c, then the rows of
-    L_c^T J added to a copy of H's factor by rank-one updates). Returns True if some contact
-    is on its cone (solve with scratch_Hcone), else False (scratch_H, unchanged)."""
+    L_c^T J added to a copy of H's factor by rank-one updates), on the group's dofs. Returns
+    True if some contact is on its cone (solve with scratch_Hcone), else False (scratch_H,
+    unchanged)."""
     if m.opt_cone != T.CONE_ELLIPTIC:
         return False
-    nv = m.nv
-    nefc = d.nefc[b]
+    nd = dofs.shape[0]
+    nr = rows.shape[0]
     A = d.scratch_cone[b]
     LTJ = d.scratch_jac[b]
     Hc = d.scratch_Hcone[b]
     jar = d.scratch_efc[b, 0]
+    idx = d.scratch_idof[b, 1]
+    val = d.scratch_row[b]
     copied = False
-    i = d.ne[b] + d.nf[b]
-    while i < nefc:
-        if d.efc_type[b, i] != T.CNSTR_CONTACT_ELLIPTIC:
-            i += 1
+    c = 0
+    while c < nr:
+        i = rows[c]
+        if i < d.ne[b] + d.nf[b] or d.efc_type[b, i] != T.CNSTR_CONTACT_ELLIPTIC:
+            c += 1
             continue
         dim = d.contact_dim[b, d.efc_id[b, i]]
         if d.efc_state[b, i] != T.CNSTRSTATE_CONE:
-            i += dim
+            c += dim
             continue
         if not copied:
             H = d.scratch_H[b]
-            for r in range(nv):
-                for c in range(r + 1):
-                    Hc[r, c] = H[r, c]
+            for r in range(nd):
+                for q in range(r + 1):
+                    Hc[r, q] = H[r, q]
             copied = True
         _cone_hessian(m, d, b, i, jar, A)
-        _chol_factor(A, dim)
+        _chol_factor(A, dim, MINVAL)
         for r in range(dim):
-            for v in range(nv):
+            for v in range(nd):
                 LTJ[r, v] = 0.0
         for r in range(dim):
-            row = d.efc_J[b, i + r]
-            col = d.efc_J_colind[b, i + r]
-            for c in range(r + 1):
-                a = A[r, c]
-                for t in range(d.efc_J_rownnz[b, i + r]):
-                    LTJ[c, col[t]] += row[t] * a
+            n = _row_local(m, d, b, i + r, dofs, idx, val)
+            for q in range(r + 1):
+                a = A[r, q]
+                for t in range(n):
+                    LTJ[q, idx[t]] += val[t] * a
         for r in range(dim):
-            _chol_update(m, Hc, LTJ[r], True)
-        i += dim
+            _chol_update(Hc, LTJ[r], nd, True)
+        c += dim
     return copied
 
 
 @kernel
-def _chol_update(m, H, x, plus):
+def _chol_update(H, x, n, plus):
     """The lower Cholesky factor L in H becomes that of L L^T + x x^T (plus) or L L^T - x x^T,
     by Givens-like rotations column by column (mju_cholUpdate); x is overwritten. A pivot
-    that would fall below mjMINVAL is set to it and lowers the returned rank."""
-    n = m.nv
+    that would fall below mjMINVAL is set to it and lowers the returned rank (of n)."""
     rank = n
     for k in range(n):
         xk = x[k]
@@ -1068,49 +1268,35 @@ def _chol_update(m, H, x, plus):
 
 
 @kernel
-def _hessian_incremental(m, d, b, oldstate):
-    """Update the factor of H = M + J^T diag(D_active) J for the rows whose state changed
-    since `oldstate`: a row turning quadratic adds sqrt(D_i) J_i by a rank-one update, one
-    leaving it removes it by a downdate (MuJoCo's HessianIncremental). If a downdate loses
+def _hessian_incremental(m, d, b, oldstate, rows, dofs, trees):
+    """Update the factor of the group's H = M + J^T diag(D_active) J for the rows whose state
+    changed since `oldstate`: a row turning quadratic adds sqrt(D_i) J_i by a rank-one update,
+    one leaving it removes it by a downdate (MuJoCo's HessianIncremental). If a downdate loses
     rank, H is rebuilt and factored from the current states instead."""
-    nv = m.nv
+    nd = dofs.shape[0]
     H = d.scratch_H[b]
     x = d.scratch_nv[b, 5]
-    for i in range(d.nefc[b]):
+    idx = d.scratch_idof[b, 1]
+    val = d.scratch_row[b]
+    for c in range(rows.shape[0]):
+        i = rows[c]
         was = oldstate[i] == T.CNSTRSTATE_QUADRATIC
         now = d.efc_state[b, i] == T.CNSTRSTATE_QUADRATIC
         if was == now:
             continue
-        for v in range(nv):
+        for v in range(nd):
             x[v] = 0.0
         scale = math.sqrt(d.efc_D[b, i])
-        row = d.efc_J[b, i]
-        col = d.efc_J_colind[b, i]
-        for t in range(d.efc_J_rownnz[b, i]):
-            x[col[t]] = row[t] * scale
-        if _chol_update(m, H, x, now) < nv:
-            _hessian(m, d, b)
+        n = _row_local(m, d, b, i, dofs, idx, val)
+        for t in range(n):
+            x[idx[t]] = val[t] * scale
+        if _chol_update(H, x, nd, now) < nd:
+            _hessian(m, d, b, rows, dofs, trees)
             return
 
 
 @kernel
-def _chol_solve(m, H, res, vec):
-    """res = (L L^T)^-1 vec for the Cholesky factor L in the lower triangle of H."""
-    nv = m.nv
-    for i in range(nv):
-        res[i] = vec[i]
-    for i in range(nv):
-        if i:
-            res[i] -= dot(H[i], res, i)
-        res[i] /= H[i, i]
-    for i in range(nv - 1, -1, -1):
-        for j in range(i + 1, nv):
-            res[i] -= H[j, i] * res[j]
-        res[i] /= H[i, i]
-
-
-@kernel
-def _ls_eval(m, d, b, alpha, qg1, qg2):
+def _ls_eval(m, d, b, rows, alpha, qg1, qg2):
     """(alpha, cost(alpha) - cost(0), d cost/d alpha, d^2 cost/d alpha^2) along the search
     direction (MuJoCo's PrimalEval). A friction row's piecewise cost and an elliptic
     contact's (_cone_cost_dif, from the coefficients of _cone_quad) are evaluated directly,
@@ -1128,17 +1314,17 @@ def _ls_eval(m, d, b, alpha, qg1, qg2):
     t2 = qg2
     fd0 = 0.0
     fd1 = 0.0
-    nefc = d.nefc[b]
-    i = -1
-    while i + 1 < nefc:
-        i += 1
+    nr = rows.shape[0]
+    c = -1
+    while c + 1 < nr:
+        c += 1
+        i = rows[c]
         if i < ne:
             t1 += q1[i]
             t2 += q2[i]
             continue
         if d.efc_type[b, i] == T.CNSTR_CONTACT_ELLIPTIC:
-            c = d.efc_id[b, i]
-            mu = d.contact_mu[b, c]
+            mu = d.contact_mu[b, d.efc_id[b, i]]
             U0, V0, UU = q0[i + 1], q1[i + 1], q2[i + 1]
             UV, VV, Dm = q0[i + 2], q1[i + 2], q2[i + 2]
             cost += _cone_cost_dif(U0, V0, UU, UV, VV, q0[i], q1[i], q2[i], alpha, mu, Dm)
@@ -1152,7 +1338,7 @@ def _ls_eval(m, d, b, alpha, qg1, qg2):
                 T2 = VV / Ta - (UV + alpha * VV) * T1 / (Ta * Ta)
                 fd0 += Dm * (N - mu * Ta) * (V0 - mu * T1)
                 fd1 += Dm * ((V0 - mu * T1) * (V0 - mu * T1) + (N - mu * Ta) * (-mu * T2))
-            i += d.contact_dim[b, c] - 1
+            c += d.contact_dim[b, d.efc_id[b, i]] - 1
             continue
         if i < ne + nf:
             start = Jaref[i]
@@ -1211,7 +1397,7 @@ def _friction_cost_dif(start, x, f, Rf, D):
 
 
 @kernel
-def _bracket(m, d, b, p, c1, c2, c3, pnext, qg1, qg2):
+def _bracket(m, d, b, rows, p, c1, c2, c3, pnext, qg1, qg2):
     """MuJoCo's updateBracket: move bracket end p to the candidate with the same derivative
     sign closest to zero; returns (flag, p, pnext, evaluations)."""
     flag = 0
@@ -1223,7 +1409,7 @@ def _bracket(m, d, b, p, c1, c2, c3, pnext, qg1, qg2):
             p = c
             flag = 2
     if flag:
-        pnext = _ls_eval(m, d, b, p[0] - p[2] / p[3], qg1, qg2)
+        pnext = _ls_eval(m, d, b, rows, p[0] - p[2] / p[3], qg1, qg2)
         return flag, p, pnext, 1
     return flag, p, pnext, 0
 
@@ -1310,10 +1496,11 @@ def _cone_cost_dif(U0, V0, UU, UV, VV, q0, q1, q2, alpha, mu, Dm):
 
 
 @kernel
-def _line_search(m, d, b, scale):
-    """(alpha, improvement) of MuJoCo's exact line search (PrimalSearch) along search."""
-    nv = m.nv
-    nefc = d.nefc[b]
+def _line_search(m, d, b, rows, dofs, trees, scale):
+    """(alpha, improvement) of MuJoCo's exact line search (PrimalSearch) along search, on the
+    group's rows and dofs (local dof vectors)."""
+    nv = dofs.shape[0]
+    nr = rows.shape[0]
     Ma = d.scratch_nv[b, 0]
     Mv = d.scratch_nv[b, 1]
     search = d.scratch_nv[b, 4]
@@ -1322,25 +1509,26 @@ def _line_search(m, d, b, scale):
         return 0.0, 0.0
     gtol = m.opt_tolerance * m.opt_ls_tolerance * snorm / scale
     lsmax = m.opt_ls_iterations
-    mul_m(Mv, d.qM[b], search, m)
+    _mul_m_local(m, d, b, Mv, search, trees)
     Jaref = d.scratch_efc[b, 0]
     Jv = d.scratch_efc[b, 1]
-    _mul_j(m, d, b, Jv, search)
-    qg1 = dot(search, Ma, nv) - dot(d.qfrc_smooth[b], search, nv)
+    _mul_j_local(m, d, b, Jv, search, rows, dofs)
+    qg1 = dot(search, Ma, nv) - dot(d.scratch_nv[b, 7], search, nv)
     qg2 = 0.5 * dot(search, Mv, nv)
-    i = 0
-    while i < nefc:
+    c = 0
+    while c < nr:
+        i = rows[c]
         if d.efc_type[b, i] == T.CNSTR_CONTACT_ELLIPTIC:
-            i += _cone_quad(m, d, b, i)
+            c += _cone_quad(m, d, b, i)
             continue
         Di = d.efc_D[b, i]
         dj = Di * Jaref[i]
         d.scratch_efc[b, 2, i] = 0.5 * (Jaref[i] * dj)
         d.scratch_efc[b, 3, i] = Jv[i] * dj
         d.scratch_efc[b, 4, i] = 0.5 * (Jv[i] * Di * Jv[i])
-        i += 1
-    p0 = _ls_eval(m, d, b, 0.0, qg1, qg2)
-    p1 = _ls_eval(m, d, b, p0[0] - p0[2] / p0[3], qg1, qg2)
+        c += 1
+    p0 = _ls_eval(m, d, b, rows, 0.0, qg1, qg2)
+    p1 = _ls_eval(m, d, b, rows, p0[0] - p0[2] / p0[3], qg1, qg2)
     nev = 2
     if abs(p1[2]) < gtol and (p1[0] == 0 or p1[1] < 0):
         return p1[0], -p1[1]
@@ -1349,7 +1537,7 @@ def _line_search(m, d, b, scale):
     p2 = p0
     while p1[2] * direction <= -gtol and nev < lsmax:
         p2 = p1
-        p1 = _ls_eval(m, d, b, p1[0] - p1[2] / p1[3], qg1, qg2)
+        p1 = _ls_eval(m, d, b, rows, p1[0] - p1[2] / p1[3], qg1, qg2)
         nev += 1
         if abs(p1[2]) < gtol and p1[1] < 0:
             return p1[0], -p1[1]
@@ -1357,10 +1545,10 @@ def _line_search(m, d, b, scale):
         return p1[0], -p1[1]
     # bracketed search between p1 and p2
     p2next = p1
-    p1next = _ls_eval(m, d, b, p1[0] - p1[2] / p1[3], qg1, qg2)
+    p1next = _ls_eval(m, d, b, rows, p1[0] - p1[2] / p1[3], qg1, qg2)
     nev += 1
     while nev < lsmax:
-        pmid = _ls_eval(m, d, b, 0.5 * (p1[0] + p2[0]), qg1, qg2)
+        pmid = _ls_eval(m, d, b, rows, 0.5 * (p1[0] + p2[0]), qg1, qg2)
         nev += 1
         best = -1
         bestcost = 0.0
@@ -1377,8 +1565,8 @@ def _line_search(m, d, b, scale):
         if best == 2:
             return pmid[0], -pmid[1]
         c1, c2, c3 = p1next, p2next, pmid
-        b1, p1, p1next, n1 = _bracket(m, d, b, p1, c1, c2, c3, p1next, qg1, qg2)
-        b2, p2, p2next, n2 = _bracket(m, d, b, p2, c1, c2, c3, p2next, qg1, qg2)
+        b1, p1, p1next, n1 = _bracket(m, d, b, rows, p1, c1, c2, c3, p1next, qg1, qg2)
+        b2, p2, p2next, n2 = _bracket(m, d, b, rows, p2, c1, c2, c3, p2next, qg1, qg2)
         nev += n1 + n2
         if not b1 and not b2:
             return pmid[0], -pmid[1]
@@ -1390,44 +1578,58 @@ def _line_search(m, d, b, scale):
 
 
 @kernel
-def _newton_gradient(m, d, b, factor):
-    """At the current qacc (Ma, Jaref kept): forces, states and qfrc_constraint, then
-    grad = M qacc - qfrc_smooth - qfrc_constraint and Mgrad = H^-1 grad, with H's factor
-    updated for the rows whose state changed if `factor`, else Mgrad = M^-1 grad."""
-    nv = m.nv
+def _newton_gradient(m, d, b, factor, rows, dofs, trees):
+    """At the current qacc (Ma, Jaref kept): the group's forces, states and J^T f
+    (scratch_nv[b, 9]), then grad = M qacc - qfrc_smooth - J^T f and Mgrad = H^-1 grad, with
+    H's factor updated for the rows whose state changed if `factor`, else Mgrad = M^-1 grad
+    (local dof vectors)."""
+    nv = dofs.shape[0]
     oldstate = d.scratch_efc_int[b]
     if factor:
-        for i in range(d.nefc[b]):
-            oldstate[i] = d.efc_state[b, i]
-    constraint_update(m, d, b, d.scratch_efc[b, 0])
+        for c in range(rows.shape[0]):
+            oldstate[rows[c]] = d.efc_state[b, rows[c]]
+    update_rows(m, d, b, d.scratch_efc[b, 0], rows)
+    qfrc = d.scratch_nv[b, 9]
+    _jt_local(m, d, b, qfrc, rows, dofs)
     Ma = d.scratch_nv[b, 0]
     grad = d.scratch_nv[b, 2]
     Mgrad = d.scratch_nv[b, 3]
+    fsmooth = d.scratch_nv[b, 7]
     for v in range(nv):
-        grad[v] = Ma[v] - d.qfrc_smooth[b, v] - d.qfrc_constraint[b, v]
+        grad[v] = Ma[v] - fsmooth[v] - qfrc[v]
     if factor:
-        _hessian_incremental(m, d, b, oldstate)
-        _chol_solve(m, d.scratch_Hcone[b] if _add_cones(m, d, b) else d.scratch_H[b], Mgrad, grad)
+        _hessian_incremental(m, d, b, oldstate, rows, dofs, trees)
+        H = d.scratch_Hcone[b] if _add_cones(m, d, b, rows, dofs) else d.scratch_H[b]
+        _chol_solve(H, Mgrad, grad, nv)
     else:
         for v in range(nv):
             Mgrad[v] = grad[v]
-        solve_ld(Mgrad, d.qLD[b], d.qLDiagInv[b], m)
+        _solve_m_local(m, d, b, Mgrad, trees)
 
 
 @kernel
-def solve_newton(m, d, b, scale):
-    """Newton's method on the primal cost from the warm-start qacc (MuJoCo's mj_solPrimal
-    with flg_Newton, pyramidal cones, a dense Hessian factored once and then updated by
-    rank-one updates for the rows whose state changes, as MuJoCo's HessianIncremental).
+def solve_newton(m, d, b, k):
+    """Newton's method on the primal cost of island k (all rows if nisland = 0) from the
+    warm-start qacc (MuJoCo's mj_solPrimal with flg_Newton, one island: its dofs gathered
+    into local vectors, a dense Hessian on them factored once and then updated by rank-one
+    updates for the rows whose state changes, as MuJoCo's HessianIncremental); scatters qacc
+    and qfrc_constraint back to the island's dofs. Returns (iterations, improvement,
+    gradient, converged).
 
     Before any iteration, MuJoCo's certificate: the cost is strongly convex in the M-norm,
     so cost(qacc) - cost* <= 1/2 grad^T M^-1 grad; if that (scaled) and the scaled
     gradient are below the tolerance the warm start is the answer (0 iterations), and
     likewise if the Newton decrement 1/2 grad^T H^-1 grad is.
     """
-    nv = m.nv
-    nefc = d.nefc[b]
-    qacc = d.qacc[b]
+    rows, dofs, trees = _group(m, d, b, k)
+    scale = _scale(m, d, b, dofs)
+    nv = dofs.shape[0]
+    nr = rows.shape[0]
+    _enter(d, b, dofs)
+    qacc = d.scratch_nv[b, 6]
+    for j in range(nv):
+        qacc[j] = d.qacc[b, dofs[j]]
+        d.scratch_nv[b, 7, j] = d.qfrc_smooth[b, dofs[j]]
     Ma = d.scratch_nv[b, 0]
     Mv = d.scratch_nv[b, 1]
     grad = d.scratch_nv[b, 2]
@@ -1436,14 +1638,17 @@ def solve_newton(m, d, b, scale):
     Jaref = d.scratch_efc[b, 0]
     Jv = d.scratch_efc[b, 1]
     tol = m.opt_tolerance
-    mul_m(Ma, d.qM[b], qacc, m)
-    mul_jar(m, d, b, Jaref, qacc)
-    _newton_gradient(m, d, b, False)
+    _mul_m_local(m, d, b, Ma, qacc, trees)
+    _mul_j_local(m, d, b, Jaref, qacc, rows, dofs)
+    for c in range(nr):
+        Jaref[rows[c]] -= d.efc_aref[b, rows[c]]
+    _newton_gradient(m, d, b, False, rows, dofs, trees)
     gradient = scale * math.sqrt(dot(grad, grad, nv))
     done = gradient < tol and max(0.0, 0.5 * scale * dot(grad, Mgrad, nv)) < tol
     if not done:
-        _hessian(m, d, b)
-        _chol_solve(m, d.scratch_Hcone[b] if _add_cones(m, d, b) else d.scratch_H[b], Mgrad, grad)
+        _hessian(m, d, b, rows, dofs, trees)
+        H = d.scratch_Hcone[b] if _add_cones(m, d, b, rows, dofs) else d.scratch_H[b]
+        _chol_solve(H, Mgrad, grad, nv)
         done = gradient < tol and max(0.0, 0.5 * scale * dot(grad, Mgrad, nv)) < tol
     converged = 1 if done else 0
     for v in range(nv):
@@ -1451,15 +1656,15 @@ def solve_newton(m, d, b, scale):
     it = 0
     improvement = 0.0
     while not done and it < m.opt_iterations:
-        alpha, ls_improvement = _line_search(m, d, b, scale)
+        alpha, ls_improvement = _line_search(m, d, b, rows, dofs, trees, scale)
         if alpha == 0.0:
             break
         for v in range(nv):
             qacc[v] += alpha * search[v]
             Ma[v] += alpha * Mv[v]
-        for i in range(nefc):
-            Jaref[i] += alpha * Jv[i]
-        _newton_gradient(m, d, b, True)
+        for c in range(nr):
+            Jaref[rows[c]] += alpha * Jv[rows[c]]
+        _newton_gradient(m, d, b, True, rows, dofs, trees)
         improvement = scale * ls_improvement
         gradient = scale * math.sqrt(dot(grad, grad, nv))
         decrement = max(0.0, 0.5 * scale * dot(grad, Mgrad, nv))
@@ -1475,10 +1680,12 @@ def solve_newton(m, d, b, scale):
         gradient = scale * math.sqrt(dot(grad, grad, nv))
         decrement = max(0.0, 0.5 * scale * dot(grad, Mgrad, nv))
         converged = 1 if (gradient < tol or decrement < tol) else 0
-    d.solver_niter[b] = it
-    d.solver_improvement[b] = improvement
-    d.solver_gradient[b] = gradient
-    d.solver_converged[b] = converged
+    qfrc = d.scratch_nv[b, 9]
+    for j in range(nv):
+        d.qacc[b, dofs[j]] = qacc[j]
+        d.qfrc_constraint[b, dofs[j]] = qfrc[j]
+    _leave(d, b, dofs)
+    return it, improvement, gradient, converged
 
 
 # ---- driver --------------------------------------------------------------------------------------
@@ -1488,14 +1695,45 @@ def solve_newton(m, d, b, scale):
 def fwd_constraint(m, d, b):
     """qacc, qfrc_constraint and efc_force of row b (mj_fwdConstraint); after the smooth
     acceleration (qacc_smooth) and the constraint rows (make_constraint, reference).
-    Called only when the row has constraint rows (fwd_acceleration handles nefc == 0)."""
+    Called only when the row has constraint rows (fwd_acceleration handles nefc == 0).
+    Finds the islands (engine.island), warm-starts all rows together, then solves each
+    island on its own (all rows as one problem with islands disabled) and reports the
+    iterations of each (island_niter, island_converged) and their sum (solver_niter)."""
     nv = m.nv
+    island(m, d, b)
     for v in range(nv):
         d.qfrc_constraint[b, v] = 0.0
+        d.scratch_idof[b, 0, v] = -1
     mul_jar(m, d, b, d.efc_b[b], d.qacc_smooth[b])
-    scale = _island_scale(m, d, b)
     _warmstart(m, d, b)
+    ngroup = max(1, d.nisland[b])
+    for k in range(m.ntree):
+        d.island_niter[b, k] = 0
+        d.island_converged[b, k] = 0
+    niter = 0
+    improvement = 0.0
+    gradient = 0.0
+    converged = 1
     if m.opt_solver == T.SOL_PGS:
-        solve_pgs(m, d, b, scale)
+        _minv_jt_rows(m, d, b)  # Y_i = M^-1 J_i^T and ARinv of every row
+        for k in range(ngroup):
+            it, imp, ok = solve_pgs(m, d, b, k)
+            d.island_niter[b, k] = it
+            d.island_converged[b, k] = ok
+            niter += it
+            improvement = max(improvement, imp)
+            converged = min(converged, ok)
+        _dual_finish(m, d, b)
     else:
-        solve_newton(m, d, b, scale)
+        for k in range(ngroup):
+            it, imp, grad, ok = solve_newton(m, d, b, k)
+            d.island_niter[b, k] = it
+            d.island_converged[b, k] = ok
+            niter += it
+            improvement = max(improvement, imp)
+            gradient = max(gradient, grad)
+            converged = min(converged, ok)
+    d.solver_niter[b] = niter
+    d.solver_improvement[b] = improvement
+    d.solver_gradient[b] = gradient
+    d.solver_converged[b] = converged

@@ -16,13 +16,14 @@ updates. Compared:
   coefficients' cone) to 1e-9 relative, and contact_force equal to mj_contactForce;
 - 200-step trajectories (islands disabled) to 1e-9;
 - PGS (MuJoCo's solPGS: a contact's rows one block, the normal or ray update, then the
-  friction QCQP in 2, 3 or 5 dimensions with the normal fixed), islands disabled, dense
-  and sparse efc_J: the same iteration counts, qacc and efc_force to 1e-9 (roundoff seen),
+  friction QCQP in 2, 3 or 5 dimensions with the normal fixed), with islands as MuJoCo runs
+  them (each island's blocks shuffled and solved on their own) and disabled, dense and
+  sparse efc_J: every island's iteration count, qacc and efc_force to 1e-9 (roundoff seen),
   the same dual states (a force on the cone's surface may read SATISFIED or CONE by
   roundoff, so both are accepted there), every force inside its cone to 1e-12; run long
   (3000 iterations) it reaches MuJoCo's converged Newton solution except in the few states
   where MuJoCo's own PGS stalls, the same ones; 200-step trajectories to 1e-9; dm_control's
-  manipulator and stacker switched to PGS likewise.
+  manipulator and stacker switched to PGS likewise (islands on).
 
 constraint_tendon_equality.xml: a quartic coupling of two fixed tendons and a single-tendon
 offset: rows, qacc and 200-step trajectories as above.
@@ -141,8 +142,11 @@ def test_tendon_equality_rows_and_solve():
 # ---- PGS ----------------------------------------------------------------------------------------
 
 
-def _pgs(source, jacobian="auto", **options):
-    return with_options(source, flags={"island": "disable"}, solver="PGS", jacobian=jacobian, **options)
+def _pgs(source, jacobian="auto", islands=True, **options):
+    """source switched to PGS; islands on (MuJoCo's default: each island solved on its own)
+    or disabled (one problem of all rows)."""
+    flags = {} if islands else {"island": "disable"}
+    return with_options(source, flags=flags, solver="PGS", jacobian=jacobian, **options)
 
 
 def _cone_geometry(forces, friction, mu, dim):
@@ -154,10 +158,14 @@ def _cone_geometry(forces, friction, mu, dim):
 
 
 def _compare_pgs(sim, mj, datas, label, tol=1e-9, same_iterations=True):
-    """Iteration counts, qacc, efc_force (to tol) and efc_state against MuJoCo's PGS, and
-    every elliptic contact's forces inside their cone; returns the counts of contacts by
-    condim and of contacts slipping (friction on the cone, normal force > 0)."""
-    same = sum(int(d.solver_niter[0]) == int(sim.data.solver_niter[i]) for i, d in enumerate(datas))
+    """Iteration counts (every island's: island_niter against mjData.solver_niter, or the one
+    problem's with islands disabled), qacc, efc_force (to tol) and efc_state against MuJoCo's
+    PGS, and every elliptic contact's forces inside their cone; returns the counts of
+    contacts by condim and of contacts slipping (friction on the cone, normal force > 0)."""
+    same = 0
+    for i, d in enumerate(datas):
+        k = max(1, d.nisland)
+        same += np.array_equal(sim.data.island_niter[i, :k], d.solver_niter[:k])
     worst_qacc = worst_force = worst_cone = 0.0
     state_diff = boundary = 0
     dims: dict[int, int] = {}
@@ -195,7 +203,8 @@ def _compare_pgs(sim, mj, datas, label, tol=1e-9, same_iterations=True):
     report(f"{label} efc_force", worst_force, tol, len(datas))
     report(f"{label} friction outside the cone (relative)", worst_cone, 1e-12, len(datas))
     print(
-        f"[solver] {label}: {same}/{len(datas)} iteration counts equal; efc_state differs in "
+        f"[solver] {label}: {same}/{len(datas)} states with every island's iteration count equal "
+        f"({sum(d.nisland >= 2 for d in datas)} with >= 2 islands); efc_state differs in "
         f"{state_diff} rows off the cone's surface, {boundary} contacts on it (SATISFIED vs CONE); "
         f"contacts pressing by condim {dict(sorted(dims.items()))}, {slipping} on their cone"
     )
@@ -205,14 +214,19 @@ def _compare_pgs(sim, mj, datas, label, tol=1e-9, same_iterations=True):
     return dims, slipping
 
 
+@pytest.mark.parametrize("islands", [True, False], ids=["islands", "no_islands"])
 @pytest.mark.parametrize("jacobian", ["dense", "sparse"])
-def test_elliptic_pgs_repeats_mujoco(jacobian):
-    """MuJoCo's PGS with the elliptic cone (islands disabled: one problem, as we solve it),
-    the model's tolerance and 100 iterations: the same iteration count, qacc and forces at
-    roundoff, the same dual states."""
-    text = _pgs(ELLIPTIC, jacobian)
+def test_elliptic_pgs_repeats_mujoco(jacobian, islands):
+    """MuJoCo's PGS with the elliptic cone, the model's tolerance and 100 iterations, with
+    islands (MuJoCo's default: the ball, the box, the capsule and the pebble each an island
+    of their own, solved one by one) and disabled (one problem): the same iteration count
+    for every island, qacc and forces at roundoff, the same dual states."""
+    text = _pgs(ELLIPTIC, jacobian, islands)
     sim, mj, datas = _forward_both(text, _states(text))
-    dims, slipping = _compare_pgs(sim, mj, datas, f"constraint_elliptic PGS jacobian={jacobian}")
+    label = f"constraint_elliptic PGS jacobian={jacobian} islands={'on' if islands else 'off'}"
+    dims, slipping = _compare_pgs(sim, mj, datas, label)
+    several = sum(d.nisland >= 2 for d in datas)
+    assert several >= 20 if islands else several == 0
     # every QCQP size (2, 3 and 5 friction rows) ran with a pressing normal, and contacts slid
     assert dims.get(3, 0) >= 50 and dims.get(4, 0) >= 50 and dims.get(6, 0) >= 10
     assert slipping >= 10
@@ -265,8 +279,9 @@ def test_elliptic_pgs_trajectories_match_mujoco():
 def test_dm_control_elliptic_models_under_pgs(name, tmp_path):
     """dm_control's manipulator and stacker (elliptic cones, shipped with Newton; no model in
     the installed gymnasium or dm_control packages sets PGS with the elliptic cone) switched
-    to PGS, islands disabled, read beside a link to the suite's common/ (their includes):
-    at 40 states along MuJoCo's rollouts, the iterations, qacc, forces and dual states as
+    to PGS, islands on as MuJoCo runs them, read beside a link to the suite's common/ (their
+    includes): at 40 states along MuJoCo's rollouts, every island's iterations, qacc, forces
+    and dual states as
     MuJoCo's; then 200 steps from 4 of them (1e-6, as tests/engine/test_dm_control.py)."""
     (tmp_path / "common").symlink_to(SUITE / "common")
     path = tmp_path / name
