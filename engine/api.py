@@ -17,9 +17,8 @@ import numpy as np
 
 from engine import integrate
 from engine import types as T
-from engine.binding import Bound
+from engine.binding import Bound, collision_unit, ensure_compiled
 from engine.collision_driver import GEOM_TYPE_NAMES
-from engine.collision_driver import collision as collision_unit
 from engine.constraint import contact_force as contact_force_row
 from engine.errors import RoboDynError
 from engine.factor import mul_m
@@ -114,7 +113,9 @@ def collision(bound: Bound) -> None:
             for (g1, g2), (t1, t2) in zip(m.cpair_refused, names, strict=False)
         )
         raise UnsupportedModelError(f"collision: {pairs} can collide, but that type pair is not implemented")
-    _collision_rows(bound.model_table, bound.data_address, collision_unit.address(UNIT_SIGNATURE))
+    unit = collision_unit(m)
+    ensure_compiled((unit,))
+    _collision_rows(bound.model_table, bound.data_address, unit.address(UNIT_SIGNATURE))
     lost = np.flatnonzero(d.contact_lost)
     if len(lost):
         raise overflow_error(m, d, lost)

@@ -137,12 +137,21 @@ def _record(obj, ptr_type, extra: dict) -> np.ndarray:
 # ---- units ---------------------------------------------------------------------------------------------
 
 
+def collision_unit(model: Model) -> Unit:
+    """The collision unit for the model: `collision_convex` (closed-form colliders and the
+    GJK/EPA convex collider) when a candidate pair needs the convex collider, else
+    `collision` (closed-form colliders only, a fraction of the compile time)."""
+    from engine.collision_convex import has_convex_pair
+    from engine.collision_driver import collision, collision_convex
+
+    return collision_convex if has_convex_pair(model) else collision
+
+
 def units_for(model: Model) -> dict[str, Unit]:
     """{unit slot: Unit} the model's pipeline calls; slots it never calls stay 0.
 
     engine.forward calls collision and the constraint units only when their address is set.
     """
-    from engine.collision_driver import collision
     from engine.constraint import make_constraint, reference_constraint
     from engine.forward import forward
     from engine.integrate import euler, implicit, rk4
@@ -157,7 +166,7 @@ def units_for(model: Model) -> dict[str, Unit]:
         if np.isin(model.sensor_type, (T.SENS_TOUCH, T.SENS_RANGEFINDER)).any():
             chosen["ray_sensors"] = ray_sensors
     if not flags & (T.DSBL_CONSTRAINT | T.DSBL_CONTACT) and model.cpair_geom.shape[0] > 0:
-        chosen["collision"] = collision
+        chosen["collision"] = collision_unit(model)
     if model.nefcmax > 0:
         chosen["make_constraint"] = make_constraint
         chosen["reference_constraint"] = reference_constraint

@@ -146,6 +146,13 @@ def ccd_sizes(iterations: int) -> tuple[int, int]:
     return 5 + int(iterations), max(6 * int(iterations), 4)
 
 
+def has_convex_pair(m) -> bool:
+    """Whether a Model (engine.model.Model) has a candidate pair (cpair_geom) of CONVEX_PAIRS:
+    whether it needs this collider, its work space and the collision_convex unit."""
+    types = m.geom_type[m.cpair_geom] if len(m.cpair_geom) else ()
+    return any((int(t1), int(t2)) in CONVEX_PAIRS for t1, t2 in types)
+
+
 # ---- 3-vectors as tuples -------------------------------------------------------------------------
 
 
@@ -1335,7 +1342,7 @@ def _penetration(con, row, ws, margin, tolerance, iterations):
 def collide_convex(con, ws, type1, type2, margin, pos1, mat1, size1, pos2, mat2, size2, ccd_opt):
     """Contact of a pair of CONVEX_PAIRS (mjc_Convex for a pair with a sphere or an
     ellipsoid: one contact, with or without MuJoCo's multi-CCD). `ws` is the row's CCD work
-    space (collision_driver.collision), `ccd_opt` (ccd_tolerance, ccd_iterations), `margin`
+    space (collision_driver._convex_pair), `ccd_opt` (ccd_tolerance, ccd_iterations), `margin`
     the pair's margin + gap. Writes contact row 0 of con; returns the number of contacts."""
     tolerance, iterations = ccd_opt
     obj = ws[0]

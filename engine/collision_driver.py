@@ -22,10 +22,11 @@ a body pair, geoms in index order, except that pairs of bodies with more than on
 MuJoCo sends through its BVH mid phase come sorted by (geom1, geom2). Each pair is ordered
 so that type(geom1) <= type(geom2), as the narrow phase wants it.
 
-Per step, for each candidate pair (`collision`): MuJoCo's bounding-sphere test with the
-pair's margin + gap (|x1 - x2| > rbound1 + rbound2 + margin, or for a plane, the other
-geom's centre more than rbound + margin above it), then the closed-form collider of
-`collision_primitive`, then the contact parameters (mixed at load: condim and friction by
+Per step, for each candidate pair: MuJoCo's bounding-sphere test with the pair's margin +
+gap (|x1 - x2| > rbound1 + rbound2 + margin, or for a plane, the other geom's centre more
+than rbound + margin above it), then the closed-form collider of `collision_primitive` or,
+for a pair of `collision_convex.CONVEX_PAIRS`, MuJoCo's convex collider (GJK/EPA), then the
+contact parameters (mixed at load: condim and friction by
 maximum, solref and solimp by solmix weight, or copied from the geom of higher priority).
 MuJoCo's other broad- and mid-phase filters (sweep-and-prune over bounding boxes in a
 frame of the geom positions' principal axes, BVH bounding boxes) only drop pairs farther
@@ -37,6 +38,11 @@ distance, so a box pair slightly farther apart than margin + gap can get a conta
 its frame (and on rounding to float32 that its 4.0.0 binary does in ways we could not
 pin down); we keep them all. With zero margin and gap the box-box collider is exact
 and nothing differs; pairs with a world (or static) body skip the sweep in MuJoCo too.
+
+Two units run that loop (`engine.jit.unit`, the same kernels): `collision`, closed-form
+colliders only, and `collision_convex`, which adds the convex collider. GJK/EPA is most of a
+collision unit's compile time, so `engine.binding.units_for` gives a model the convex unit
+only when one of its candidate pairs needs it.
 
 A contact with dist >= includemargin (= margin; the gap only widens detection) is
 flagged `exclude`: MuJoCo reports it but makes no constraint from it.
@@ -292,10 +298,10 @@ def _far_apart(m, d, b, g1, g2, margin):
 
 
 @kernel
-def narrowphase(con, work, ccd, ccd_opt, type1, type2, margin, pos1, mat1, size1, pos2, mat2, size2):
-    """Dispatch on the geom types (type1 <= type2) to the collider; returns its count.
-    `work` is the box-box work array, `ccd` the convex collider's work space and `ccd_opt`
-    its options (collision_convex.collide_convex)."""
+def narrowphase(con, work, type1, type2, margin, pos1, mat1, size1, pos2, mat2, size2):
+    """Dispatch on the geom types (type1 <= type2) to the closed-form collider of
+    collision_primitive; returns its count, or -1 for a pair it has no collider for (one
+    of collision_convex.CONVEX_PAIRS). `work` is the box-box work array."""
     if type1 == P.GEOM_PLANE:
         if type2 == P.GEOM_SPHERE:
             return P.collide_plane_sphere(con, margin, pos1, mat1, size1, pos2, mat2, size2)
@@ -307,7 +313,7 @@ def narrowphase(con, work, ccd, ccd_opt, type1, type2, margin, pos1, mat1, size1
             return P.collide_plane_cylinder(con, margin, pos1, mat1, size1, pos2, mat2, size2)
         if type2 == P.GEOM_BOX:
             return P.collide_plane_box(con, margin, pos1, mat1, size1, pos2, mat2, size2)
-        return 0
+        return -1
     if type1 == P.GEOM_SPHERE:
         if type2 == P.GEOM_SPHERE:
             return P.collide_sphere_sphere(con, margin, pos1, mat1, size1, pos2, mat2, size2)
@@ -324,8 +330,61 @@ def narrowphase(con, work, ccd, ccd_opt, type1, type2, margin, pos1, mat1, size1
             return P.collide_capsule_box(con, margin, pos1, mat1, size1, pos2, mat2, size2)
     elif type1 == P.GEOM_BOX and type2 == P.GEOM_BOX:
         return P.collide_box_box(con, margin, pos1, mat1, size1, pos2, mat2, size2, work)
-    # every other pair the loader kept is one of collision_convex.CONVEX_PAIRS
-    return C.collide_convex(con, ccd, type1, type2, margin, pos1, mat1, size1, pos2, mat2, size2, ccd_opt)
+    return -1
+
+
+@kernel
+def _primitive_pair(m, d, b, p):
+    """Contacts of candidate pair p of row b from its closed-form collider, in row b's
+    scratch_con: their count; 0 when the bounding spheres are apart (_far_apart), -1 when
+    the pair has no closed-form collider (a convex pair, see _convex_pair)."""
+    g1 = m.cpair_geom[p, 0]
+    g2 = m.cpair_geom[p, 1]
+    margin = m.cpair_margin[p] + m.cpair_gap[p]
+    if _far_apart(m, d, b, g1, g2, margin):
+        return 0
+    return narrowphase(
+        d.scratch_con[b],
+        d.scratch_boxbox[b],
+        m.geom_type[g1],
+        m.geom_type[g2],
+        margin,
+        d.geom_xpos[b, g1],
+        d.geom_xmat[b, g1],
+        m.geom_size[g1],
+        d.geom_xpos[b, g2],
+        d.geom_xmat[b, g2],
+        m.geom_size[g2],
+    )
+
+
+@kernel
+def _convex_pair(m, d, b, p):
+    """Contact of candidate pair p of row b (one of collision_convex.CONVEX_PAIRS, its
+    bounding spheres not apart) from the convex collider, in row b's scratch_con: its
+    count (0 or 1). The collider works in the row's scratch_ccd_* arrays."""
+    g1 = m.cpair_geom[p, 0]
+    g2 = m.cpair_geom[p, 1]
+    ccd = (
+        d.scratch_ccd_obj[b],
+        d.scratch_ccd_simplex[b],
+        d.scratch_ccd_vert[b],
+        d.scratch_ccd_face[b],
+        d.scratch_ccd_faceid[b],
+        d.scratch_ccd_list[b],
+    )
+    pose1 = (d.geom_xpos[b, g1], d.geom_xmat[b, g1], m.geom_size[g1])
+    pose2 = (d.geom_xpos[b, g2], d.geom_xmat[b, g2], m.geom_size[g2])
+    return C.collide_convex(
+        d.scratch_con[b],
+        ccd,
+        m.geom_type[g1],
+        m.geom_type[g2],
+        m.cpair_margin[p] + m.cpair_gap[p],
+        *pose1,
+        *pose2,
+        (m.opt_ccd_tolerance, m.opt_ccd_iterations),
+    )
 
 
 @kernel
@@ -349,49 +408,44 @@ def _store(m, d, b, i, p, con, k):
     d.contact_exclude[b, i] = 1 if con[k, P.DIST] >= m.cpair_margin[p] else 0
 
 
+@kernel
+def _store_pair(m, d, b, p, n):
+    """Append the n contacts of candidate pair p (rows 0..n-1 of row b's scratch_con) to
+    contact_*[ncon:]; those beyond nconmax are counted in contact_lost, not stored."""
+    con = d.scratch_con[b]
+    for k in range(n):
+        if d.ncon[b] < m.nconmax:
+            _store(m, d, b, d.ncon[b], p, con, k)
+            d.ncon[b] += 1
+        else:
+            d.contact_lost[b] += 1
+
+
+# The two collision units run the same pair loop; a model compiles only the one it needs
+# (engine.binding.units_for): `collision` when every candidate pair has a closed-form
+# collider, `collision_convex` when a pair needs the convex collider (GJK/EPA, the bulk of
+# the compile time: the closed-form unit never contains it).
+
+
 @unit
 def collision(m, d, b):
-    """Contacts of row b at its current geom poses (run kinematics first): fills ncon and
-    contact_*[:ncon]; contacts beyond nconmax are counted in contact_lost, not stored."""
-    con = d.scratch_con[b]
-    work = d.scratch_boxbox[b]
-    ccd = (
-        d.scratch_ccd_obj[b],
-        d.scratch_ccd_simplex[b],
-        d.scratch_ccd_vert[b],
-        d.scratch_ccd_face[b],
-        d.scratch_ccd_faceid[b],
-        d.scratch_ccd_list[b],
-    )
-    ccd_opt = (m.opt_ccd_tolerance, m.opt_ccd_iterations)
-    ncon = 0
-    lost = 0
+    """Contacts of row b at its current geom poses (run kinematics first), every candidate
+    pair through its closed-form collider: fills ncon and contact_*[:ncon]; contacts beyond
+    nconmax are counted in contact_lost, not stored."""
+    d.ncon[b] = 0
+    d.contact_lost[b] = 0
     for p in range(m.cpair_geom.shape[0]):
-        g1 = m.cpair_geom[p, 0]
-        g2 = m.cpair_geom[p, 1]
-        margin = m.cpair_margin[p] + m.cpair_gap[p]
-        if _far_apart(m, d, b, g1, g2, margin):
-            continue
-        n = narrowphase(
-            con,
-            work,
-            ccd,
-            ccd_opt,
-            m.geom_type[g1],
-            m.geom_type[g2],
-            margin,
-            d.geom_xpos[b, g1],
-            d.geom_xmat[b, g1],
-            m.geom_size[g1],
-            d.geom_xpos[b, g2],
-            d.geom_xmat[b, g2],
-            m.geom_size[g2],
-        )
-        for k in range(n):
-            if ncon < m.nconmax:
-                _store(m, d, b, ncon, p, con, k)
-                ncon += 1
-            else:
-                lost += 1
-    d.ncon[b] = ncon
-    d.contact_lost[b] = lost
+        _store_pair(m, d, b, p, _primitive_pair(m, d, b, p))
+
+
+@unit
+def collision_convex(m, d, b):
+    """As `collision`, with the convex collider (collision_convex) for the candidate pairs
+    that have no closed-form one."""
+    d.ncon[b] = 0
+    d.contact_lost[b] = 0
+    for p in range(m.cpair_geom.shape[0]):
+        n = _primitive_pair(m, d, b, p)
+        if n < 0:
+            n = _convex_pair(m, d, b, p)
+        _store_pair(m, d, b, p, n)

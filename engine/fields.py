@@ -107,8 +107,7 @@ def _ccd_sizes(m) -> tuple[int, int]:
     """(vertices, faces) of the convex collider's polytope; (0, 0) without convex pairs."""
     from engine import collision_convex as C
 
-    types = m.geom_type[m.cpair_geom] if len(m.cpair_geom) else ()
-    if not any((int(t1), int(t2)) in C.CONVEX_PAIRS for t1, t2 in types):
+    if not C.has_convex_pair(m):
         return 0, 0
     return C.ccd_sizes(m.opt_ccd_iterations)
 

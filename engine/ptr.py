@@ -44,7 +44,7 @@ UNITS = (
     "forward_acc",  # actuation and acceleration after it (engine.forward.forward_acc)
     "sensors",  # sensordata (engine.sensors.sensors)
     "ray_sensors",  # touch and rangefinder readings (engine.sensors.ray_sensors)
-    "collision",  # contacts (engine.collision_driver.collision)
+    "collision",  # contacts (engine.collision_driver.collision, or collision_convex)
     "make_constraint",  # constraint rows (engine.constraint.make_constraint)
     "reference_constraint",  # efc_vel, efc_aref (engine.constraint.reference_constraint)
     "solver",  # qacc, efc_force (engine.solver.fwd_constraint)

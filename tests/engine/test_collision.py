@@ -26,6 +26,10 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import mujoco
@@ -33,6 +37,8 @@ import numpy as np
 import pytest
 
 import engine
+from engine.binding import units_for
+from engine.collision_driver import collision, collision_convex
 from engine.collision_primitive import (
     GEOM_BOX,
     GEOM_CAPSULE,
@@ -564,3 +570,52 @@ def test_contact_overflow_raises():
         n = min(counts[i], small.nconmax)
         assert sim.data.ncon[i] == n
         np.testing.assert_array_equal(sim.data.contact_geom[i, :n], full.data.contact_geom[i, :n])
+
+
+def test_collision_unit_follows_the_pair_types():
+    """A model whose candidate pairs all have closed-form colliders runs the `collision` unit,
+    one with a pair for the convex collider `collision_convex`, one without contacts neither
+    (engine.binding.units_for)."""
+    closed = engine.load_mjcf(ASSETS / "quadruped.xml")
+    assert units_for(closed)["collision"] is collision
+    assert units_for(engine.load_mjcf(PRIMITIVES))["collision"] is collision
+    convex = engine.load_mjcf(ASSETS / "tests" / "collision_convex.xml")
+    assert units_for(convex)["collision"] is collision_convex
+    assert "collision" not in units_for(engine.load_mjcf(without_contacts(ASSETS / "quadruped.xml")))
+
+
+_COMPILE_PROBE = """
+import json, time
+from numba.core import event
+from engine.collision_driver import collision
+from engine.ptr import UNIT_SIGNATURE
+
+class Compiled(event.Listener):
+    names = []
+    def on_start(self, ev):
+        pass
+    def on_end(self, ev):
+        self.names.append(getattr(getattr(ev.data.get("dispatcher"), "py_func", None), "__module__", "?"))
+
+t = time.perf_counter()
+with event.install_listener("numba:compile", Compiled()):
+    collision.address(UNIT_SIGNATURE)
+print(json.dumps({"s": time.perf_counter() - t, "modules": Compiled.names}))
+"""
+
+
+def test_closed_form_unit_compiles_no_convex_collider(tmp_path):
+    """Compiled from an empty cache, the `collision` unit compiles the closed-form colliders
+    and none of engine.collision_convex's kernels: GJK/EPA, most of the convex unit's compile
+    time, is compiled only for models that have a convex pair."""
+    root = str(Path(engine.__file__).parent.parent)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=os.pathsep.join([root, *sys.path]))
+    out = subprocess.run(
+        [sys.executable, "-c", _COMPILE_PROBE], cwd=root, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert out.returncode == 0, out.stderr
+    probe = json.loads(out.stdout.strip().splitlines()[-1])
+    modules = probe["modules"]
+    print(f"\ncollision unit, cold: {probe['s']:.0f} s, {len(modules)} functions compiled")
+    assert modules.count("engine.collision_primitive") >= 10  # it did compile, from scratch
+    assert "engine.collision_convex" not in modules
