@@ -497,7 +497,7 @@ def test_make_data_refuses_dense_flag_on_compact_rows(sim):
 
 def test_large_data_warns_before_allocating(sim):
     """The 200-link self-colliding chain with its worst-case contact buffer (39,802 contacts,
-    403 MiB per row) warns with the size, the largest arrays and how to shrink it; with
+    406 MiB per row) warns with the size, the largest arrays and how to shrink it; with
     the warning turned into an error nothing is allocated. A contact of the last link with
     the floor moves every one of the 200 hinges, so its compact efc_J rows are nv wide
     (nefcdof = nv = 200) and the column indices add half again to the values."""
@@ -506,7 +506,7 @@ def test_large_data_warns_before_allocating(sim):
     with warnings.catch_warnings():
         warnings.simplefilter("error", MemoryWarning)
         match = (
-            r"batch=8 needs 3224\.\d MiB \(403\.1 MiB per environment, nconmax=39802, "
+            r"batch=8 needs 3244\.\d MiB \(405\.5 MiB per environment, nconmax=39802, "
             r"nefcmax=159608, nv=200, nefcdof=200\).*efc_J \(nefcmax=159608, nefcdof=200\) 243\.5 MiB, "
             r"efc_J_colind \(nefcmax=159608, nefcdof=200\) 121\.8 MiB.*nconmax=.*<size memory"
         )
