@@ -349,30 +349,35 @@ def _same_sign(a, b):
 
 
 @kernel
+def _plane_candidate(n, v):
+    """The origin projected onto the plane through v with normal n: (0, projection) when n
+    is usable (n.v != 0 and |n|^2 > MINVAL), (1, _) when n = 0 (a degenerate triangle),
+    (2, _) when n is unusable but nonzero (try the next candidate)."""
+    nv = _dot(n, v)
+    nn = _dot(n, n)
+    if nn == 0:
+        return 1, (0.0, 0.0, 0.0)
+    if nv != 0 and nn > MINVAL:
+        return 0, _scl(n, nv / nn)
+    return 2, (0.0, 0.0, 0.0)
+
+
+@kernel
 def _project_origin_plane(v1, v2, v3):
     """(1, _) if the triangle is degenerate, else (0, the origin projected onto its plane)
-    (projectOriginPlane: the first of three normals that is usable)."""
+    (projectOriginPlane): the first usable of the normals (v3-v2)x(v2-v1) through v2 and
+    (v2-v1)x(v3-v1) through v1, else (v3-v1)x(v3-v2) through v3 as it is."""
     d21 = _sub(v2, v1)
     d31 = _sub(v3, v1)
     d32 = _sub(v3, v2)
-    n = cross(d32, d21)
-    nv = _dot(n, v2)
-    nn = _dot(n, n)
-    if nn == 0:
-        return 1, (0.0, 0.0, 0.0)
-    if nv != 0 and nn > MINVAL:
-        return 0, _scl(n, nv / nn)
-    n = cross(d21, d31)
-    nv = _dot(n, v1)
-    nn = _dot(n, n)
-    if nn == 0:
-        return 1, (0.0, 0.0, 0.0)
-    if nv != 0 and nn > MINVAL:
-        return 0, _scl(n, nv / nn)
+    status, p = _plane_candidate(cross(d32, d21), v2)
+    if status != 2:
+        return status, p
+    status, p = _plane_candidate(cross(d21, d31), v1)
+    if status != 2:
+        return status, p
     n = cross(d31, d32)
-    nv = _dot(n, v3)
-    nn = _dot(n, n)
-    return 0, _scl(n, nv / nn)
+    return 0, _scl(n, _dot(n, v3) / _dot(n, n))
 
 
 @kernel

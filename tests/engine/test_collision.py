@@ -86,6 +86,14 @@ def mj_contacts(d: mujoco.MjData) -> dict[str, np.ndarray]:
     return out
 
 
+def mj_collide(mj: mujoco.MjModel, d: mujoco.MjData, qpos: np.ndarray) -> dict[str, np.ndarray]:
+    """MuJoCo's contacts at qpos: mj_kinematics then mj_collision on d."""
+    d.qpos[:] = qpos
+    mujoco.mj_kinematics(mj, d)
+    mujoco.mj_collision(mj, d)
+    return mj_contacts(d)
+
+
 def our_contacts(data: engine.Data, i: int) -> dict[str, np.ndarray]:
     """Row i's contacts 0..ncon-1."""
     n = int(data.ncon[i])
@@ -149,13 +157,15 @@ def compare_states(label: str, ours_source, mj: mujoco.MjModel, qpos: np.ndarray
     sim.data.qpos[:] = qpos
     sim.forward()
     sim.collision()
+    return compare_contacts(label, mj, sim.data, qpos)
+
+
+def compare_contacts(label: str, mj: mujoco.MjModel, data: engine.Data, qpos: np.ndarray) -> Comparison:
+    """Row i's contacts in `data` against MuJoCo's at qpos[i], one to one."""
     d = mujoco.MjData(mj)
     result = Comparison(label)
     for i in range(len(qpos)):
-        d.qpos[:] = qpos[i]
-        mujoco.mj_kinematics(mj, d)
-        mujoco.mj_collision(mj, d)
-        result.add(mj, mj_contacts(d), our_contacts(sim.data, i), i)
+        result.add(mj, mj_collide(mj, d, qpos[i]), our_contacts(data, i), i)
     return result
 
 

@@ -33,7 +33,14 @@ from engine.collision_primitive import (
     GEOM_ELLIPSOID,
     GEOM_SPHERE,
 )
-from tests.engine.test_collision import Comparison, mj_contacts, mj_model, our_contacts, random_poses
+from tests.engine.test_collision import (
+    Comparison,
+    compare_contacts,
+    mj_collide,
+    mj_model,
+    our_contacts,
+    random_poses,
+)
 from tests.helpers import ASSETS, GYM_ASSETS, report, without_contacts
 
 CONVEX = ASSETS / "tests" / "collision_convex.xml"
@@ -67,13 +74,7 @@ def compare_on_mujoco_poses(label: str, xml, mj: mujoco.MjModel, qpos: np.ndarra
         sim.data.geom_xpos[i] = d.geom_xpos
         sim.data.geom_xmat[i] = d.geom_xmat.reshape(-1, 9)
     sim.collision()
-    result = Comparison(label)
-    for i in range(len(qpos)):
-        d.qpos[:] = qpos[i]
-        mujoco.mj_kinematics(mj, d)
-        mujoco.mj_collision(mj, d)
-        result.add(mj, mj_contacts(d), our_contacts(sim.data, i), i)
-    return result
+    return compare_contacts(label, mj, sim.data, qpos)
 
 
 @pytest.mark.parametrize(("spread", "seed"), [(0.08, 0), (0.12, 1), (0.2, 2)])
@@ -89,10 +90,7 @@ def test_collider_matches_mujoco(spread: float, seed: int):
     d = mujoco.MjData(mj)
     dists = []
     for q in qpos:
-        d.qpos[:] = q
-        mujoco.mj_kinematics(mj, d)
-        mujoco.mj_collision(mj, d)
-        dists.extend(d.contact.dist[: d.ncon])
+        dists.extend(mj_collide(mj, d, q)["dist"])
     dists = np.array(dists)
     print(
         f"[convex] spread {spread}: {len(dists)} contacts, dist in [{dists.min():.3g}, {dists.max():.3g}], "
@@ -121,10 +119,7 @@ def test_pipeline_matches_mujoco():
     worst = dict.fromkeys(TOL_PIPELINE, 0.0)
     ncon = 0
     for i in range(len(qpos)):
-        d.qpos[:] = qpos[i]
-        mujoco.mj_kinematics(mj, d)
-        mujoco.mj_collision(mj, d)
-        ref, ours = mj_contacts(d), our_contacts(sim.data, i)
+        ref, ours = mj_collide(mj, d, qpos[i]), our_contacts(sim.data, i)
         assert len(ours["dist"]) == d.ncon and np.array_equal(ours["geom"], ref["geom"]), f"state {i}"
         for name in TOL_PIPELINE:
             if d.ncon:
