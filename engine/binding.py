@@ -20,6 +20,7 @@ from numba import types
 
 from engine import fields
 from engine import types as T
+from engine.compile_workers import compile_in_workers, estimate, plan, workers
 from engine.data import DATA_SPECS, Data
 from engine.errors import RoboDynError
 from engine.fields import ArraySpec
@@ -196,13 +197,22 @@ def _driver_entries() -> list:
 
 def ensure_compiled(units, entries=()) -> None:
     """Compile (or load from the cache) `units` and `entries` ((dispatcher, argtypes)),
-    telling the user first if anything has to be compiled."""
-    todo_units = [u for u in units if not u.is_cached(UNIT_SIGNATURE)]
-    todo_entries = [(e, a) for e, a in entries if not entry_is_cached(e, a)]
-    labels = [u.label for u in todo_units] + [
-        f"{e.__module__.removeprefix('engine.')}.{e.__name__}" for e, _ in todo_entries
+    telling the user first if anything has to be compiled. Several cold items are compiled
+    side by side in worker processes (engine.compile_workers), then loaded from the cache."""
+    jobs = [(u.label, None) for u in units if not u.is_cached(UNIT_SIGNATURE)]
+    jobs += [
+        (f"{e.__module__.removeprefix('engine.')}.{e.__name__}", a)
+        for e, a in entries
+        if not entry_is_cached(e, a)
     ]
-    with compiling(labels):
+    shares = plan(jobs, workers()) if len(jobs) > 1 else []
+    parallel = len(shares) > 1
+    labels = [label for label, _ in jobs]
+    with compiling(
+        labels, processes=len(shares) if parallel else 1, seconds=estimate(shares) if parallel else None
+    ):
+        if parallel:
+            compile_in_workers(shares)  # fills the on-disk cache; what a worker missed is compiled below
         for u in units:
             u.address(UNIT_SIGNATURE)
         for e, argtypes in entries:

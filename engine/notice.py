@@ -35,26 +35,30 @@ COMPILE_SECONDS = {
     "step.run_rows": 13.5,
     "setconst.set_const_rows": 4.0,  # a row's own parameters (engine.params)
 }
-_DEFAULT_SECONDS = 0.5  # a driver entry
+DEFAULT_SECONDS = 0.5  # a driver entry
 
 
 @contextlib.contextmanager
-def compiling(labels: list[str], stream=None):
+def compiling(labels: list[str], stream=None, processes: int = 1, seconds: float | None = None):
     """Around the compilation of `labels` (units and entries, "module.function"): when
-    there is anything to compile, say so first, then show progress until it is done."""
+    there is anything to compile, say so first, then show progress until it is done.
+    `processes` > 1: the work is shared by that many worker processes (engine.compile_workers),
+    `seconds` their estimate."""
     if not labels:
         yield
         return
     stream = stream or sys.stderr
-    estimate = sum(COMPILE_SECONDS.get(label, _DEFAULT_SECONDS) for label in labels)
+    if seconds is None:
+        seconds = sum(COMPILE_SECONDS.get(label, DEFAULT_SECONDS) for label in labels)
     names = ", ".join(label.split(".")[-1] for label in labels)
+    where = f" in {processes} processes" if processes > 1 else ""
     print(
-        f"robodyn: compiling the engine's kernels for this model ({names}), about {estimate:.0f} s, "
+        f"robodyn: compiling the engine's kernels for this model ({names}){where}, about {seconds:.0f} s, "
         "once; later runs load them from the cache",
         file=stream,
         flush=True,
     )
-    progress = _Progress(stream)
+    progress = _Progress(stream, processes)
     start = time.perf_counter()
     with event.install_listener("numba:compile", progress):
         progress.start()
@@ -69,8 +73,9 @@ class _Progress(event.Listener):
     """Counts numba's compile events and reports them: in place every half second on a
     terminal, one line every 15 s otherwise (a log)."""
 
-    def __init__(self, stream):
+    def __init__(self, stream, processes: int = 1):
         self.stream = stream
+        self.processes = processes
         self.tty = bool(getattr(stream, "isatty", lambda: False)())
         self.count = 0
         self.current = ""
@@ -97,6 +102,8 @@ class _Progress(event.Listener):
 
     def _line(self) -> str:
         elapsed = time.perf_counter() - self._start
+        if self.processes > 1 and self.count == 0:  # the workers compile; this process waits
+            return f"robodyn: compiling ... {elapsed:4.0f} s, in {self.processes} processes"
         return f"robodyn: compiling ... {elapsed:4.0f} s, {self.count} functions done ({self.current})"
 
     def _run(self):

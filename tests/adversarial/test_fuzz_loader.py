@@ -10,7 +10,7 @@ TypeError. Anything else fails the test, and so does a crash of the process: the
 run in a subprocess, which reports each mutant before it tries it, so a segfault names
 the mutant that caused it (its MJCF is left in a file named in the failure).
 
-The seed is fixed and the budget is about 30 s of mutants after a warm-up that builds a
+The seed is fixed and the budget is about 20 s of mutants after a warm-up that builds a
 Simulator on every base model (so compiling the engine's kernels does not eat it); the
 test prints how many mutants loaded and stepped, loaded and were refused while stepping,
 or were refused at load.
@@ -33,7 +33,7 @@ import numpy as np
 from tests.helpers import ASSETS, GYM_ASSETS, REPO
 
 SEED = 20261130
-BUDGET_S = 30.0
+BUDGET_S = 20.0
 GYM_MODELS = (
     "ant.xml",
     "hopper.xml",

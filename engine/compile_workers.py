@@ -1,0 +1,104 @@
+"""Cold compiles spread over worker processes, one per core.
+
+Each unit (`engine.jit.unit`) and each driver entry is compiled on its own and cached on
+disk, so a cold start that needs several of them can compile them side by side: worker
+processes each compile a share and write it to the cache, and the calling process then
+loads everything from there. A first run then takes about the longest worker's time
+instead of the sum (the crane's units: about half).
+
+The shares balance the estimated compile times (`engine.notice.COMPILE_SECONDS`): longest
+first, each to the least loaded worker. Workers are plain `python -c` processes started with
+the caller's interpreter and `sys.path`; one that fails (or finds another `engine` package)
+costs nothing but its time, because the caller compiles whatever is still missing itself.
+
+ROBODYN_COMPILE_WORKERS sets the number of workers (1: compile in the calling process);
+the default is the cores this process may run on, at most 4 (each worker holds a compiler
+of its own, about 1 GB).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+
+from engine.notice import COMPILE_SECONDS, DEFAULT_SECONDS
+
+MAX_WORKERS = 4
+
+# what a worker runs: read its share from stdin, compile each item into the on-disk cache
+_WORKER = """
+import importlib, pickle, sys
+share = pickle.load(sys.stdin.buffer)
+import engine
+if engine.__file__ != share["engine"]:
+    sys.exit(3)  # another engine package on this path: its cache would not be the caller's
+from engine.ptr import UNIT_SIGNATURE
+for label, argtypes in share["items"]:
+    module, name = label.rsplit(".", 1)
+    obj = getattr(importlib.import_module("engine." + module), name)
+    if argtypes is None:
+        obj.address(UNIT_SIGNATURE)
+    else:
+        obj.compile(argtypes)
+"""
+
+
+def workers() -> int:
+    """How many worker processes a cold compile may use (ROBODYN_COMPILE_WORKERS, else the
+    usable cores, at most MAX_WORKERS)."""
+    value = os.environ.get("ROBODYN_COMPILE_WORKERS", "")
+    if value.strip():
+        try:
+            return max(1, int(value))
+        except ValueError:
+            return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_WORKERS, cores))
+
+
+def plan(items: list, n: int) -> list[list]:
+    """`items` ((label, argtypes) pairs) in at most n shares of about equal estimated time:
+    longest first, each to the share with the least time so far. Empty shares are dropped."""
+    shares: list[list] = [[] for _ in range(n)]
+    loads = [0.0] * n
+    for item in sorted(items, key=lambda it: -COMPILE_SECONDS.get(it[0], DEFAULT_SECONDS)):
+        k = loads.index(min(loads))
+        shares[k].append(item)
+        loads[k] += COMPILE_SECONDS.get(item[0], DEFAULT_SECONDS)
+    return [s for s in shares if s]
+
+
+def estimate(shares: list[list]) -> float:
+    """Estimated seconds of a compile in these shares: the longest share's."""
+    return max(
+        (sum(COMPILE_SECONDS.get(label, DEFAULT_SECONDS) for label, _ in s) for s in shares), default=0.0
+    )
+
+
+def compile_in_workers(shares: list[list]) -> bool:
+    """Compile each share in a worker process of its own and wait for all of them; True if
+    every worker finished. The caller then loads (or compiles) each item as usual."""
+    import engine
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    procs = []
+    try:
+        for share in shares:
+            proc = subprocess.Popen(
+                [sys.executable, "-c", _WORKER],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=env,
+            )
+            procs.append(proc)
+            proc.stdin.write(pickle.dumps({"engine": engine.__file__, "items": share}))
+            proc.stdin.close()
+    except (OSError, ValueError, pickle.PicklingError):
+        pass  # no interpreter to start (an embedded Python) or a worker gone: the caller compiles
+    return len(procs) == len(shares) and all(proc.wait() == 0 for proc in procs)
