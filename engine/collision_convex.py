@@ -1336,8 +1336,8 @@ def _ccd(ws, tolerance, iterations, maxcon):
     """Signed distance and witness points of the two objects of ws (mjc_ccd with no
     distance cutoff; module docstring, steps 2-4). Returns (dist, nx, x1, x2): dist < 0 is
     penetration, nx the number of witness pairs: 0 or 1 (x1, x2), or, when maxcon > 1 and
-    the multi-contact search finds several, their number (the pairs in ws's poly rows, dist
-    their smallest distance)."""
+    the multi-contact search finds some, their number (the pairs in ws's poly rows, the
+    first also in x1, x2; dist their smallest distance)."""
     obj, simplex, vert, face, faceid, lst, poly = ws
     obj1 = obj[0]
     obj2 = obj[1]
@@ -1368,8 +1368,8 @@ def _ccd(ws, tolerance, iterations, maxcon):
             elif dist < 0 and maxcon >= 2 and nsimplex > 0:
                 # 4.0.0: the multi-contact search also follows a shallow contact
                 nm = _multi(ws, maxcon, nsimplex, x1, x2)
-                if nm > 0:
-                    return _min_dist(poly, nm), nm, x1, x2
+                if nm > 0:  # (one found replaces the first contact)
+                    return _min_dist(poly, nm), nm, M._get(poly, M.R_X1), M._get(poly, M.R_X2)
             return dist, nx, x1, x2
         # deep: GJK and EPA on the full shapes
     dist, nsimplex, separated, nx, x1, x2 = _gjk(
@@ -1393,7 +1393,7 @@ def _ccd(ws, tolerance, iterations, maxcon):
             if found and maxcon >= 2:
                 nm = _multi(ws, maxcon, 3, x1, x2)  # the features of EPA's face
                 if nm > 0:
-                    return _min_dist(poly, nm), nm, x1, x2
+                    return _min_dist(poly, nm), nm, M._get(poly, M.R_X1), M._get(poly, M.R_X2)
     return dist, nx, x1, x2
 
 

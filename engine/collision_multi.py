@@ -322,7 +322,7 @@ def _edges(poly, vrow, gtype, dim, pos, mat, size, margin, i0, i1, x):
         e = (s * mat[2], s * mat[5], s * mat[8])
         _put(poly, R_E, e)
         v = _get(poly, vrow)
-        if not margin > 0:  # onto the rim of its cap
+        if margin > 0:  # a support point inflated by the margin: back onto the rim of its cap
             d = (v[0] - pos[0], v[1] - pos[1], v[2] - pos[2])
             lx = (mat[0] * d[0] + mat[3] * d[1]) + mat[6] * d[2]
             ly = (mat[1] * d[0] + mat[4] * d[1]) + mat[7] * d[2]

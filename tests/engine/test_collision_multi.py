@@ -1,0 +1,264 @@
+"""Oracle tests of MuJoCo 4.0.0's multi-contact search (engine/collision_multi.py) for
+capsule : cylinder, cylinder : cylinder and cylinder : box, the pairs whose convex contact
+(GJK/EPA, engine/collision_convex.py) is followed by a search for up to 2 (capsule) or 4
+contacts on aligned faces and edges.
+
+1. Random poses of `assets/tests/collision_cylinder.xml` (a capsule, two cylinders, a
+   cylinder with a margin and a gap, a box; only pairs with a cylinder collide) at three
+   spreads: deep, shallow, within-margin and separated poses. Random poses rarely align
+   features, so 2. "resting" poses lay one geom on another: a random axis-aligned relative
+   orientation (cap on cap, side on cap, parallel or crossed sides, box faces and edges on
+   caps) tilted by a few degrees either side of the 4.0.0 alignment tolerance (~5.1
+   degrees), at a random lateral offset and a depth from 8 mm in to 6 mm apart.
+   Both on MuJoCo's own geom poses (`compare_on_mujoco_poses`): count, order and geoms
+   exactly equal to mj_collision's, dist, pos and frame to 1e-9. The search repeats the
+   binary's arithmetic (the same face polygons, clipping and area comparisons), so the
+   errors are rounding, ~1e-16 to 1e-15; 1e-9 is the collision suite's tolerance.
+3. Through our own kinematics (poses off by ~1e-16): the same contacts, to TOL_PIPELINE.
+4. Known cases: flat on a cap (2 contacts for a capsule, 4 on the cap's 16-gon for a
+   cylinder or a box), alongside (1 contact).
+5. `<flag multiccd="disable">`: one contact per pair, still MuJoCo's.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pytest
+
+import engine
+from engine.collision_primitive import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER
+from tests.engine.test_collision import mj_collide, mj_model, our_contacts, random_poses
+from tests.engine.test_collision_convex import compare_on_mujoco_poses
+from tests.helpers import ASSETS, report, without_contacts
+
+CYLINDERS = ASSETS / "tests" / "collision_cylinder.xml"
+N_POSES = 400  # random poses per spread
+N_RESTING = 600  # resting poses per seed
+PAIRS = [(GEOM_CAPSULE, GEOM_CYLINDER), (GEOM_CYLINDER, GEOM_CYLINDER), (GEOM_CYLINDER, GEOM_BOX)]
+
+
+# ---- resting poses ----------------------------------------------------------------------------
+
+
+def _quat_to_mat(q: np.ndarray) -> np.ndarray:
+    m = np.zeros(9)
+    mujoco.mju_quat2Mat(m, q)
+    return m.reshape(3, 3)
+
+
+def _mat_to_quat(m: np.ndarray) -> np.ndarray:
+    q = np.zeros(4)
+    mujoco.mju_mat2Quat(q, m.reshape(-1))
+    return q
+
+
+def _axis_rotations() -> list[np.ndarray]:
+    """The 24 rotations that map the coordinate axes onto coordinate axes."""
+    out = []
+    for perm in ([0, 1, 2], [1, 2, 0], [2, 0, 1], [1, 0, 2], [0, 2, 1], [2, 1, 0]):
+        for signs in np.ndindex(2, 2, 2):
+            m = np.zeros((3, 3))
+            for i, j in enumerate(perm):
+                m[i, j] = 1.0 if signs[i] else -1.0
+            if np.linalg.det(m) > 0:
+                out.append(m)
+    return out
+
+
+def _extent(gtype: int, size: np.ndarray, rot: np.ndarray, u: np.ndarray) -> float:
+    """How far the geom (orientation rot) reaches from its centre along the unit direction u."""
+    loc = rot.T @ u
+    if gtype == GEOM_BOX:
+        return float(np.abs(loc) @ size[:3])
+    if gtype == GEOM_CYLINDER:
+        return float(size[0] * np.hypot(loc[0], loc[1]) + size[1] * abs(loc[2]))
+    return float(size[0] + size[1] * abs(loc[2]))  # capsule
+
+
+def _tilt(rng: np.random.Generator, max_deg: float) -> np.ndarray:
+    axis = rng.normal(size=3)
+    axis /= np.linalg.norm(axis)
+    q = np.zeros(4)
+    mujoco.mju_axisAngle2Quat(q, axis, np.radians(rng.uniform(0.0, max_deg)))
+    return _quat_to_mat(q)
+
+
+def resting_poses(mj: mujoco.MjModel, n: int, seed: int) -> np.ndarray:
+    """n qpos, each laying one geom of a colliding pair on the other: geom b's orientation
+    is geom a's times a random axis-aligned rotation times a tilt of up to 10 degrees (half
+    of the poses within 3 degrees), b sits along a random axis of a at the sum of the two
+    extents minus a depth in [-6, 8] mm, offset sideways by up to 8 cm; the other bodies
+    are parked far apart."""
+    rng = np.random.default_rng(seed)
+    rotations = _axis_rotations()
+    geoms = [g for g in range(mj.ngeom) if mj.body_jntnum[mj.geom_bodyid[g]] == 1]
+    pairs = [
+        (a, b)
+        for a in geoms
+        for b in geoms
+        if a != b
+        and GEOM_CYLINDER in (mj.geom_type[a], mj.geom_type[b])
+        and (mj.geom_contype[a] & mj.geom_conaffinity[b] or mj.geom_contype[b] & mj.geom_conaffinity[a])
+    ]
+    qpos = np.tile(mj.qpos0, (n, 1))
+    for i in range(n):
+        for k, g in enumerate(geoms):  # park everything far apart
+            adr = mj.jnt_qposadr[mj.body_jntadr[mj.geom_bodyid[g]]]
+            qpos[i, adr : adr + 3] = (3.0 * k, 5.0, 5.0)
+        a, b = pairs[rng.integers(len(pairs))]
+        rot_a = _quat_to_mat(_random_unit_quat(rng))
+        tilt = 3.0 if rng.uniform() < 0.5 else 10.0
+        rot_b = rot_a @ rotations[rng.integers(len(rotations))] @ _tilt(rng, tilt)
+        axis = np.zeros(3)
+        axis[rng.integers(3)] = rng.choice([-1.0, 1.0])
+        u = rot_a @ axis
+        reach = _extent(mj.geom_type[a], mj.geom_size[a], rot_a, u) + _extent(
+            mj.geom_type[b], mj.geom_size[b], rot_b, -u
+        )
+        side = rng.normal(size=3)
+        side -= (side @ u) * u
+        side *= rng.uniform(0.0, 0.08) / np.linalg.norm(side)
+        pos_a = np.array([0.0, 0.0, 0.5])
+        pos_b = pos_a + u * (reach - rng.uniform(-0.006, 0.008)) + side
+        for g, pos, rot in ((a, pos_a, rot_a), (b, pos_b, rot_b)):
+            adr = mj.jnt_qposadr[mj.body_jntadr[mj.geom_bodyid[g]]]
+            qpos[i, adr : adr + 3] = pos  # the geoms sit at their bodies' origins
+            qpos[i, adr + 3 : adr + 7] = _mat_to_quat(rot)
+    return qpos
+
+
+def _random_unit_quat(rng: np.random.Generator) -> np.ndarray:
+    q = rng.normal(size=4)
+    return q / np.linalg.norm(q)
+
+
+def _multi_counts(mj: mujoco.MjModel, qpos: np.ndarray) -> dict[int, int]:
+    """How many (pose, pair) had 1, 2, 3, 4 contacts in MuJoCo."""
+    d = mujoco.MjData(mj)
+    counts: dict[int, int] = {}
+    for q in qpos:
+        ref = mj_collide(mj, d, q)
+        pairs, n = np.unique(ref["geom"], axis=0, return_counts=True) if len(ref["dist"]) else ([], [])
+        for k in n:
+            counts[int(k)] = counts.get(int(k), 0) + 1
+    return counts
+
+
+# ---- oracle tests -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("spread", "seed"), [(0.08, 0), (0.12, 1), (0.2, 2)])
+def test_random_poses_match_mujoco(spread: float, seed: int):
+    """Deep, shallow, within-margin and separated poses, on MuJoCo's geom poses: contacts
+    equal mj_collision's (count, order, geoms exactly; dist, pos, frame to 1e-9)."""
+    mj = mj_model(CYLINDERS)
+    qpos = random_poses(mj, N_POSES, seed=seed, spread=spread, height=(0.45, 0.55))
+    result = compare_on_mujoco_poses(f"collision_cylinder spread {spread}", CYLINDERS, mj, qpos)
+    result.check(N_POSES, N_POSES)
+    for pair in PAIRS:
+        assert result.pair_types.get(pair, 0) >= 100, f"pair types {pair}: {result.pair_types.get(pair, 0)}"
+    print(f"[multi] spread {spread}: contacts per touching pair {_multi_counts(mj, qpos)}")
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_resting_poses_match_mujoco(seed: int):
+    """Faces and edges laid on each other, tilted either side of the alignment tolerance:
+    the multi-contact search's contacts equal mj_collision's."""
+    mj = mj_model(CYLINDERS)
+    qpos = resting_poses(mj, N_RESTING, seed)
+    result = compare_on_mujoco_poses(f"collision_cylinder resting {seed}", CYLINDERS, mj, qpos)
+    result.check(N_RESTING, N_RESTING // 2)
+    counts = _multi_counts(mj, qpos)
+    print(f"[multi] resting seed {seed}: contacts per touching pair {counts}")
+    assert counts.get(2, 0) >= 30 and counts.get(4, 0) >= 30 and counts.get(1, 0) >= 30, counts
+    for pair in PAIRS:
+        assert result.pair_types.get(pair, 0) >= 50, f"pair types {pair}: {result.pair_types.get(pair, 0)}"
+
+
+TOL_PIPELINE = {"dist": 1e-9, "pos": 1e-9, "frame": 1e-9}
+
+
+def test_pipeline_matches_mujoco():
+    """Random and resting poses through our own kinematics (geom poses off MuJoCo's by
+    ~1e-16): the same contacts. A pose within ~1e-15 of a decision (a vertex on a clipping
+    plane, two quadrilaterals of equal area) could flip it; none of these poses is."""
+    mj = mj_model(CYLINDERS)
+    qpos = np.concatenate(
+        [
+            random_poses(mj, N_POSES, seed=3, spread=0.1, height=(0.45, 0.55)),
+            resting_poses(mj, N_RESTING, seed=3),
+        ]
+    )
+    sim = engine.Simulator(engine.load_mjcf(without_contacts(CYLINDERS)), batch=len(qpos))
+    sim.data.qpos[:] = qpos
+    sim.forward()
+    sim.collision()
+    d = mujoco.MjData(mj)
+    worst = dict.fromkeys(TOL_PIPELINE, 0.0)
+    ncon = 0
+    for i in range(len(qpos)):
+        ref, ours = mj_collide(mj, d, qpos[i]), our_contacts(sim.data, i)
+        assert len(ours["dist"]) == d.ncon and np.array_equal(ours["geom"], ref["geom"]), f"state {i}"
+        for name in TOL_PIPELINE:
+            if d.ncon:
+                worst[name] = max(worst[name], float(np.max(np.abs(ours[name] - ref[name]))))
+        ncon += d.ncon
+    for name, tol in TOL_PIPELINE.items():
+        report(f"collision_multi through our kinematics, contact {name}", worst[name], tol, ncon)
+    assert ncon >= 500
+    for name, tol in TOL_PIPELINE.items():
+        assert worst[name] <= tol
+
+
+# ---- known cases ---------------------------------------------------------------------------------
+
+_ON_CAP = """
+<mujoco>
+  <option gravity="0 0 0"/>
+  <worldbody>
+    <body><geom name="base" type="cylinder" size="0.1 0.05"/></body>
+    <body pos="{x} 0 {z}" euler="{euler}"><freejoint/><geom name="top" type="{type}" size="{size}"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+# (top geom, its size, euler, x, height of its centre above the base's centre, contacts)
+KNOWN = [
+    ("capsule", "0.02 0.1", "0 90 0", 0.03, 0.05 + 0.02 - 0.001, 2),  # lying on the cap
+    ("capsule", "0.02 0.1", "0 0 0", 0.1 + 0.02 - 0.001, 0.0, 1),  # alongside, axes parallel
+    ("cylinder", "0.05 0.05", "0 0 0", 0.0, 0.1 - 0.001, 4),  # coaxial, smaller
+    ("cylinder", "0.15 0.05", "0 0 0", 0.0, 0.1 - 0.001, 4),  # coaxial, larger
+    ("box", "0.05 0.05 0.05", "0 0 0", 0.0, 0.1 - 0.001, 4),  # box face on the cap
+]
+
+
+@pytest.mark.parametrize(("gtype", "size", "euler", "x", "z", "ncon"), KNOWN)
+def test_known_cases(gtype, size, euler, x, z, ncon):
+    """Flat 1 mm deep: every contact at dist -1 mm, midway between the surfaces (0.0495),
+    normal along the base's axis; the count MuJoCo 4.0.0 gives (2 at a capsule's ends, 4 on
+    the cap's 16-gon or the box's corners, 1 alongside); and equal to MuJoCo's."""
+    xml = _ON_CAP.format(type=gtype, size=size, euler=euler, x=x, z=z)
+    sim = engine.Simulator(engine.load_mjcf(without_contacts(xml)), batch=1)
+    sim.forward()
+    sim.collision()
+    data = sim.data
+    assert data.ncon[0] == ncon
+    dist = data.contact_dist[0, :ncon]
+    assert np.allclose(dist, -0.001, atol=1e-12), dist
+    if ncon > 1:
+        assert np.allclose(data.contact_pos[0, :ncon, 2], 0.0495, atol=1e-12)
+        assert np.allclose(np.abs(data.contact_frame[0, :ncon, 2]), 1.0, atol=1e-12)
+    mj = mujoco.MjModel.from_xml_string(xml)
+    compare_on_mujoco_poses(gtype, xml, mj, sim.data.qpos.copy()).check(1, ncon)
+
+
+def test_multiccd_disabled_matches_mujoco():
+    """Without multi-CCD MuJoCo gives these pairs one contact: so do we."""
+    xml = CYLINDERS.read_text().replace(
+        '<option gravity="0 0 0"/>', '<option gravity="0 0 0"><flag multiccd="disable"/></option>'
+    )
+    mj = mujoco.MjModel.from_xml_string(xml)
+    qpos = resting_poses(mj, 300, seed=4)
+    compare_on_mujoco_poses("multiccd disabled", xml, mj, qpos).check(300, 150)
+    assert max(_multi_counts(mj, qpos)) == 1
