@@ -1,7 +1,9 @@
 """Stage 9, collision narrow phase: MuJoCo's general convex collider (mjc_Convex with its
-native CCD, as the MuJoCo 4.0.0 binary runs it) for the geom pairs that have a sphere or an
-ellipsoid and no closed-form collider: sphere : ellipsoid, capsule : ellipsoid, ellipsoid :
-ellipsoid / cylinder / box (`CONVEX_PAIRS`). MuJoCo returns one contact for each of them.
+native CCD, as the MuJoCo 4.0.0 binary runs it) for the geom pairs that have no closed-form
+collider (`CONVEX_PAIRS`): sphere : ellipsoid, capsule : ellipsoid, ellipsoid : ellipsoid /
+cylinder / box, for which MuJoCo returns one contact, and capsule : cylinder, cylinder :
+cylinder and cylinder : box, whose first contact 4.0.0 follows with its multi-contact
+search (engine/collision_multi.py: up to 2, resp. 4, contacts on aligned faces and edges).
 
 The algorithm follows `engine_collision_convex.c` and `engine_collision_gjk.c`, with the
 changes the 4.0.0 binary (libmujoco.so.4.0.0, its static functions read back) makes to that
@@ -39,16 +41,22 @@ source; each is marked "4.0.0" where it bites. Steps:
    (4.0.0; the source uses the best upper bound so far) or after ccd_iterations steps. The
    depth is that face's distance, the witness points its barycentric point mapped onto A
    and B (`_epa_witness`).
-5. The contact (mjc_penetration): dist = margin + signed distance between the witness
-   points x1 (on A) and x2 (on B), pos = (x1 + x2) / 2, normal = (x1 - x2) / |x1 - x2|, from
-   geom 1 to geom 2.
+5. Multi-contact (4.0.0, pairs of `MULTI_CONTACTS`): after a penetrating contact, from the
+   shallow path as well as from EPA, collision_multi.multicontact looks for aligned faces
+   and edges of the two geoms at the features of the last simplex (GJK's; after EPA, the
+   vertices of EPA's face, which 4.0.0 copies there) and replaces the contact by the
+   clipped polygon's witness pairs when it finds some.
+6. The contacts (mjc_penetration): per witness pair, dist = margin + signed distance between
+   the witness points x1 (on A) and x2 (on B), pos = (x1 + x2) / 2, normal = (x1 - x2) /
+   |x1 - x2|, from geom 1 to geom 2.
 
 Frames: geom positions and orientations are world-frame (`mat` row-major, its columns the
 local axes); every point and direction here is world-frame but the `l` of the supports.
 
 No allocation: the work arrays are the row's Data scratch (`ccd` in collision_driver): the
-two objects, the GJK simplex, the polytope's vertices, faces, face map, horizon and its
-search stack. The polytope holds at most 5 + ccd_iterations vertices and 6 ccd_iterations
+two objects, the GJK simplex (and the last simplex kept for the multi-contact search), the
+polytope's vertices, faces, face map, horizon and its search stack, and the multi-contact
+search's work rows. The polytope holds at most 5 + ccd_iterations vertices and 6 ccd_iterations
 faces, as MuJoCo sizes it (`ccd_sizes`). MuJoCo's horizon search is recursive; here it is a
 loop over an explicit stack that visits the faces in the same order.
 
@@ -57,9 +65,7 @@ originOnEdge / polytope2 fallback): a hexahedron face through the origin (within
 in polytope3. Not met in 16,000 random pairs.
 
 Not built, and refused at load: meshes, height fields and SDFs; MuJoCo's libccd path
-(`<flag nativeccd="disable">`); and capsule : cylinder, cylinder : cylinder and cylinder :
-box, for which the 4.0.0 binary runs a multi-contact polygon search (mjc_multicontact, its
-cylinder form not in the source) that is not reproduced here.
+(`<flag nativeccd="disable">`).
 """
 
 import math

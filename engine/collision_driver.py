@@ -363,9 +363,10 @@ def _primitive_pair(m, d, b, p):
 
 @kernel
 def _convex_pair(m, d, b, p):
-    """Contact of candidate pair p of row b (one of collision_convex.CONVEX_PAIRS, its
-    bounding spheres not apart) from the convex collider, in row b's scratch_con: its
-    count (0 or 1). The collider works in the row's scratch_ccd_* arrays."""
+    """Contacts of candidate pair p of row b (one of collision_convex.CONVEX_PAIRS, its
+    bounding spheres not apart) from the convex collider, in row b's scratch_con: their
+    count (0 or 1, up to cpair_maxcon with the multi-contact search). The collider works
+    in the row's scratch_ccd_* arrays."""
     g1 = m.cpair_geom[p, 0]
     g2 = m.cpair_geom[p, 1]
     ccd = (

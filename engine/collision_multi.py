@@ -256,23 +256,35 @@ def _box_normals(poly, row, dim, mat, i0, i1, i2, d):
                 idx += 1
             return 1, idx, 0, 0
         return _box_normals2(poly, row, mat, d)
+    # dimension 2 (4.0.0: each normal in its own row)
     c = 0
-    ind = [0, 0, 0]
+    f0 = 0
+    f1 = 0
+    f2 = 0
     if x:
-        _put(poly, row + c, _rotate(mat, float(x), 0.0, 0.0))
-        ind[c] = 0 if x > 0 else 1
-        c += 1
+        _put(poly, row, _rotate(mat, float(x), 0.0, 0.0))
+        f0 = 0 if x > 0 else 1
+        c = 1
     if y:
         _put(poly, row + c, _rotate(mat, 0.0, float(y), 0.0))
-        ind[c] = 2 if y > 0 else 3
+        if c == 0:
+            f0 = 2 if y > 0 else 3
+        else:
+            f1 = 2 if y > 0 else 3
         c += 1
     if z:
         _put(poly, row + c, _rotate(mat, 0.0, 0.0, float(z)))
-        ind[c] = 4 if z > 0 else 5
+        fz = 4 if z > 0 else 5
+        if c == 0:
+            f0 = fz
+        elif c == 1:
+            f1 = fz
+        else:
+            f2 = fz
         c += 1
     if c == 0:
         return _box_normals2(poly, row, mat, d)
-    return c, ind[0], ind[1], ind[2]
+    return c, f0, f1, f2
 
 
 @kernel

@@ -30,7 +30,7 @@ import engine
 from engine.collision_primitive import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER
 from tests.engine.test_collision import mj_collide, mj_model, our_contacts, random_poses
 from tests.engine.test_collision_convex import compare_on_mujoco_poses
-from tests.helpers import ASSETS, report, without_contacts
+from tests.helpers import ASSETS, rel_err, report, without_contacts
 
 CYLINDERS = ASSETS / "tests" / "collision_cylinder.xml"
 N_POSES = 400  # random poses per spread
@@ -262,3 +262,85 @@ def test_multiccd_disabled_matches_mujoco():
     qpos = resting_poses(mj, 300, seed=4)
     compare_on_mujoco_poses("multiccd disabled", xml, mj, qpos).check(300, 150)
     assert max(_multi_counts(mj, qpos)) == 1
+
+
+# ---- gymnasium's pusher --------------------------------------------------------------------------
+
+N_PUSH = 12  # rollouts
+PUSH_STEPS = 200
+TOL_TRAJ = 1e-6  # qpos, relative to max(1, |qpos|); qvel 100 times that
+
+
+def _pusher_starts(mj: mujoco.MjModel, n: int, seed: int):
+    """n starts of gymnasium's pusher with the hand down at the object: the arm's joints
+    uniform in their ranges, kept when the point between the two fingertips is 2 to 7 cm
+    above the object's centre height (the table top), and the cylindrical object slid to
+    within 5 cm (x and y) of that point, so that random controls push it with the wrist's
+    capsules."""
+    rng = np.random.default_rng(seed)
+    d = mujoco.MjData(mj)
+    obj = int(mj.body("object").id)
+    slide_y, slide_x = (mj.jnt_qposadr[mj.joint(name).id] for name in ("obj_slidey", "obj_slidex"))
+    arm = range(7)
+    lo, hi = mj.jnt_range[list(arm), 0], mj.jnt_range[list(arm), 1]
+    qpos = np.tile(mj.qpos0, (n, 1))
+    i = 0
+    while i < n:
+        qpos[i, list(arm)] = rng.uniform(lo, hi)
+        d.qpos[:] = qpos[i]
+        mujoco.mj_kinematics(mj, d)
+        tip = 0.5 * (d.geom_xpos[mj.geom("tip_arml").id] + d.geom_xpos[mj.geom("tip_armr").id])
+        if not 0.02 < tip[2] - d.xpos[obj][2] < 0.07:
+            continue
+        target = tip[:2] + rng.uniform(-0.05, 0.05, 2)
+        qpos[i, slide_x] = target[0] - d.xpos[obj][0]
+        qpos[i, slide_y] = target[1] - d.xpos[obj][1]
+        i += 1
+    return qpos
+
+
+@pytest.mark.parametrize("name", ["pusher.xml", "pusher_v5.xml"])
+def test_gymnasium_pusher_trajectories(name: str):
+    """gymnasium's pusher as it ships (its wrist capsules against the cylindrical object,
+    a margin of 2 mm a geom): 200-step trajectories under random controls (held 20 steps)
+    against mj_step; the arm pushes the object in some of them."""
+    from tests.helpers import GYM_ASSETS
+
+    path = GYM_ASSETS / name
+    mj = mujoco.MjModel.from_xml_path(str(path))
+    qpos = _pusher_starts(mj, N_PUSH, seed=sum(map(ord, name)))
+    sim = engine.Simulator(engine.load_mjcf(path), batch=N_PUSH)
+    sim.data.qpos[:] = qpos
+    datas = []
+    for i in range(N_PUSH):
+        d = mujoco.MjData(mj)
+        d.qpos[:] = qpos[i]
+        datas.append(d)
+    rng = np.random.default_rng(1)
+    obj = int(mj.body("object").id)
+    worst_q = worst_v = 0.0
+    touching = multi = 0
+    for t in range(PUSH_STEPS):
+        if t % 20 == 0:
+            ctrl = rng.uniform(-1.0, 1.0, (N_PUSH, mj.nu))
+        sim.data.ctrl[:] = ctrl
+        sim.step()
+        for i, d in enumerate(datas):
+            d.ctrl[:] = ctrl[i]
+            mujoco.mj_step(mj, d)
+            on_object = [  # the arm's capsules on the object (not the object on the table)
+                c
+                for c in range(d.ncon)
+                if obj in mj.geom_bodyid[d.contact.geom[c]]
+                and GEOM_CAPSULE in mj.geom_type[d.contact.geom[c]]
+            ]
+            touching += bool(on_object)
+            multi += len(on_object) > len({tuple(d.contact.geom[c]) for c in on_object})
+            worst_q = max(worst_q, rel_err(sim.data.qpos[i], d.qpos))
+            worst_v = max(worst_v, rel_err(sim.data.qvel[i], d.qvel))
+    report(f"{name} {PUSH_STEPS}-step trajectories qpos", worst_q, TOL_TRAJ, N_PUSH)
+    report(f"{name} {PUSH_STEPS}-step trajectories qvel", worst_v, 100 * TOL_TRAJ, N_PUSH)
+    print(f"[multi] {name}: {touching} steps touching the object, {multi} with 2 contacts on one pair")
+    assert touching >= 50, touching
+    assert worst_q <= TOL_TRAJ
+    assert worst_v <= 100 * TOL_TRAJ
