@@ -30,8 +30,8 @@ The 4.0.0 rules, read back from the binary (each differs from the 3.12 source wh
    binary's tables (4.0.0: `cylinderFace`, vertex k at angle -22.5 k degrees seen from
    outside the cap), an edge as its 2 end points.
 6. polygonClip (4.0.0 form): the polygon of geom 2 (or the edge) clipped by the side planes
-   of the other face (t = d_P / (d_P - d_Q) on each crossing edge); vertices deeper than the
-   margins' sum behind the face dropped; at most `maxcon`: with 5 or more left and maxcon
+   of the other face (t = d_P / (d_P - d_Q) on each crossing edge); vertices more than the
+   margins' sum in front of that face dropped; at most `maxcon`: with 5 or more left and maxcon
    < 5, the quadrilateral of largest area (area 0.5 |(a - c) x (b - d)|, 3.12's
    polygonQuad search); an edge's two farthest points; else the first maxcon. Each kept
    vertex v gives x1 = v projected onto the clipping face's plane and x2 = x1 moved along

@@ -17,7 +17,7 @@ contacts on aligned faces and edges.
    after EPA (deep poses) the two contacts of an edge clipped at one end may come in the
    other order, because the farthest-pair choice between two crossing points 1e-17 apart
    follows the last bits of EPA's witness point, which our EPA reproduces to ~1e-12, not
-   bit for bit; seen in ~4 % of deep two-contact pairs, never in the resting poses.
+   bit for bit; seen in 1 to 4 % of deep two-contact pairs, never in the resting poses.
 3. Through our own kinematics (poses off MuJoCo's by ~2e-16): our contacts against MuJoCo's
    collider given the same geom poses, as strictly; MuJoCo's own contacts change between
    its poses and ours in some states (GJK/EPA stop within ccd_tolerance and the features
