@@ -1,7 +1,9 @@
 """Stage 9, collision narrow phase: MuJoCo's general convex collider (mjc_Convex with its
-native CCD, as the MuJoCo 4.0.0 binary runs it) for the geom pairs that have a sphere or an
-ellipsoid and no closed-form collider: sphere : ellipsoid, capsule : ellipsoid, ellipsoid :
-ellipsoid / cylinder / box (`CONVEX_PAIRS`). MuJoCo returns one contact for each of them.
+native CCD, as the MuJoCo 4.0.0 binary runs it) for the geom pairs that have no closed-form
+collider (`CONVEX_PAIRS`): sphere : ellipsoid, capsule : ellipsoid, ellipsoid : ellipsoid /
+cylinder / box, for which MuJoCo returns one contact, and capsule : cylinder, cylinder :
+cylinder and cylinder : box, whose first contact 4.0.0 follows with its multi-contact
+search (engine/collision_multi.py: up to 2, resp. 4, contacts on aligned faces and edges).
 
 The algorithm follows `engine_collision_convex.c` and `engine_collision_gjk.c`, with the
 changes the 4.0.0 binary (libmujoco.so.4.0.0, its static functions read back) makes to that
@@ -39,16 +41,22 @@ source; each is marked "4.0.0" where it bites. Steps:
    (4.0.0; the source uses the best upper bound so far) or after ccd_iterations steps. The
    depth is that face's distance, the witness points its barycentric point mapped onto A
    and B (`_epa_witness`).
-5. The contact (mjc_penetration): dist = margin + signed distance between the witness
-   points x1 (on A) and x2 (on B), pos = (x1 + x2) / 2, normal = (x1 - x2) / |x1 - x2|, from
-   geom 1 to geom 2.
+5. Multi-contact (4.0.0, pairs of `MULTI_CONTACTS`): after a penetrating contact, from the
+   shallow path as well as from EPA, collision_multi.multicontact looks for aligned faces
+   and edges of the two geoms at the features of the last simplex (GJK's; after EPA, the
+   vertices of EPA's face, which 4.0.0 copies there) and replaces the contact by the
+   clipped polygon's witness pairs when it finds some.
+6. The contacts (mjc_penetration): per witness pair, dist = margin + signed distance between
+   the witness points x1 (on A) and x2 (on B), pos = (x1 + x2) / 2, normal = (x1 - x2) /
+   |x1 - x2|, from geom 1 to geom 2.
 
 Frames: geom positions and orientations are world-frame (`mat` row-major, its columns the
 local axes); every point and direction here is world-frame but the `l` of the supports.
 
 No allocation: the work arrays are the row's Data scratch (`ccd` in collision_driver): the
-two objects, the GJK simplex, the polytope's vertices, faces, face map, horizon and its
-search stack. The polytope holds at most 5 + ccd_iterations vertices and 6 ccd_iterations
+two objects, the GJK simplex (and the last simplex kept for the multi-contact search), the
+polytope's vertices, faces, face map, horizon and its search stack, and the multi-contact
+search's work rows. The polytope holds at most 5 + ccd_iterations vertices and 6 ccd_iterations
 faces, as MuJoCo sizes it (`ccd_sizes`). MuJoCo's horizon search is recursive; here it is a
 loop over an explicit stack that visits the faces in the same order.
 
@@ -57,13 +65,12 @@ originOnEdge / polytope2 fallback): a hexahedron face through the origin (within
 in polytope3. Not met in 16,000 random pairs.
 
 Not built, and refused at load: meshes, height fields and SDFs; MuJoCo's libccd path
-(`<flag nativeccd="disable">`); and capsule : cylinder, cylinder : cylinder and cylinder :
-box, for which the 4.0.0 binary runs a multi-contact polygon search (mjc_multicontact, its
-cylinder form not in the source) that is not reproduced here.
+(`<flag nativeccd="disable">`).
 """
 
 import math
 
+from engine import collision_multi as M
 from engine.collision_primitive import (
     DIST,
     GEOM_BOX,
@@ -87,9 +94,25 @@ CONVEX_PAIRS = frozenset(
         (GEOM_ELLIPSOID, GEOM_ELLIPSOID),
         (GEOM_ELLIPSOID, GEOM_CYLINDER),
         (GEOM_ELLIPSOID, GEOM_BOX),
+        (GEOM_CAPSULE, GEOM_CYLINDER),
+        (GEOM_CYLINDER, GEOM_CYLINDER),
+        (GEOM_CYLINDER, GEOM_BOX),
     }
 )
-MAX_CONTACTS = 1  # mj_maxContact for a pair with a sphere or an ellipsoid
+# (type1, type2) -> most contacts (maxContacts of mjc_Convex, 4.0.0): 1 with a sphere or an
+# ellipsoid; capsule : cylinder 2, cylinder : cylinder and cylinder : box 4 (1 with
+# `<flag multiccd="disable">`), through the multi-contact search (collision_multi)
+MULTI_CONTACTS = {
+    (GEOM_CAPSULE, GEOM_CYLINDER): 2,
+    (GEOM_CYLINDER, GEOM_CYLINDER): 4,
+    (GEOM_CYLINDER, GEOM_BOX): 4,
+}
+
+
+def max_contacts(t1: int, t2: int, multiccd: bool = True) -> int:
+    """Most contacts of a CONVEX_PAIRS pair of types t1 <= t2 (maxContacts, 4.0.0)."""
+    return MULTI_CONTACTS.get((t1, t2), 1) if multiccd else 1
+
 
 MINVAL2 = MINVAL * MINVAL  # mjMINVAL^2; also mjMINDIST2/3/4 in double precision
 MAXVAL2 = 1e20  # mjMAXVAL^2
@@ -113,8 +136,9 @@ VERT = 0  # S_A(d) - S_B(-d), the Minkowski-difference point
 VERT1 = 3  # S_A(d), the point on geom 1
 VERT2 = 6  # S_B(-d), the point on geom 2
 VERT_WIDTH = 9
-SIMPLEX_ROWS = 5  # GJK simplex (rows 0-3), polytope centre (row 4, columns VERT)
-CENTER = 4
+SIMPLEX_ROWS = 8  # GJK simplex (rows 0-3), polytope centre (row 4, columns VERT), GJK's last
+CENTER = 4  # simplex kept for the multi-contact search (rows 5-7: EPA may rewrite rows 0-3)
+SAVED = 5
 
 # one face of the polytope: FACE_WIDTH numbers (v: projection of the origin onto the face,
 # outward, also the face normal; dist2 = |v|^2) and FACEID_WIDTH integers
@@ -690,7 +714,7 @@ def _attach_face(ws, v1, v2, v3, adj1, adj2, adj3):
     """Append face (v1, v2, v3) with its adjacent faces; returns |v|^2 of the origin's
     projection onto it, oriented away from the polytope centre, or 0 when the face is
     degenerate (attachFace)."""
-    obj, simplex, vert, face, faceid, lst = ws
+    obj, simplex, vert, face, faceid, lst, poly = ws
     count = lst[LIST_COUNT]
     f = count[NFACES]
     count[NFACES] = f + 1
@@ -737,7 +761,7 @@ def _set_center(simplex, vert, r0, n):
 @kernel
 def _replace_simplex3(ws, v1, v2, v3):
     """Restart from the triangle (v1, v2, v3) of the polytope (replaceSimplex3)."""
-    obj, simplex, vert, face, faceid, lst = ws
+    obj, simplex, vert, face, faceid, lst, poly = ws
     _copy_row(simplex, 0, vert, v1)
     _copy_row(simplex, 1, vert, v2)
     _copy_row(simplex, 2, vert, v3)
@@ -886,7 +910,7 @@ def _polytope3(ws, obj1, obj2, tolerance):
     no order works, a tetrahedron on one triangle edge and v4, v5; each face must have the
     origin inside or lie within the tolerance of it. Returns 0 on success, else MuJoCo's
     (nonzero) failure."""
-    obj, simplex, vert, face, faceid, lst = ws
+    obj, simplex, vert, face, faceid, lst, poly = ws
     count = lst[LIST_COUNT]
     v1i = _insert_vertex(vert, count, simplex, 0)
     v2i = _insert_vertex(vert, count, simplex, 1)
@@ -968,7 +992,7 @@ def _polytope3(ws, obj1, obj2, tolerance):
 def _polytope2(ws, obj1, obj2, tolerance):
     """Hexahedron on GJK's segment simplex[0:2] and three supports 120 degrees apart
     around it (polytope2); a face through the origin restarts from that triangle."""
-    obj, simplex, vert, face, faceid, lst = ws
+    obj, simplex, vert, face, faceid, lst, poly = ws
     count = lst[LIST_COUNT]
     v1 = _row3(simplex, 0, VERT)
     v2 = _row3(simplex, 1, VERT)
@@ -1020,7 +1044,7 @@ def _polytope2(ws, obj1, obj2, tolerance):
 def _polytope4(ws, obj1, obj2, tolerance):
     """GJK's tetrahedron simplex[0:4] as the polytope (polytope4); a face through the
     origin restarts from that triangle."""
-    obj, simplex, vert, face, faceid, lst = ws
+    obj, simplex, vert, face, faceid, lst, poly = ws
     count = lst[LIST_COUNT]
     v1 = _insert_vertex(vert, count, simplex, 0)
     v2 = _insert_vertex(vert, count, simplex, 1)
@@ -1092,7 +1116,7 @@ def _horizon_from(ws, f, e, w):
     """MuJoCo's horizonRec(f, e) without recursion: if face f (entered through its edge e)
     is visible from w, delete it and search its two other edges' neighbours depth first,
     each invisible neighbour adding its shared edge to the horizon. Returns visibility."""
-    obj, simplex, vert, face, faceid, lst = ws
+    obj, simplex, vert, face, faceid, lst, poly = ws
     if not _visible(face, f, w):
         return False
     _delete_face(faceid, lst, f)
@@ -1128,7 +1152,7 @@ def _horizon_from(ws, f, e, w):
 def _horizon(ws, f, w):
     """Delete face f and every face visible from w connected to it; the horizon (the edges
     between visible and invisible faces) goes to the horizon lists, in MuJoCo's order."""
-    obj, simplex, vert, face, faceid, lst = ws
+    obj, simplex, vert, face, faceid, lst, poly = ws
     _delete_face(faceid, lst, f)
     a0 = faceid[f, FACEID_VERT]
     a1 = faceid[f, FACEID_VERT + 1]
@@ -1158,7 +1182,7 @@ def _map_add(faceid, lst, f):
 @kernel
 def _epa_witness(ws, f):
     """(-|v|, x1, x2) of face f: its barycentric point mapped onto A and B (epaWitness)."""
-    obj, simplex, vert, face, faceid, lst = ws
+    obj, simplex, vert, face, faceid, lst, poly = ws
     r1 = faceid[f, FACEID_VERT]
     r2 = faceid[f, FACEID_VERT + 1]
     r3 = faceid[f, FACEID_VERT + 2]
@@ -1173,7 +1197,7 @@ def _epa(ws, obj1, obj2, tolerance, iterations, maxfaces):
     """Expand the polytope towards its face nearest the origin (epa): lower bound |v| of
     that face, upper bound min_k <v, w_k> / |v| from the support w_k along it; stop when
     they are within `tolerance`. Returns (found, dist = -depth, x1, x2)."""
-    obj, simplex, vert, face, faceid, lst = ws
+    obj, simplex, vert, face, faceid, lst, poly = ws
     count = lst[LIST_COUNT]
     upper = MAX_LIMIT
     upper2 = MAX_LIMIT
@@ -1239,6 +1263,9 @@ def _epa(ws, obj1, obj2, tolerance, iterations, maxfaces):
     if f < 0:
         return False, 0.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
     dist, x1, x2 = _epa_witness(ws, f)
+    # 4.0.0: the face's vertices replace GJK's simplex as the contact features
+    for i in range(3):
+        _copy_row(simplex, SAVED + i, vert, faceid[f, FACEID_VERT + i])
     return True, dist, x1, x2
 
 
@@ -1273,11 +1300,51 @@ def _shrink(obj):
 
 
 @kernel
-def _ccd(ws, tolerance, iterations):
+def _save_simplex(simplex, n):
+    """Keep rows 0..min(n, 3)-1 of GJK's simplex in rows SAVED.. for the multi-contact search."""
+    for i in range(3 if n > 3 else n):
+        _copy_row(simplex, SAVED + i, simplex, i)
+
+
+@kernel
+def _multi(ws, maxcon, nsimplex, x1, x2):
+    """The multi-contact search (collision_multi.multicontact) after a penetrating first
+    contact (x1, x2): its count (0: keep the one contact); the pairs are in ws's poly rows."""
+    obj, simplex, vert, face, faceid, lst, poly = ws
+    o1 = obj[0]
+    o2 = obj[1]
+    t1 = int(o1[OBJ_TYPE])
+    t2 = int(o2[OBJ_TYPE])
+    g1 = (
+        t1,
+        o1[OBJ_POS : OBJ_POS + 3],
+        o1[OBJ_MAT : OBJ_MAT + 9],
+        o1[OBJ_SIZE : OBJ_SIZE + 3],
+        o1[OBJ_MARGIN],
+    )
+    g2 = (
+        t2,
+        o2[OBJ_POS : OBJ_POS + 3],
+        o2[OBJ_MAT : OBJ_MAT + 9],
+        o2[OBJ_SIZE : OBJ_SIZE + 3],
+        o2[OBJ_MARGIN],
+    )
+    # 4.0.0: the faces are the bare surfaces; each geom but a capsule adds half its margin
+    m1 = 0.0 if t1 == GEOM_CAPSULE else 0.5 * o1[OBJ_MARGIN]
+    m2 = 0.0 if t2 == GEOM_CAPSULE else 0.5 * o2[OBJ_MARGIN]
+    v1 = simplex[SAVED : SAVED + 3, VERT1 : VERT1 + 3]
+    v2 = simplex[SAVED : SAVED + 3, VERT2 : VERT2 + 3]
+    return M.multicontact(poly, g1, g2, v1, v2, nsimplex, nsimplex, x1, x2, m1, m2, maxcon)
+
+
+@kernel
+def _ccd(ws, tolerance, iterations, maxcon):
     """Signed distance and witness points of the two objects of ws (mjc_ccd with no
-    distance cutoff and one contact; module docstring, steps 2-4). Returns (dist, nx, x1,
-    x2): dist < 0 is penetration, nx the number of witness pairs (0 or 1)."""
-    obj, simplex, vert, face, faceid, lst = ws
+    distance cutoff; module docstring, steps 2-4). Returns (dist, nx, x1, x2): dist < 0 is
+    penetration, nx the number of witness pairs: 0 or 1 (x1, x2), or, when maxcon > 1 and
+    the multi-contact search finds some, their number (the pairs in ws's poly rows, the
+    first also in x1, x2; dist their smallest distance)."""
+    obj, simplex, vert, face, faceid, lst, poly = ws
     obj1 = obj[0]
     obj2 = obj[1]
     center1 = (obj1[OBJ_POS], obj1[OBJ_POS + 1], obj1[OBJ_POS + 2])
@@ -1295,6 +1362,7 @@ def _ccd(ws, tolerance, iterations):
         dist, nsimplex, separated, nx, x1, x2 = _gjk(
             simplex, obj1, obj2, center1, center2, tolerance, iterations, full1 + full2
         )
+        _save_simplex(simplex, nsimplex)
         obj1[OBJ_MODE] = MODE_SHAPE
         obj2[OBJ_MODE] = MODE_SHAPE
         obj1[OBJ_MARGIN] = margin1
@@ -1303,11 +1371,17 @@ def _ccd(ws, tolerance, iterations):
             x1, x2, dist = _inflate(x1, x2, dist, full1, full2)
             if dist > 0:
                 dist = MAX_LIMIT
+            elif dist < 0 and maxcon >= 2 and nsimplex > 0:
+                # 4.0.0: the multi-contact search also follows a shallow contact
+                nm = _multi(ws, maxcon, nsimplex, x1, x2)
+                if nm > 0:  # (one found replaces the first contact)
+                    return _min_dist(poly, nm), nm, M._get(poly, M.R_X1), M._get(poly, M.R_X2)
             return dist, nx, x1, x2
         # deep: GJK and EPA on the full shapes
     dist, nsimplex, separated, nx, x1, x2 = _gjk(
         simplex, obj1, obj2, center1, center2, tolerance, iterations, 0.0
     )
+    _save_simplex(simplex, nsimplex)
     if dist <= tolerance and nsimplex > 1 and not separated:
         dist = 0.0  # assume touching
         count = lst[LIST_COUNT]
@@ -1322,17 +1396,26 @@ def _ccd(ws, tolerance, iterations):
         if ret == 0:
             found, dist, x1, x2 = _epa(ws, obj1, obj2, tolerance, iterations, 6 * iterations)
             nx = 1 if found else 0
+            if found and maxcon >= 2:
+                nm = _multi(ws, maxcon, 3, x1, x2)  # the features of EPA's face
+                if nm > 0:
+                    return _min_dist(poly, nm), nm, M._get(poly, M.R_X1), M._get(poly, M.R_X2)
     return dist, nx, x1, x2
 
 
 @kernel
-def _penetration(con, row, ws, margin, tolerance, iterations):
-    """Contact row `row` of con from the objects of ws if they penetrate (mjc_penetration):
-    dist = margin + signed distance, pos midway between the witness points, normal from
-    x2 to x1 normalized (geom 1 to geom 2). Returns the number of contacts (0 or 1)."""
-    dist, nx, x1, x2 = _ccd(ws, tolerance, iterations)
-    if not dist < 0 or nx == 0:
-        return 0
+def _min_dist(poly, n):
+    """The smallest distance of the multi-contact search's n pairs (mjc_ccd's return)."""
+    d = poly[M.R_D, 0]
+    for k in range(1, n):
+        d = min(d, poly[M.R_D + k, 0])
+    return d
+
+
+@kernel
+def _put_contact(con, row, x1, x2, dist, margin):
+    """Contact row `row` of con: dist = margin + dist, pos midway between the witness points,
+    normal from x2 to x1 normalized (geom 1 to geom 2)."""
     normal, _ = normalized(_sub(x1, x2))
     pos = _add(x1, x2)
     for k in range(3):
@@ -1340,17 +1423,33 @@ def _penetration(con, row, ws, margin, tolerance, iterations):
         con[row, NORMAL + k] = normal[k]
         con[row, TANGENT + k] = 0.0
     con[row, DIST] = margin + dist
-    return 1
+
+
+@kernel
+def _penetration(con, ws, margin, tolerance, iterations, maxcon):
+    """Contact rows of con from the objects of ws if they penetrate (mjc_penetration): one
+    per witness pair (module docstring, step 5). Returns their number."""
+    dist, nx, x1, x2 = _ccd(ws, tolerance, iterations, maxcon)
+    if not dist < 0 or nx == 0:
+        return 0
+    if nx == 1:
+        _put_contact(con, 0, x1, x2, dist, margin)
+        return 1
+    poly = ws[6]
+    for k in range(nx):
+        _put_contact(con, k, M._get(poly, M.R_X1 + k), M._get(poly, M.R_X2 + k), poly[M.R_D + k, 0], margin)
+    return nx
 
 
 @kernel
 def collide_convex(con, ws, type1, type2, margin, pos1, mat1, size1, pos2, mat2, size2, ccd_opt):
-    """Contact of a pair of CONVEX_PAIRS (mjc_Convex for a pair with a sphere or an
-    ellipsoid: one contact, with or without MuJoCo's multi-CCD). `ws` is the row's CCD work
-    space (collision_driver._convex_pair), `ccd_opt` (ccd_tolerance, ccd_iterations), `margin`
-    the pair's margin + gap. Writes contact row 0 of con; returns the number of contacts."""
-    tolerance, iterations = ccd_opt
+    """Contacts of a pair of CONVEX_PAIRS (mjc_Convex): one for a pair with a sphere or an
+    ellipsoid; for capsule : cylinder, cylinder : cylinder and cylinder : box up to
+    `maxcon` from the multi-contact search. `ws` is the row's CCD work space
+    (collision_driver._convex_pair), `ccd_opt` (ccd_tolerance, ccd_iterations, maxcon),
+    `margin` the pair's margin + gap. Writes contact rows 0.. of con; returns their number."""
+    tolerance, iterations, maxcon = ccd_opt
     obj = ws[0]
     init_obj(obj[0], type1, size1, pos1, mat1, margin)
     init_obj(obj[1], type2, size2, pos2, mat2, margin)
-    return _penetration(con, 0, ws, margin, tolerance, iterations)
+    return _penetration(con, ws, margin, tolerance, iterations, maxcon)

@@ -188,9 +188,11 @@ def _mix_params(mj, g1: int, g2: int):
     return condim, friction, solref, solimp
 
 
-def _max_contacts(t1: int, t2: int) -> int:
+def _max_contacts(t1: int, t2: int, multiccd: bool) -> int:
     """Most contacts the collider of types t1 <= t2 returns (MuJoCo's mj_maxContact)."""
-    return C.MAX_CONTACTS if (t1, t2) in C.CONVEX_PAIRS else MAX_CONTACTS[(t1, t2)]
+    if (t1, t2) in C.CONVEX_PAIRS:
+        return C.max_contacts(t1, t2, multiccd)
+    return MAX_CONTACTS[(t1, t2)]
 
 
 def candidate_pairs(mj) -> dict[str, np.ndarray]:
@@ -222,6 +224,7 @@ def candidate_pairs(mj) -> dict[str, np.ndarray]:
             refused.append((g1, g2))
 
     n = len(kept)
+    multiccd = not (mj.opt.disableflags & T.DSBL_MULTICCD)
     out = {
         "cpair_geom": np.zeros((n, 2), dtype=np.int32),
         "cpair_ipair": np.zeros(n, dtype=np.int32),
@@ -237,7 +240,7 @@ def candidate_pairs(mj) -> dict[str, np.ndarray]:
     for k, (g1, g2, ip) in enumerate(kept):
         out["cpair_geom"][k] = (g1, g2)
         out["cpair_ipair"][k] = ip
-        out["cpair_maxcon"][k] = _max_contacts(int(mj.geom_type[g1]), int(mj.geom_type[g2]))
+        out["cpair_maxcon"][k] = _max_contacts(int(mj.geom_type[g1]), int(mj.geom_type[g2]), multiccd)
         if ip >= 0:
             out["cpair_margin"][k] = mj.pair_margin[ip]
             out["cpair_gap"][k] = mj.pair_gap[ip]
@@ -360,9 +363,10 @@ def _primitive_pair(m, d, b, p):
 
 @kernel
 def _convex_pair(m, d, b, p):
-    """Contact of candidate pair p of row b (one of collision_convex.CONVEX_PAIRS, its
-    bounding spheres not apart) from the convex collider, in row b's scratch_con: its
-    count (0 or 1). The collider works in the row's scratch_ccd_* arrays."""
+    """Contacts of candidate pair p of row b (one of collision_convex.CONVEX_PAIRS, its
+    bounding spheres not apart) from the convex collider, in row b's scratch_con: their
+    count (0 or 1, up to cpair_maxcon with the multi-contact search). The collider works
+    in the row's scratch_ccd_* arrays."""
     g1 = m.cpair_geom[p, 0]
     g2 = m.cpair_geom[p, 1]
     ccd = (
@@ -372,6 +376,7 @@ def _convex_pair(m, d, b, p):
         d.scratch_ccd_face[b],
         d.scratch_ccd_faceid[b],
         d.scratch_ccd_list[b],
+        d.scratch_ccd_poly[b],
     )
     pose1 = (d.geom_xpos[b, g1], d.geom_xmat[b, g1], m.geom_size[g1])
     pose2 = (d.geom_xpos[b, g2], d.geom_xmat[b, g2], m.geom_size[g2])
@@ -383,7 +388,7 @@ def _convex_pair(m, d, b, p):
         m.cpair_margin[p] + m.cpair_gap[p],
         *pose1,
         *pose2,
-        (m.opt_ccd_tolerance, m.opt_ccd_iterations),
+        (m.opt_ccd_tolerance, m.opt_ccd_iterations, m.cpair_maxcon[p]),
     )
 
 

@@ -31,6 +31,7 @@ from engine.fields import (  # noqa: F401 (the names the declarations use)
     na,
     nbody,
     nccdface,
+    nccdpoly,
     nccdvert,
     nconmax,
     nefcdof,
@@ -232,6 +233,7 @@ class Data(NamedTuple):
     scratch_ccd_face: f64[B, nccdface, CCD_FACE_WIDTH]  # EPA faces: origin's projection, its squared norm
     scratch_ccd_faceid: i32[B, nccdface, CCD_FACEID_WIDTH]  # EPA faces: vertices, neighbours, map index
     scratch_ccd_list: i32[B, CCD_LIST_ROWS, nccdface]  # EPA face map, horizon, search stack, counts
+    scratch_ccd_poly: f64[B, nccdpoly, 3]  # multi-contact search: normals, edges, faces, polygons
     scratch_jac2: f64[B, 6, nv]  # second Jacobian work space (constraint rows)
     scratch_efc: f64[B, 5, nefcmax]  # solver work space: Jaref, Jv, quadratic coefficients
     scratch_efc_int: i32[B, nefcmax]  # solver: PGS visiting order; Newton: states before an iteration

@@ -115,6 +115,17 @@ def _ccd_sizes(m) -> tuple[int, int]:
 nccdvert = Dim("nccdvert", lambda m: _ccd_sizes(m)[0])  # EPA polytope vertices: 5 + ccd_iterations
 nccdface = Dim("nccdface", lambda m: _ccd_sizes(m)[1])  # EPA polytope faces: 6 ccd_iterations
 
+
+def _ccd_poly_rows(m) -> int:
+    """Rows of the multi-contact search's work array; 0 without convex pairs."""
+    from engine import collision_convex as C
+    from engine import collision_multi as M
+
+    return M.POLY_ROWS if C.has_convex_pair(m) else 0
+
+
+nccdpoly = Dim("nccdpoly", _ccd_poly_rows)  # multi-contact work rows (collision_multi.POLY_ROWS)
+
 _NAMESPACE = {
     "f64": f64,
     "i32": i32,

@@ -724,8 +724,6 @@ def _check_collision(mj: mujoco.MjModel) -> None:
         t1, t2 = (GEOM_TYPE_NAMES[int(mj.geom_type[g])] for g in (g1, g2))
         name1, name2 = _name(mj, OBJ.mjOBJ_GEOM, g1), _name(mj, OBJ.mjOBJ_GEOM, g2)
         how = "its general convex solver"
-        if {t1, t2} <= {"capsule", "cylinder", "box"}:
-            how += ", with its multi-contact search for cylinders"
         _refuse(
             f"<geom> {name1} ({t1}) and <geom> {name2} ({t2})",
             f"can collide, but {t1}-{t2} collision is not implemented (MuJoCo uses {how} "

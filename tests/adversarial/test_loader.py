@@ -124,13 +124,14 @@ UNSUPPORTED = [
         r"<rangefinder> 'lidar'.*'rock' \(mesh\)",
     ),
     (
-        "cylinder_capsule_pair",
+        "mesh_capsule_pair",
         arm(
-            tail='<worldbody><geom name="post" type="cylinder" size="0.05 0.2" pos="1 0 0.2"/>'
+            head='<asset><mesh name="tet" vertex="0 0 0  1 0 0  0 1 0  0 0 1"/></asset>',
+            tail='<worldbody><geom name="rock" type="mesh" mesh="tet" pos="1 0 0.2"/>'
             '<body name="stick" pos="1 0 0.6"><freejoint/><geom name="stick" type="capsule" size="0.05 0.1"/>'
-            "</body></worldbody>"
+            "</body></worldbody>",
         ),
-        r"<geom> 'stick' \(capsule\) and <geom> 'post' \(cylinder\): .*capsule-cylinder .* not implemented",
+        r"<geom> '\w+' \(\w+\) and <geom> 'rock' \(mesh\): .*-mesh collision is not implemented",
     ),
     ("actuator_group_disable", arm(option='actuatorgroupdisable="1"'), r"<option actuatorgroupdisable>"),
     (

@@ -520,19 +520,20 @@ def test_deep_penetration():
 
 _REFUSED = """
 <mujoco>
+  <asset><mesh name="tet" vertex="0 0 0  0.1 0 0  0 0.1 0  0 0 0.1"/></asset>
   <worldbody>
     <geom name="floor" type="plane" size="1 1 0.1"/>
     <body name="a"><freejoint/><geom name="stick" type="capsule" size="0.05 0.1"/></body>
-    <body name="b"><freejoint/><geom name="{name}" type="{type}" size="{size}" {mask}/></body>
+    <body name="b"><freejoint/><geom name="{name}" type="{type}" {size} {mask}/></body>
   </worldbody>
 </mujoco>
 """
 
 
-@pytest.mark.parametrize(("gtype", "size", "other"), [("cylinder", "0.05 0.1", "capsule")])
+@pytest.mark.parametrize(("gtype", "size", "other"), [("mesh", 'mesh="tet"', "plane")])
 def test_uncollidable_geom_refused_by_name(gtype, size, other):
-    """A geom pair with no collider here (capsule : cylinder: MuJoCo's multi-contact convex
-    search) is refused at load, naming the geoms."""
+    """A geom pair with no collider here (plane : mesh, MuJoCo's plane-convex collider on a
+    mesh) is refused at load, naming the geoms."""
     xml = _REFUSED.format(name="odd", type=gtype, size=size, mask="")
     with pytest.raises(engine.UnsupportedModelError, match=rf"'odd' \({gtype}\)") as err:
         engine.load_mjcf(xml)
@@ -548,14 +549,14 @@ def test_uncollidable_geom_refused_by_name(gtype, size, other):
 def test_uncollidable_geom_with_contacts_disabled():
     """With contacts disabled the model loads (smooth dynamics need no collisions), but
     collision() refuses to run rather than skip the pair silently."""
-    xml = _REFUSED.format(name="odd", type="cylinder", size="0.05 0.1", mask="")
+    xml = _REFUSED.format(name="odd", type="mesh", size='mesh="tet"', mask="")
     xml = xml.replace(
         "<worldbody>", '<option><flag contact="disable" constraint="disable"/></option><worldbody>'
     )
     model = engine.load_mjcf(xml)
     sim = engine.Simulator(model, batch=2)
     sim.forward()
-    with pytest.raises(engine.UnsupportedModelError, match="cylinder"):
+    with pytest.raises(engine.UnsupportedModelError, match="mesh"):
         sim.collision()
 
 

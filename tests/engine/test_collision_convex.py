@@ -13,10 +13,11 @@ pairs with a sphere or an ellipsoid that MuJoCo hands to its general convex solv
 2. Analytic: ellipsoids on an ellipsoid and on a box, and an ellipsoid against a cylinder's
    side, at known separations and overlaps along principal axes: the distance to
    ccd_tolerance (GJK and EPA stop there), the normal along the axis, the position midway.
-3. The loader: pairs MuJoCo gives several contacts through its multi-contact search
-   (capsule : cylinder, cylinder : cylinder, cylinder : box) and meshes are refused by
-   name; so is MuJoCo's libccd path (`<flag nativeccd="disable">`); `multiccd="disable"`
-   loads (one contact either way for these pairs) and still matches MuJoCo.
+3. The loader: the pairs MuJoCo follows with its multi-contact search (capsule : cylinder,
+   cylinder : cylinder, cylinder : box; their contacts are tested in
+   test_collision_multi.py) load with room for 2 or 4 contacts; meshes are refused by
+   name, and so is MuJoCo's libccd path (`<flag nativeccd="disable">`); `multiccd="disable"`
+   loads (one contact either way for the pairs here) and still matches MuJoCo.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from tests.engine.test_collision import (
     our_contacts,
     random_poses,
 )
-from tests.helpers import ASSETS, GYM_ASSETS, report, without_contacts
+from tests.helpers import ASSETS, report, without_contacts
 
 CONVEX = ASSETS / "tests" / "collision_convex.xml"
 N_POSES = 400  # random poses per spread
@@ -255,15 +256,18 @@ _SIZES = {
 
 
 @pytest.mark.parametrize(
-    ("t1", "t2"), [("capsule", "cylinder"), ("cylinder", "cylinder"), ("cylinder", "box")]
+    ("t1", "t2", "maxcon"), [("capsule", "cylinder", 2), ("cylinder", "cylinder", 4), ("cylinder", "box", 4)]
 )
-def test_multicontact_pairs_refused_by_name(t1, t2):
+def test_multicontact_pairs_load(t1, t2, maxcon):
+    """The pairs MuJoCo 4.0.0 follows with its multi-contact search load, with room for its
+    2 or 4 contacts (1 with multiccd disabled); tests/engine/test_collision_multi.py
+    compares their contacts with MuJoCo's."""
     xml = _PAIR.format(flags="", t1=t1, s1=_SIZES[t1], t2=t2, s2=_SIZES[t2], extra="", assets="")
-    mujoco.MjModel.from_xml_string(xml)
-    with pytest.raises(
-        engine.UnsupportedModelError, match=rf"'first' \({t1}\).*'second' \({t2}\).*{t1}-{t2}"
-    ):
-        engine.load_mjcf(xml)
+    assert engine.load_mjcf(xml).cpair_maxcon.tolist() == [maxcon]
+    xml = _PAIR.format(
+        flags='multiccd="disable"', t1=t1, s1=_SIZES[t1], t2=t2, s2=_SIZES[t2], extra="", assets=""
+    )
+    assert engine.load_mjcf(xml).cpair_maxcon.tolist() == [1]
 
 
 def test_mesh_refused_by_name():
@@ -327,11 +331,3 @@ def test_epa_from_a_triangle():
     )
     mj, qpos = _mj_and_poses(xml, N_POSES, 0.1, 5)
     compare_on_mujoco_poses("ccd_tolerance 1e-4", xml, mj, qpos).check(N_POSES, N_POSES)
-
-
-@pytest.mark.parametrize("name", ["pusher.xml", "pusher_v5.xml"])
-def test_gymnasium_pusher_still_refused(name):
-    """gymnasium's pusher (its arm's capsules against the cylindrical object) needs capsule :
-    cylinder, which MuJoCo 4.0.0 collides with its multi-contact search: refused by name."""
-    with pytest.raises(engine.UnsupportedModelError, match="capsule-cylinder collision is not implemented"):
-        engine.load_mjcf(GYM_ASSETS / name)
