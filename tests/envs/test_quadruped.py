@@ -321,7 +321,7 @@ def test_shipped_ppo_tracks_commands_and_rarely_falls():
 
 
 def test_shipped_randomized_ppo_holds_the_bar_on_randomized_robots():
-    """training/policies/quadruped_ppo_randomized.zip (the README's randomized-physics study),
+    """training/policies/quadruped_ppo_randomized.zip (envs/README's randomized-physics table),
     on 64 episodes with randomize=True (robots, commands and starts seeded 0..63): the task's
     bar on robots it was not tuned to, mean velocity_error under 0.15 m/s, falls under 5 %,
     and success in at least 90 % of them (the nominal policy reaches 77 % there)."""
