@@ -29,10 +29,10 @@ MAX_WORKERS = 4
 
 # what a worker runs: read its share from stdin, compile each item into the on-disk cache
 _WORKER = """
-import importlib, pickle, sys
+import importlib, os, pickle, sys
 share = pickle.load(sys.stdin.buffer)
 import engine
-if engine.__file__ != share["engine"]:
+if os.path.abspath(engine.__file__) != share["engine"]:
     sys.exit(3)  # another engine package on this path: its cache would not be the caller's
 from engine.ptr import UNIT_SIGNATURE
 for label, argtypes in share["items"]:
@@ -83,8 +83,7 @@ def estimate(shares: list[list]) -> float:
 def compile_in_workers(shares: list[list]) -> bool:
     """Compile each share in a worker process of its own and wait for all of them; True if
     every worker finished. The caller then loads (or compiles) each item as usual."""
-    import engine
-
+    package = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__init__.py")  # engine.__file__
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     procs = []
     try:
@@ -97,7 +96,7 @@ def compile_in_workers(shares: list[list]) -> bool:
                 env=env,
             )
             procs.append(proc)
-            proc.stdin.write(pickle.dumps({"engine": engine.__file__, "items": share}))
+            proc.stdin.write(pickle.dumps({"engine": package, "items": share}))
             proc.stdin.close()
     except (OSError, ValueError, pickle.PicklingError):
         pass  # no interpreter to start (an embedded Python) or a worker gone: the caller compiles
