@@ -141,7 +141,7 @@ class Model(NamedTuple):
     opt_jacobian: int  # JAC_DENSE, JAC_SPARSE or JAC_AUTO: how efc_J is stored (dense_jacobian)
     opt_ccd_iterations: int  # convex collider: most GJK and EPA iterations (collision_convex)
     opt_ccd_tolerance: float  # convex collider: GJK and EPA convergence tolerance (m)
-    stat_meaninertia: float  # mean diagonal of M at qpos0 (scales the solver's tolerances)
+    stat_meaninertia: float  # mean diagonal of M at qpos0 (solvers scale by the current M: solver_scale)
 
     # bodies
     body_parentid: i32[nbody]  # parent body, parent-first ordering
