@@ -156,6 +156,8 @@ class Data(NamedTuple):
     solver_converged: i32[B]  # 1: every island's solution passes the tolerance test, 0: not
     island_niter: i32[B, ntree]  # iterations of each island (MuJoCo's solver_niter; [0] when nisland = 0)
     island_converged: i32[B, ntree]  # 1: the island's solution passes the tolerance test
+    noslip_niter: i32[B, ntree]  # sweeps of the noslip pass on each island (in island_niter too)
+    noslip_improvement: f64[B, ntree]  # scaled improvement of each island's last noslip sweep
 
     # com_pos
     subtree_com: f64[B, nbody, 3]  # centre of mass of each subtree

@@ -97,10 +97,12 @@ neqdata = Dim("neqdata")  # numbers per equality constraint (MuJoCo's mjNEQDATA)
 def _pgs_rows(m) -> int:
     from engine import types as T
 
-    return int(m.nefcmax) if int(m.opt_solver) == T.SOL_PGS else 0
+    dual = int(m.opt_solver) == T.SOL_PGS or int(m.opt_noslip_iterations) > 0
+    return int(m.nefcmax) if dual else 0
 
 
-npgs = Dim("npgs", _pgs_rows)  # PGS keeps M^-1 J^T of every row: nefcmax for PGS, else 0
+# PGS and the noslip pass keep M^-1 J^T of every row: nefcmax for them, else 0
+npgs = Dim("npgs", _pgs_rows)
 
 
 def _ccd_sizes(m) -> tuple[int, int]:

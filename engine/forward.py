@@ -93,6 +93,8 @@ def fwd_acceleration(m, d, b):
         for k in range(m.ntree):
             d.island_niter[b, k] = 0
             d.island_converged[b, k] = 1
+            d.noslip_niter[b, k] = 0
+            d.noslip_improvement[b, k] = 0.0
 
 
 @unit

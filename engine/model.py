@@ -136,10 +136,12 @@ class Model(NamedTuple):
     opt_tolerance: float  # solver stops when the scaled improvement (or gradient) is below it
     opt_ls_iterations: int  # maximum line search evaluations per Newton iteration
     opt_ls_tolerance: float  # line search tolerance, relative to opt_tolerance
+    opt_noslip_iterations: int  # most sweeps of the noslip pass after the solver (0: none; engine.noslip)
+    opt_noslip_tolerance: float  # the noslip pass stops when its scaled improvement is below it
     opt_jacobian: int  # JAC_DENSE, JAC_SPARSE or JAC_AUTO: how efc_J is stored (dense_jacobian)
     opt_ccd_iterations: int  # convex collider: most GJK and EPA iterations (collision_convex)
     opt_ccd_tolerance: float  # convex collider: GJK and EPA convergence tolerance (m)
-    stat_meaninertia: float  # mean diagonal of M at qpos0 (scales the solver's tolerances)
+    stat_meaninertia: float  # mean diagonal of M at qpos0 (solvers scale by the current M: solver_scale)
 
     # bodies
     body_parentid: i32[nbody]  # parent body, parent-first ordering
@@ -483,6 +485,8 @@ _OPTION_RANGES = {
     "ls_tolerance": (">= 0", lambda v: v >= 0),
     "iterations": (">= 0", lambda v: v >= 0),
     "ls_iterations": (">= 0", lambda v: v >= 0),
+    "noslip_iterations": (">= 0", lambda v: v >= 0),
+    "noslip_tolerance": (">= 0", lambda v: v >= 0),
 }
 _FLOAT_OPTIONS = (
     "timestep",
@@ -642,7 +646,6 @@ def check_supported(mj: mujoco.MjModel) -> None:
     for name, count in [
         ("<flex>", mj.nflex),
         ("<plugin>", mj.nplugin),
-        ("<skin>", mj.nskin),
     ]:
         if count:
             _refuse(name, "not supported by the engine")
@@ -758,7 +761,8 @@ def _check_constraints(mj: mujoco.MjModel) -> None:
 
     Supported: joint limits on hinge, slide and ball joints, fixed-tendon limits, joint and
     tendon friction loss, contacts with condim 1, 3, 4 or 6 in MuJoCo's pyramidal or elliptic
-    friction cone, equality connect, weld and joint, solvers PGS and Newton. Nothing is checked when
+    friction cone, equality connect, weld and joint, solvers PGS and Newton, each with or without
+    the noslip pass (engine.noslip). Nothing is checked when
     constraints are disabled.
     """
     OBJ = mujoco.mjtObj
@@ -768,8 +772,6 @@ def _check_constraints(mj: mujoco.MjModel) -> None:
     opt = mj.opt
     if opt.solver == mujoco.mjtSolver.mjSOL_CG:
         _refuse('<option solver="CG">', "the CG solver is not implemented; use PGS or Newton")
-    if opt.noslip_iterations > 0:
-        _refuse("<option noslip_iterations>", "the noslip solver is not implemented")
     if not flags & T.DSBL_FRICTIONLOSS:
         for j in range(mj.njnt):
             adr, num = mj.jnt_dofadr[j], {0: 6, 1: 3}.get(int(mj.jnt_type[j]), 1)
@@ -1212,7 +1214,8 @@ def capacities(
         nefcmax, origin = int(mj.njmax), f'<size njmax="{mj.njmax}">'
     if nefcmax is None and memory >= 0:
         origin = f'<size memory="{memory}"> ({memory} bytes per environment)'
-        row_dims = ("nefcmax", "npgs") if mj.opt.solver == T.SOL_PGS else ("nefcmax",)
+        dual = mj.opt.solver == T.SOL_PGS or mj.opt.noslip_iterations > 0
+        row_dims = ("nefcmax", "npgs") if dual else ("nefcmax",)
         con_bytes, row_bytes = _bytes_per(mj, ("nconmax",), widths), _bytes_per(mj, row_dims, widths)
         if flags & T.DSBL_CONSTRAINT:
             row_bytes = 0

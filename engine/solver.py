@@ -58,15 +58,18 @@ mj_solPGS_island, with the same iterates as MuJoCo:
   rows) and the island's blocks of A + R; efc_state (with the elliptic contacts' dual
   states), qfrc_constraint and qacc are then computed for all rows at once (MuJoCo's
   dualFinish);
-- both scale improvement and gradient by 1 / (sum of M's diagonal over the island's dofs)
-  (for PGS too, as the 4.0.0 binary does, though its source scales PGS by 1 / (meaninertia
-  nv): with that scale the islands test scene's PGS iteration counts differ from the
-  binary's in 30 states of 30) and stop on the island's own test; island k's iterations
-  are island_niter[k] (mjData.solver_niter[k]), solver_niter their sum;
+- both scale improvement and gradient by 1 / max(MINVAL, sum of M's diagonal over the
+  island's dofs) (engine.dual.solver_scale; 4.0.0: for PGS too, though the 3.12 source
+  scales PGS by 1 / (meaninertia nv): with that scale the islands test scene's PGS
+  iteration counts differ from the binary's in 30 states of 30) and stop on the island's
+  own test; island k's iterations are island_niter[k] (mjData.solver_niter[k]),
+  solver_niter their sum;
 - dofs in no island keep qacc = qacc_smooth and no constraint force.
-With <flag island="disable"/> (nisland = 0) all rows are one problem, scaled by
-1 / (meaninertia nv), its iterations in island_niter[0]. After Newton, efc_state is the
-state at the solution (MuJoCo's island solver leaves the warm start's in efc_state).
+With <flag island="disable"/> (nisland = 0) all rows are one problem, scaled the same way
+over all nv dofs (4.0.0: Newton and PGS both; the 3.12 source scales that case by
+1 / (meaninertia nv), off the binary's reported improvement by the ratio of the two, 1-2 %
+on the ant), its iterations in island_niter[0]. After Newton, efc_state is the state at
+the solution (MuJoCo's island solver leaves the warm start's in efc_state).
 """
 
 import math
@@ -74,10 +77,24 @@ import math
 import numpy as np
 
 from engine import types as T
-from engine.constraint import MINVAL, dot, dot_row, dot_sparse
-from engine.factor import mul_m, solve_ld, solve_ld_range
+from engine.constraint import MINVAL, dot, dot_row
+from engine.dual import (
+    add_y,
+    chol_factor,
+    chol_solve,
+    group,
+    minv_jt_f,
+    minv_jt_rows,
+    project_ellipsoid,
+    qcqp2,
+    qcqp3,
+    qcqp_n,
+    solver_scale,
+)
+from engine.factor import mul_m, solve_ld
 from engine.island import island
 from engine.jit import kernel, unit
+from engine.noslip import noslip
 
 _PCG_MULT = np.uint64(6364136223846793005)
 _MASK32 = np.uint64(0xFFFFFFFF)
@@ -279,35 +296,6 @@ def mul_jar(m, d, b, out, qacc):
     """out[i] = J_i qacc - aref_i for the nefc rows: each row's acceleration error."""
     for i in range(d.nefc[b]):
         out[i] = dot_row(m, d, b, i, qacc) - d.efc_aref[b, i]
-
-
-@kernel
-def _group(m, d, b, k):
-    """(rows, dofs, trees) solved together as island k: slices of map_iefc2efc, map_idof2dof
-    and map_itree2tree (engine.island); with nisland = 0 (islands disabled) all of them."""
-    if d.nisland[b] > 0:
-        radr = d.island_iefcadr[b, k]
-        dadr = d.island_idofadr[b, k]
-        tadr = d.island_itreeadr[b, k]
-        return (
-            d.map_iefc2efc[b, radr : radr + d.island_nefc[b, k]],
-            d.map_idof2dof[b, dadr : dadr + d.island_nv[b, k]],
-            d.map_itree2tree[b, tadr : tadr + d.island_ntree[b, k]],
-        )
-    return d.map_iefc2efc[b, : d.nefc[b]], d.map_idof2dof[b, : m.nv], d.map_itree2tree[b, : m.ntree]
-
-
-@kernel
-def _scale(m, d, b, dofs):
-    """The solvers' scale of improvement and gradient: 1 / (sum of M's diagonal over the
-    island's dofs), or 1 / (meaninertia nv) for one problem of all rows (islands disabled)."""
-    if d.nisland[b] == 0:
-        return 1.0 / (m.stat_meaninertia * max(1, m.nv))
-    inertia = 0.0
-    for j in range(dofs.shape[0]):
-        k = dofs[j]
-        inertia += d.qM[b, m.M_rowadr[k] + m.M_rownnz[k] - 1]
-    return 1.0 / inertia
 
 
 @kernel
@@ -526,44 +514,6 @@ def _warmstart(m, d, b):
             qacc[v] = d.qacc_smooth[b, v]
 
 
-@kernel
-def _chol_factor(H, n, mindiag):
-    """The lower triangle of H (n x n) <- its Cholesky factor L (H = L L^T), in place
-    (mju_cholFactor: a pivot below mindiag is replaced by it and its column below cleared);
-    returns the rank, n less the pivots replaced. Newton's Hessian and the cones' Hessians
-    (mindiag = MINVAL), PGS's QCQP (1e-10)."""
-    rank = n
-    for j in range(n):
-        x = H[j, j] - dot(H[j], H[j], j)
-        if x < mindiag:
-            H[j, j] = math.sqrt(mindiag)
-            rank -= 1
-            for i in range(j + 1, n):
-                H[i, j] = 0.0
-        else:
-            H[j, j] = math.sqrt(x)
-            inv = 1.0 / H[j, j]
-            for i in range(j + 1, n):
-                H[i, j] = (H[i, j] - dot(H[i], H[j], j)) * inv
-    return rank
-
-
-@kernel
-def _chol_solve(H, res, vec, n):
-    """res = (L L^T)^-1 vec for the Cholesky factor L (n x n) in the lower triangle of H
-    (mju_cholSolve): L y = vec forward, then L^T res = y backward."""
-    for i in range(n):
-        res[i] = vec[i]
-    for i in range(n):
-        if i:
-            res[i] -= dot(H[i], res, i)
-        res[i] /= H[i, i]
-    for i in range(n - 1, -1, -1):
-        for j in range(i + 1, n):
-            res[i] -= H[j, i] * res[j]
-        res[i] /= H[i, i]
-
-
 # ---- PGS -----------------------------------------------------------------------------------------
 
 
@@ -575,82 +525,6 @@ def _pcg32(state):
     rot = state >> np.uint64(59)
     out = ((xs >> rot) | (xs << ((np.uint64(32) - rot) & np.uint64(31)))) & _MASK32
     return new, out
-
-
-@kernel
-def _add_y(m, d, b, i, v, scale):
-    """v += scale * Y_i: a plain vector update when Y_i holds every dof (its columns are
-    then 0..nv-1), else over its entries."""
-    y = d.scratch_efc_Y[b, i]
-    n = d.scratch_efc_Y_rownnz[b, i]
-    if n == m.nv:
-        for k in range(n):
-            v[k] += scale * y[k]
-    else:
-        col = d.scratch_efc_Y_colind[b, i]
-        for t in range(n):
-            v[col[t]] += scale * y[t]
-
-
-@kernel
-def _minv_jt_f(m, d, b, v, rows, dofs):
-    """v = M^-1 J^T f = sum_i f_i (M^-1 J_i^T) over the group's rows, on its dofs (v is
-    indexed by dof; the group's rows touch its dofs only), from the rows Y_i kept by
-    _minv_jt_rows."""
-    for j in range(dofs.shape[0]):
-        v[dofs[j]] = 0.0
-    for c in range(rows.shape[0]):
-        i = rows[c]
-        fi = d.efc_force[b, i]
-        if fi != 0.0:
-            _add_y(m, d, b, i, v, fi)
-
-
-@kernel
-def _minv_jt_rows(m, d, b):
-    """Y_i = M^-1 J_i^T for every row, kept on the dofs of the trees J_i touches (M is
-    block diagonal over the trees, so Y_i is zero elsewhere; each tree is the contiguous
-    dof range tree_dofadr .. + tree_dofnum, so Y_i's columns come out ascending), and
-    scratch_efc[b, 0][i] = 1 / (J_i Y_i + R_i) (PGS's ARinv)."""
-    Y = d.scratch_efc_Y[b]
-    Ycol = d.scratch_efc_Y_colind[b]
-    w = d.scratch_nv[b, 0]  # J_i^T, then M^-1 J_i^T, dense on those trees
-    ARinv = d.scratch_efc[b, 0]
-    for i in range(d.nefc[b]):
-        nnz = d.efc_J_rownnz[b, i]
-        row = d.efc_J[b, i]
-        if nnz == m.nv:  # a dense row: Y_i on every dof (colind unused, see _add_y)
-            y = Y[i]
-            for k in range(nnz):
-                y[k] = row[k]
-            solve_ld(y, d.qLD[b], d.qLDiagInv[b], m)
-            d.scratch_efc_Y_rownnz[b, i] = nnz
-            ARinv[i] = 1.0 / (dot(row, y, nnz) + d.efc_R[b, i])
-            continue
-        col = d.efc_J_colind[b, i]
-        n = 0
-        last = -1
-        for t in range(nnz):
-            tree = m.dof_treeid[col[t]]
-            if tree != last:  # a new tree (J's columns ascending: each tree once)
-                last = tree
-                for k in range(m.tree_dofadr[tree], m.tree_dofadr[tree] + m.tree_dofnum[tree]):
-                    w[k] = 0.0
-                    Ycol[i, n] = k
-                    n += 1
-        d.scratch_efc_Y_rownnz[b, i] = n
-        for t in range(nnz):
-            w[col[t]] = row[t]
-        last = -1
-        for t in range(nnz):
-            tree = m.dof_treeid[col[t]]
-            if tree != last:
-                last = tree
-                start = m.tree_dofadr[tree]
-                solve_ld_range(w, d.qLD[b], d.qLDiagInv[b], m, start, start + m.tree_dofnum[tree])
-        ARinv[i] = 1.0 / (dot_sparse(row, col, w, nnz) + d.efc_R[b, i])
-        for t in range(n):
-            Y[i, t] = w[Ycol[i, t]]
 
 
 @kernel
@@ -667,7 +541,7 @@ def _ar_blocks(m, d, b, rows):
     """scratch_efc_AR[b, i + j, k] = AR[i + j, i + k] = J_(i+j) Y_(i+k) + R_(i+j) delta_jk for
     the rows i .. i + dim of every elliptic contact among `rows` (an island's, in efc order;
     a contact's rows are consecutive there too): the diagonal block of AR = J M^-1 J^T + R
-    that MuJoCo's extractBlock reads; after _minv_jt_rows (Y_i = M^-1 J_i^T)."""
+    that MuJoCo's extractBlock reads; after minv_jt_rows (Y_i = M^-1 J_i^T)."""
     w = d.scratch_nv[b, 0]  # Y_(i+k) dense
     for k in range(m.nv):
         w[k] = 0.0
@@ -679,7 +553,7 @@ def _ar_blocks(m, d, b, rows):
         dim = _block_dim(d, b, i)
         if d.efc_type[b, i] == T.CNSTR_CONTACT_ELLIPTIC:
             for k in range(dim):
-                _add_y(m, d, b, i + k, w, 1.0)
+                add_y(m, d, b, i + k, w, 1.0)
                 for j in range(dim):
                     AR[i + j, k] = dot_row(m, d, b, i + j, w)
                 AR[i + k, k] += d.efc_R[b, i + k]
@@ -695,146 +569,6 @@ def _ar_blocks(m, d, b, rows):
 
 
 @kernel
-def _project_ellipsoid(fric, normal, mu, n, feasible):
-    """Scale the friction forces fric[:n] onto sum_j (fric_j / mu_j)^2 = normal^2; with
-    feasible only when they lie outside (MuJoCo's projectEllipsoid)."""
-    s = 0.0
-    for j in range(n):
-        s += fric[j] * fric[j] / (mu[j] * mu[j])
-    normal2 = normal * normal
-    if not feasible or s > normal2:
-        scl = math.sqrt(normal2 / max(MINVAL, s))
-        for j in range(n):
-            fric[j] *= scl
-
-
-@kernel
-def _qcqp2(A, i, bin, dfr, r, out):
-    """out = argmin 1/2 x^T Ac x + x^T bin  s.t.  sum_j (x_j / dfr_j)^2 <= r^2 in 2 dimensions,
-    Ac[j, k] = A[i + 1 + j, 1 + k]; returns 1 if the constraint is active (mju_QCQP2). In the
-    scaled variables y_j = x_j / dfr_j the constraint is |y| <= r; Newton's method on the
-    multiplier la of |(Ac' + la I)^-1 b'| = r, from la = 0."""
-    b1 = bin[0] * dfr[0]
-    b2 = bin[1] * dfr[1]
-    A11 = A[i + 1, 1] * dfr[0] * dfr[0]
-    A22 = A[i + 2, 2] * dfr[1] * dfr[1]
-    A12 = A[i + 1, 2] * dfr[0] * dfr[1]
-    la = 0.0
-    v1 = v2 = 0.0
-    for _ in range(20):
-        det = (A11 + la) * (A22 + la) - A12 * A12
-        if det < 1e-10:  # not positive definite (1e-10 threshold): no friction
-            out[0] = 0.0
-            out[1] = 0.0
-            return 0
-        detinv = 1 / det
-        P11 = (A22 + la) * detinv
-        P22 = (A11 + la) * detinv
-        P12 = -A12 * detinv
-        v1 = -P11 * b1 - P12 * b2  # v = -(A + la)^-1 b
-        v2 = -P12 * b1 - P22 * b2
-        val = v1 * v1 + v2 * v2 - r * r
-        if val < 1e-10:  # converged, or the unconstrained minimum is inside
-            break
-        deriv = -2.0 * (P11 * v1 * v1 + 2.0 * P12 * v1 * v2 + P22 * v2 * v2)
-        delta = -val / deriv
-        if delta < 1e-10:
-            break
-        la += delta
-    out[0] = v1 * dfr[0]
-    out[1] = v2 * dfr[1]
-    return 1 if la != 0 else 0
-
-
-@kernel
-def _qcqp3(A, i, bin, dfr, r, out):
-    """_qcqp2 in 3 dimensions (mju_QCQP3: (A + la)^-1 from its adjugate)."""
-    b1 = bin[0] * dfr[0]
-    b2 = bin[1] * dfr[1]
-    b3 = bin[2] * dfr[2]
-    A11 = A[i + 1, 1] * dfr[0] * dfr[0]
-    A22 = A[i + 2, 2] * dfr[1] * dfr[1]
-    A33 = A[i + 3, 3] * dfr[2] * dfr[2]
-    A12 = A[i + 1, 2] * dfr[0] * dfr[1]
-    A13 = A[i + 1, 3] * dfr[0] * dfr[2]
-    A23 = A[i + 2, 3] * dfr[1] * dfr[2]
-    la = 0.0
-    v1 = v2 = v3 = 0.0
-    for _ in range(20):
-        P11 = (A22 + la) * (A33 + la) - A23 * A23  # the adjugate of A + la
-        P22 = (A11 + la) * (A33 + la) - A13 * A13
-        P33 = (A11 + la) * (A22 + la) - A12 * A12
-        P12 = A13 * A23 - A12 * (A33 + la)
-        P13 = A12 * A23 - A13 * (A22 + la)
-        P23 = A12 * A13 - A23 * (A11 + la)
-        det = (A11 + la) * P11 + A12 * P12 + A13 * P13
-        if det < 1e-10:
-            out[0] = 0.0
-            out[1] = 0.0
-            out[2] = 0.0
-            return 0
-        detinv = 1 / det
-        P11 *= detinv
-        P22 *= detinv
-        P33 *= detinv
-        P12 *= detinv
-        P13 *= detinv
-        P23 *= detinv
-        v1 = -P11 * b1 - P12 * b2 - P13 * b3
-        v2 = -P12 * b1 - P22 * b2 - P23 * b3
-        v3 = -P13 * b1 - P23 * b2 - P33 * b3
-        val = v1 * v1 + v2 * v2 + v3 * v3 - r * r
-        if val < 1e-10:
-            break
-        deriv = -2.0 * (P11 * v1 * v1 + P22 * v2 * v2 + P33 * v3 * v3) - 4.0 * (
-            P12 * v1 * v2 + P13 * v1 * v3 + P23 * v2 * v3
-        )
-        delta = -val / deriv
-        if delta < 1e-10:
-            break
-        la += delta
-    out[0] = v1 * dfr[0]
-    out[1] = v2 * dfr[1]
-    out[2] = v3 * dfr[2]
-    return 1 if la != 0 else 0
-
-
-@kernel
-def _qcqp_n(A, i, bin, dfr, r, n, out, bs, tmp, S, L):
-    """_qcqp2 in n <= 5 dimensions (mju_QCQP: (A + la)^-1 by Cholesky; rank below n with
-    the 1e-10 threshold gives no friction). Work space: bs, tmp (n), S, L (n x n)."""
-    for j in range(n):
-        bs[j] = bin[j] * dfr[j]
-        for k in range(n):
-            S[j, k] = A[i + 1 + j, 1 + k] * dfr[j] * dfr[k]
-    la = 0.0
-    for _ in range(20):
-        for j in range(n):
-            for k in range(n):
-                L[j, k] = S[j, k]
-            L[j, j] += la
-        if _chol_factor(L, n, 1e-10) < n:
-            for j in range(n):
-                out[j] = 0.0
-            return 0
-        _chol_solve(L, out, bs, n)
-        for j in range(n):
-            out[j] = -out[j]
-        val = dot(out, out, n) - r * r
-        if val < 1e-10:
-            break
-        _chol_solve(L, tmp, out, n)
-        deriv = -2.0 * dot(out, tmp, n)
-        delta = -val / deriv
-        if delta < 1e-10:
-            break
-        la += delta
-    for j in range(n):
-        out[j] *= dfr[j]
-    return 1 if la != 0 else 0
-
-
-@kernel
 def _pgs_cone(m, d, b, i, v):
     """One PGS update of the elliptic contact whose rows start at i (MuJoCo's solPGS block):
     res = AR f + b on its rows (AR f = J M^-1 J^T f + R f = J v + R f); then
@@ -843,7 +577,7 @@ def _pgs_cone(m, d, b, i, v):
       forces scaled by 1 + x, x = -f.res / f^T AR f, no further than f_n = 0);
     - the friction with f_n fixed: min 1/2 x^T Ac x + x^T bc over sum_j (x_j / mu_j)^2 <=
       f_n^2 (Ac the friction rows' block of AR, bc their residual at the old friction and
-      the new normal), by _qcqp2/_qcqp3/_qcqp_n, put on the ellipsoid when active;
+      the new normal), by engine.dual.qcqp2/qcqp3/qcqp_n, put on the ellipsoid when active;
     - the cost change 1/2 df^T AR df + df.res: above 1e-10 the old forces are kept.
     v = M^-1 J^T f is updated; returns the cost change (<= 1e-10)."""
     c = d.efc_id[b, i]
@@ -890,13 +624,13 @@ def _pgs_cone(m, d, b, i, v):
             f[i + j] = 0.0
     else:
         if n == 2:
-            active = _qcqp2(A, i, bc, fr, f[i], out)
+            active = qcqp2(A, i, bc, fr, f[i], out)
         elif n == 3:
-            active = _qcqp3(A, i, bc, fr, f[i], out)
+            active = qcqp3(A, i, bc, fr, f[i], out)
         else:
-            active = _qcqp_n(A, i, bc, fr, f[i], n, out, W[6], W[7], W[8:14], W[14:20])
+            active = qcqp_n(A, i, bc, fr, f[i], n, out, W[6], W[7], W[8:14], W[14:20])
         if active:  # on the ellipsoid exactly, as the QCQP's answer is approximate
-            _project_ellipsoid(out, f[i], fr, n, False)
+            project_ellipsoid(out, f[i], fr, n, False)
         for j in range(n):
             f[i + 1 + j] = out[j]
     # cost change 1/2 df^T AR df + df.res (mju_mulVecMatVec, mju_dot)
@@ -912,7 +646,7 @@ def _pgs_cone(m, d, b, i, v):
         return 0.0
     for j in range(dim):
         if tmp[j] != 0.0:
-            _add_y(m, d, b, i + j, v, tmp[j])
+            add_y(m, d, b, i + j, v, tmp[j])
     return change
 
 
@@ -942,7 +676,7 @@ def _project_cones(m, d, b, rows):
                     f[j] = 0.0
             else:
                 fr = d.contact_friction[b, d.efc_id[b, i]]
-                _project_ellipsoid(f[i + 1 : i + dim], f[i], fr, dim - 1, True)
+                project_ellipsoid(f[i + 1 : i + dim], f[i], fr, dim - 1, True)
         elif f[i] < 0:
             f[i] = 0.0
         c += dim
@@ -1004,10 +738,10 @@ def solve_pgs(m, d, b, k):
     rows, AR = J M^-1 J^T + R. A row is a block of its own, except the rows of an elliptic
     contact, updated together by _pgs_cone (MuJoCo's blockstart); the island's blocks are
     visited in an order shuffled every sweep by a PCG32 generator started afresh for each
-    island, with the island's own Nesterov state. Needs _minv_jt_rows. Returns
+    island, with the island's own Nesterov state. Needs minv_jt_rows. Returns
     (iterations, improvement, converged)."""
-    rows, dofs, _ = _group(m, d, b, k)
-    scale = _scale(m, d, b, dofs)
+    rows, dofs, _ = group(m, d, b, k)
+    scale = solver_scale(m, d, b, dofs)
     n = rows.shape[0]
     ne = d.ne[b]
     nf = d.nf[b]
@@ -1031,7 +765,7 @@ def solve_pgs(m, d, b, k):
         order[nblocks] = i  # order[j] = rows[MuJoCo's shuffled blockstart j]
         nblocks += 1
         c += _block_dim(d, b, i)
-    _minv_jt_f(m, d, b, v, rows, dofs)
+    minv_jt_f(m, d, b, v, rows, dofs)
     state, _ = _pcg32(np.uint64(0))
     nesterov_k = 0
     it = 0
@@ -1046,7 +780,7 @@ def solve_pgs(m, d, b, k):
                 f[i] += beta * (f[i] - fprev[i])
                 fprev[i] = fs
             _project_cones(m, d, b, rows)
-            _minv_jt_f(m, d, b, v, rows, dofs)
+            minv_jt_f(m, d, b, v, rows, dofs)
         else:
             for c in range(n):
                 fprev[rows[c]] = f[rows[c]]
@@ -1082,7 +816,7 @@ def solve_pgs(m, d, b, k):
                 f[i] = old
                 change = 0.0
             elif delta != 0.0:
-                _add_y(m, d, b, i, v, delta)
+                add_y(m, d, b, i, v, delta)
             improvement -= change
         improvement *= scale
         # gradient restart (O'Donoghue-Candes): when the sweep undid the extrapolation
@@ -1150,7 +884,7 @@ def _hessian(m, d, b, rows, dofs, trees):
             start = m.M_rowadr[i]
             for e in range(m.M_rownnz[i]):
                 H[i + shift, m.M_colind[start + e] + shift] += d.qM[b, start + e]
-    _chol_factor(H, nd, MINVAL)
+    chol_factor(H, nd, MINVAL)
 
 
 @kernel
@@ -1220,7 +954,7 @@ def _add_cones(m, d, b, rows, dofs):
                     Hc[r, q] = H[r, q]
             copied = True
         _cone_hessian(m, d, b, i, jar, A)
-        _chol_factor(A, dim, MINVAL)
+        chol_factor(A, dim, MINVAL)
         for r in range(dim):
             for v in range(nd):
                 LTJ[r, v] = 0.0
@@ -1600,7 +1334,7 @@ def _newton_gradient(m, d, b, factor, rows, dofs, trees):
     if factor:
         _hessian_incremental(m, d, b, oldstate, rows, dofs, trees)
         H = d.scratch_Hcone[b] if _add_cones(m, d, b, rows, dofs) else d.scratch_H[b]
-        _chol_solve(H, Mgrad, grad, nv)
+        chol_solve(H, Mgrad, grad, nv)
     else:
         for v in range(nv):
             Mgrad[v] = grad[v]
@@ -1621,8 +1355,8 @@ def solve_newton(m, d, b, k):
     gradient are below the tolerance the warm start is the answer (0 iterations), and
     likewise if the Newton decrement 1/2 grad^T H^-1 grad is.
     """
-    rows, dofs, trees = _group(m, d, b, k)
-    scale = _scale(m, d, b, dofs)
+    rows, dofs, trees = group(m, d, b, k)
+    scale = solver_scale(m, d, b, dofs)
     nv = dofs.shape[0]
     nr = rows.shape[0]
     _enter(d, b, dofs)
@@ -1648,7 +1382,7 @@ def solve_newton(m, d, b, k):
     if not done:
         _hessian(m, d, b, rows, dofs, trees)
         H = d.scratch_Hcone[b] if _add_cones(m, d, b, rows, dofs) else d.scratch_H[b]
-        _chol_solve(H, Mgrad, grad, nv)
+        chol_solve(H, Mgrad, grad, nv)
         done = gradient < tol and max(0.0, 0.5 * scale * dot(grad, Mgrad, nv)) < tol
     converged = 1 if done else 0
     for v in range(nv):
@@ -1697,8 +1431,12 @@ def fwd_constraint(m, d, b):
     acceleration (qacc_smooth) and the constraint rows (make_constraint, reference).
     Called only when the row has constraint rows (fwd_acceleration handles nefc == 0).
     Finds the islands (engine.island), warm-starts all rows together, then solves each
-    island on its own (all rows as one problem with islands disabled) and reports the
-    iterations of each (island_niter, island_converged) and their sum (solver_niter)."""
+    island on its own (all rows as one problem with islands disabled), then, with
+    noslip_iterations > 0, runs the noslip pass (engine.noslip) on each island's friction
+    forces and maps the forces to qacc as after PGS (MuJoCo's dualFinish). Reports the
+    iterations of each island (island_niter, the noslip pass's included as MuJoCo's
+    solver_niter counts them; noslip_niter apart), its convergence (the main solver's,
+    island_converged) and their sum (solver_niter)."""
     nv = m.nv
     island(m, d, b)
     for v in range(nv):
@@ -1710,12 +1448,14 @@ def fwd_constraint(m, d, b):
     for k in range(m.ntree):
         d.island_niter[b, k] = 0
         d.island_converged[b, k] = 0
+        d.noslip_niter[b, k] = 0
+        d.noslip_improvement[b, k] = 0.0
     niter = 0
     improvement = 0.0
     gradient = 0.0
     converged = 1
     if m.opt_solver == T.SOL_PGS:
-        _minv_jt_rows(m, d, b)  # Y_i = M^-1 J_i^T and ARinv of every row
+        minv_jt_rows(m, d, b)  # Y_i = M^-1 J_i^T and ARinv of every row
         for k in range(ngroup):
             it, imp, ok = solve_pgs(m, d, b, k)
             d.island_niter[b, k] = it
@@ -1723,7 +1463,6 @@ def fwd_constraint(m, d, b):
             niter += it
             improvement = max(improvement, imp)
             converged = min(converged, ok)
-        _dual_finish(m, d, b)
     else:
         for k in range(ngroup):
             it, imp, grad, ok = solve_newton(m, d, b, k)
@@ -1733,6 +1472,17 @@ def fwd_constraint(m, d, b):
             improvement = max(improvement, imp)
             gradient = max(gradient, grad)
             converged = min(converged, ok)
+    if m.opt_noslip_iterations > 0:
+        if m.opt_solver != T.SOL_PGS:
+            minv_jt_rows(m, d, b)  # the rows Y_i the noslip pass reads A from
+        for k in range(ngroup):
+            it, imp = noslip(m, d, b, k)
+            d.island_niter[b, k] += it
+            d.noslip_niter[b, k] = it
+            d.noslip_improvement[b, k] = imp
+            niter += it
+    if m.opt_solver == T.SOL_PGS or m.opt_noslip_iterations > 0:
+        _dual_finish(m, d, b)
     d.solver_niter[b] = niter
     d.solver_improvement[b] = improvement
     d.solver_gradient[b] = gradient

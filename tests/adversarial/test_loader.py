@@ -96,7 +96,6 @@ UNSUPPORTED = [
     ("invdiscrete_flag", arm(flag='invdiscrete="enable"'), r'<flag invdiscrete="enable">'),
     ("two_flags", arm(flag='override="enable" fwdinv="enable"'), r'override="enable" fwdinv="enable"'),
     ("cg_solver", arm(option='solver="CG"'), r'<option solver="CG">'),
-    ("noslip", arm(option='noslip_iterations="3"'), r"<option noslip_iterations>"),
     (
         "mixed_solreffriction",
         arm(joint='frictionloss="0.1" solreffriction="0.02 -1"'),
@@ -193,6 +192,9 @@ OPTIONS = [
     ('ls_tolerance="-0.01"', r'<option ls_tolerance="-0.01">: ls_tolerance must be >= 0'),
     ('iterations="-1"', r'<option iterations="-1">: iterations must be >= 0'),
     ('ls_iterations="-5"', r'<option ls_iterations="-5">: ls_iterations must be >= 0'),
+    ('noslip_iterations="-2"', r'<option noslip_iterations="-2">: noslip_iterations must be >= 0'),
+    ('noslip_tolerance="-1e-6"', r'<option noslip_tolerance="-1e-06">: noslip_tolerance must be >= 0'),
+    ('noslip_tolerance="nan"', r'<option noslip_tolerance="nan">'),
     ('o_margin="nan"', r'<option o_margin="nan">'),
 ]
 

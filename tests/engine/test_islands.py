@@ -22,7 +22,16 @@ import numpy as np
 import pytest
 
 import engine
-from tests.helpers import ASSETS, rel_err, report, rollout_states, set_state, trajectory_errors, with_options
+from tests.helpers import (
+    ASSETS,
+    GYM_ASSETS,
+    rel_err,
+    report,
+    rollout_states,
+    set_state,
+    trajectory_errors,
+    with_options,
+)
 
 ISLANDS = ASSETS / "tests" / "constraint_islands.xml"
 PILE = ASSETS / "tests" / "constraint_pile.xml"  # 40 free bodies, nv = 240
@@ -271,3 +280,33 @@ def test_pile_trajectories_with_islands(solver: str):
     assert max(counts) >= 5
     assert worst_q <= TOL_TRAJ
     assert worst_v <= 100 * TOL_TRAJ
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_islands_disabled_scale(solver: str):
+    """With islands disabled the 4.0.0 binary scales the solver's improvement (and Newton's
+    gradient) by 1 / (sum of M's diagonal over all dofs) at the current state, as it does an
+    island's over its dofs; the 3.12 source's 1 / (meaninertia nv) is off by their ratio
+    (1-2 % on the ant, whose M changes with its pose). Our last iteration's scaled
+    improvement equals MuJoCo's solver stat to 1e-6 relative at 20 states of gymnasium's
+    ant, with the same iteration count (a converged PGS sweep improves by ~1e-10, summed
+    from smaller changes, so its rounding is ~1e-10 of it; a sweep that changes nothing
+    improves by 0, so the error is taken relative to max(|MuJoCo's|, 1e-20)); the two scales
+    differ there by
+    more than 0.5 %, so the test tells them apart."""
+    text = with_options(GYM_ASSETS / "ant.xml", solver=solver, flags={"island": "disable"})
+    mj = mujoco.MjModel.from_xml_string(text)
+    states = rollout_states(mj, 20, seed=3, every=5)
+    sim, ref = _pair(text, states)
+    worst = spread = 0.0
+    M = np.zeros((mj.nv, mj.nv))
+    for i, d in enumerate(ref):
+        n = d.solver_niter[0]
+        assert sim.data.nisland[i] == 0 and sim.data.island_niter[i, 0] == n
+        last = d.solver[n - 1].improvement
+        worst = max(worst, abs(sim.data.solver_improvement[i] - last) / max(abs(last), 1e-20))
+        mujoco.mj_fullM(mj, d, M)
+        spread = max(spread, abs(mj.stat.meaninertia * mj.nv / np.trace(M) - 1))
+    report(f"islands disabled {solver}: scaled improvement vs MuJoCo's (ant)", worst, 1e-6, len(ref))
+    assert spread > 5e-3
+    assert worst <= 1e-6

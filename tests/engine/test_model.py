@@ -57,7 +57,6 @@ REFUSALS = [
         ["frictionloss", "'hinge'", "solref"],
     ),
     ("cg_solver", _xml(flags="", option='solver="CG"'), ['solver="CG"']),
-    ("noslip", _xml(flags="", option='noslip_iterations="5"'), ["noslip"]),
     (
         "mixed_solref",
         _xml(flags="", extra='<default><joint solreflimit="0.02 -1"/></default>'),
@@ -162,6 +161,59 @@ def test_disabled_features_are_not_refused():
     options = 'cone="elliptic" solver="CG"'
     model = engine.load_mjcf(_xml(flags='constraint="disable"', option=options, extra=friction))
     assert model.nefcmax == 0
+
+
+SKIN = """
+<mujoco>
+  <worldbody>
+    <geom type="plane" size="2 2 0.1"/>
+    <body name="a" pos="0 0 0.5">
+      <freejoint/>
+      <geom type="box" size="0.1 0.1 0.1"/>
+      <body name="b" pos="0.25 0 0">
+        <joint type="hinge" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.04"/>
+      </body>
+    </body>
+  </worldbody>
+  {skin}
+</mujoco>
+"""
+SLEEVE = """
+  <deformable>
+    <skin name="sleeve" inflate="0.01" vertex="0 0 0.6  0.2 0 0.6  0.4 0 0.6  0.2 0.1 0.6"
+          face="0 1 3  1 2 3">
+      <bone body="a" bindpos="0 0 0.5" bindquat="1 0 0 0" vertid="0 1 3" vertweight="1 0.5 0.5"/>
+      <bone body="b" bindpos="0.25 0 0.5" bindquat="1 0 0 0" vertid="1 2 3" vertweight="0.5 1 0.5"/>
+    </skin>
+  </deformable>
+"""
+
+
+def test_skin_is_accepted_and_has_no_physics():
+    """A <skin> (a mesh MuJoCo deforms with its bones' poses to draw it) loads, and the
+    engine copies none of it: the Model equals the one without it, field for field. MuJoCo's
+    physics is the same bit for bit with and without it (a box and a hinged capsule dropped
+    on the floor, 300 steps: qpos, qvel, qacc, efc_force)."""
+    with_skin, bare = SKIN.format(skin=SLEEVE), SKIN.format(skin="")
+    ours = engine.load_mjcf(with_skin), engine.load_mjcf(bare)
+    for name in engine.Model._fields:
+        a, b = (getattr(m, name) for m in ours)
+        assert np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b, name
+    models = [mujoco.MjModel.from_xml_string(x) for x in (with_skin, bare)]
+    assert (models[0].nskin, models[1].nskin) == (1, 0)
+    datas = [mujoco.MjData(m) for m in models]
+    touching = 0
+    for _ in range(300):
+        for m, d in zip(models, datas, strict=True):
+            d.qvel[5] = 1.0 if d.time < 0.1 else d.qvel[5]  # a spin, so the capsule swings
+            mujoco.mj_step(m, d)
+        a, b = datas
+        for field in ("qpos", "qvel", "qacc"):
+            np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
+        np.testing.assert_array_equal(a.efc_force[: a.nefc], b.efc_force[: b.nefc])
+        touching += a.ncon > 0
+    assert touching > 100  # it lands and rests on the floor
 
 
 @pytest.mark.parametrize(("xml", "needles"), [pytest.param(x, n, id=i) for i, x, n in REFUSALS])
