@@ -31,6 +31,8 @@ from engine.fields import (  # noqa: F401 (the names the declarations use)
     neqdata,
     nexclude,
     ngeom,
+    nhfield,
+    nhfielddata,
     njnt,
     nJten,
     nM,
@@ -217,6 +219,12 @@ class Model(NamedTuple):
     geom_rbound: f64[ngeom]  # radius of the bounding sphere about geom_xpos (0: plane)
     geom_matid: i32[ngeom]  # material, -1 if none
     geom_rgba: f64[ngeom, 4]  # colour; its alpha 0 (no material) hides the geom from rays
+    geom_dataid: i32[ngeom]  # height field of an hfield geom (its mesh, ...: -1 if none)
+    hfield_size: f64[nhfield, 4]  # half-sizes x, y; height z; depth of the base below z = 0
+    hfield_nrow: i32[nhfield]  # grid rows (along y)
+    hfield_ncol: i32[nhfield]  # grid columns (along x)
+    hfield_adr: i32[nhfield]  # first elevation in hfield_data
+    hfield_data: f64[nhfielddata]  # elevations in [0, 1], row-major (MuJoCo's float32, exactly)
     mat_rgba: f64[nmat, 4]  # material colour; its alpha 0 hides the material's geoms from rays
     site_bodyid: i32[nsite]  # body the site is attached to
     site_pos: f64[nsite, 3]  # position in the body frame
