@@ -1,0 +1,311 @@
+"""Oracle and analytic tests of the height-field collider (engine/collision_hfield.py):
+MuJoCo 4.0.0's mjc_ConvexHField, a height field against a sphere, capsule, ellipsoid,
+cylinder or box, prism by prism through the convex collider.
+
+1. Random poses of `assets/tests/collision_hfield.xml` (a bumpy 6 x 8 height field, off the
+   origin and tilted; one free geom of each type, three of them with margins and gaps),
+   collided on MuJoCo's own geom poses: contacts against mj_collision one to one (count,
+   order, geoms exactly; dist, pos, frame to 1e-9), over poses that sink deep into the
+   field, touch it lightly, lie within the margin, float apart, or hang over its edges
+   (the sub-grid clipped to the grid, the bounding-box early outs). The collider repeats
+   MuJoCo 4.0.0's iterations; the errors are rounding (seen: dist exact, pos 2e-14, frame
+   3e-11: the contact frame's tangents of a normal within ~1e-5 of a world axis).
+2. The same through our own kinematics (poses off MuJoCo's by ~1e-16; GJK and EPA stop
+   within ccd_tolerance, so a slowly converging contact may move within that accuracy, as
+   in test_collision_convex), and 200-step trajectories of the eight bodies dropped on the
+   field under gravity against mj_step.
+3. Analytic: a sphere and a box over a flat height field at known separations: dist = the
+   gap, normal +z, one contact per prism under them.
+4. dm_control's quadruped.xml: its `terrain` height field (201 x 201, flat as loaded)
+   against the feet, legs, torso and eyes, on MuJoCo's poses and through our pipeline (its
+   rangefinders removed: rays against height fields are not implemented, and the loader
+   refuses the model as it ships for exactly that, test_dm_control); a mesh against a
+   height field is refused by name.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+
+import engine
+from engine.collision_primitive import (
+    GEOM_BOX,
+    GEOM_CAPSULE,
+    GEOM_CYLINDER,
+    GEOM_ELLIPSOID,
+    GEOM_HFIELD,
+    GEOM_SPHERE,
+)
+from tests.engine.test_collision import mj_collide, mj_model, our_contacts, random_poses
+from tests.engine.test_collision_convex import compare_on_mujoco_poses
+from tests.helpers import ASSETS, random_states, rel_err, report, trajectory_errors, without_contacts
+
+HFIELD = ASSETS / "tests" / "collision_hfield.xml"
+N_POSES = 200
+PAIRS = [(GEOM_HFIELD, t) for t in (GEOM_SPHERE, GEOM_CAPSULE, GEOM_ELLIPSOID, GEOM_CYLINDER, GEOM_BOX)]
+
+# (label, xy spread, z range of the free bodies' centres, seed): the field's surface lies
+# between z = 0 and 0.15 (tilted by up to 4 degrees), its base at -0.1, its edges at
+# |x| = 0.5, |y| = 0.4 in its own frame
+REGIMES = [
+    ("over the field", 0.4, (0.0, 0.25), 0),
+    ("deep", 0.35, (-0.12, 0.1), 1),
+    ("shallow and within the margin", 0.4, (0.1, 0.3), 2),
+    ("over the edges", 0.7, (-0.05, 0.25), 3),
+]
+
+
+def _dists(mj: mujoco.MjModel, qpos: np.ndarray) -> np.ndarray:
+    d = mujoco.MjData(mj)
+    return np.concatenate([mj_collide(mj, d, q)["dist"] for q in qpos])
+
+
+@pytest.mark.parametrize(("label", "spread", "height", "seed"), REGIMES)
+def test_collider_matches_mujoco(label, spread, height, seed):
+    """On MuJoCo's geom poses: contacts equal mj_collision's (count, order, geoms exactly;
+    dist, pos, frame to 1e-9), every pair type met."""
+    mj = mj_model(HFIELD)
+    qpos = random_poses(mj, N_POSES, seed=seed, spread=spread, height=height)
+    result = compare_on_mujoco_poses(f"collision_hfield, {label}", HFIELD, mj, qpos)
+    result.check(N_POSES, 500)
+    for pair in PAIRS:
+        assert result.pair_types.get(pair, 0) >= 20, f"pair types {pair}: {result.pair_types.get(pair, 0)}"
+    dists = _dists(mj, qpos)
+    print(
+        f"[hfield] {label}: {len(dists)} contacts over {N_POSES} poses "
+        f"({len(dists) / N_POSES:.1f} a pose, {result.pair_types}), dist in [{dists.min():.3g}, "
+        f"{dists.max():.3g}], {np.sum(dists > 0)} within the margin, {np.sum(dists < -0.05)} deeper than 5 cm"
+    )
+    if label == "deep":
+        assert np.sum(dists < -0.05) >= 100
+    if label.startswith("shallow"):
+        assert np.sum(dists > 0) >= 50 and np.sum(np.abs(dists) < 0.01) >= 100
+
+
+def test_poses_over_the_edges_meet_the_early_outs():
+    """The "over the edges" poses include geoms beside the field (no contact: the bounding
+    sphere or box misses it) and geoms across its border (contacts from clipped sub-grids)."""
+    mj = mj_model(HFIELD)
+    qpos = random_poses(mj, N_POSES, seed=3, spread=0.7, height=(-0.05, 0.25))
+    d = mujoco.MjData(mj)
+    beside = across = 0
+    for q in qpos:
+        con = mj_collide(mj, d, q)
+        mujoco.mj_kinematics(mj, d)
+        local = (d.geom_xpos[1:] - d.geom_xpos[0]) @ d.geom_xmat[0].reshape(3, 3)
+        touching = {int(g2) for g2 in con["geom"][:, 1]}
+        for g in range(1, mj.ngeom):
+            outside = abs(local[g - 1, 0]) > 0.5 or abs(local[g - 1, 1]) > 0.4
+            if outside and g in touching:
+                across += 1
+            elif outside and abs(local[g - 1, 0]) > 0.5 + mj.geom_rbound[g] + 0.03:
+                beside += 1
+    print(f"[hfield] over the edges: {across} geoms across the border touching, {beside} beside it")
+    assert across >= 20 and beside >= 100
+
+
+TOL_PIPELINE = {"dist": 1e-9, "pos": 1e-6, "frame": 1e-4}
+
+
+def test_pipeline_matches_mujoco():
+    """Through our own kinematics: contacts one to one (count, order, geoms exactly), dist,
+    pos and frame within the collider's accuracy (see test_collision_convex's)."""
+    mj = mj_model(HFIELD)
+    qpos = random_poses(mj, N_POSES, seed=4, spread=0.45, height=(0.0, 0.25))
+    sim = engine.Simulator(engine.load_mjcf(without_contacts(HFIELD)), batch=N_POSES)
+    sim.data.qpos[:] = qpos
+    sim.forward()
+    sim.collision()
+    d = mujoco.MjData(mj)
+    worst = dict.fromkeys(TOL_PIPELINE, 0.0)
+    ncon = 0
+    for i in range(N_POSES):
+        ref, ours = mj_collide(mj, d, qpos[i]), our_contacts(sim.data, i)
+        assert len(ours["dist"]) == d.ncon and np.array_equal(ours["geom"], ref["geom"]), f"state {i}"
+        for name in TOL_PIPELINE:
+            if d.ncon:
+                worst[name] = max(worst[name], float(np.max(np.abs(ours[name] - ref[name]))))
+        ncon += d.ncon
+    for name, tol in TOL_PIPELINE.items():
+        report(f"collision_hfield through our kinematics, contact {name}", worst[name], tol, ncon)
+    assert ncon >= 2000
+    for name, tol in TOL_PIPELINE.items():
+        assert worst[name] <= tol
+
+
+TOL_TRAJ = 1e-6
+
+
+def test_trajectories_match_mujoco():
+    """The eight bodies dropped on the field from random poses (no velocity), 200 steps of
+    mj_step (Euler, the default Newton solver): qpos and qvel against ours."""
+    mj = mj_model(HFIELD)
+    n = 6
+    qpos = random_poses(mj, n, seed=5, spread=0.35, height=(0.2, 0.35))
+    states = {
+        "qpos": qpos,
+        "qvel": np.zeros((n, mj.nv)),
+        "ctrl": np.zeros((n, mj.nu)),
+        "qacc_warmstart": np.zeros((n, mj.nv)),
+    }
+    ncon = []
+    worst_q, worst_v = trajectory_errors(
+        HFIELD.read_text(), states, 200, on_step=lambda d: ncon.append(d.ncon)
+    )
+    report("collision_hfield 200-step trajectories, qpos", worst_q, TOL_TRAJ, n)
+    report("collision_hfield 200-step trajectories, qvel", worst_v, TOL_TRAJ, n)
+    print(f"[hfield] trajectories: {max(ncon)} contacts at most, {np.mean(ncon):.1f} on average")
+    assert max(ncon) >= 8 and np.mean(ncon[-n * 50 :]) >= 8  # resting on the field at the end
+    assert worst_q <= TOL_TRAJ and worst_v <= TOL_TRAJ
+
+
+# ---- analytic cases ---------------------------------------------------------------------------
+
+_FLAT = """
+<mujoco>
+  <option gravity="0 0 0"/>
+  <asset><hfield name="flat" nrow="5" ncol="5" size="1 1 0.3 0.2"/></asset>
+  <worldbody>
+    <geom name="flat" type="hfield" hfield="flat"/>
+    <body name="b" pos="{x} {y} {z}"><freejoint/>
+      <geom name="b" type="{gtype}" size="{size}" margin="0.02"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("gap", [0.015, 0.003, -0.004, -0.03])
+@pytest.mark.parametrize(("gtype", "size", "half"), [("sphere", "0.1", 0.1), ("box", "0.1 0.08 0.06", 0.06)])
+def test_known_separation(gtype, size, half, gap):
+    """A sphere and a box centred over a grid point of a flat field, at height half + gap:
+    one contact for each of the six prisms that have that grid point (the other two of the
+    four cells around it lie beyond the box), each with dist = gap (within the 0.02 margin
+    when apart), normal +z, pos at z = gap / 2; and equal to MuJoCo's. (Off a grid point, a
+    prism beside the one under a sphere's centre is penetrated through its side: MuJoCo
+    collides each prism as a convex body of its own.) Tolerance 1e-9, but for the box sunk
+    into the field: EPA (the box has a margin, so it is no polytope to 4.0.0) stops within
+    ccd_tolerance (1e-6) of the depth, and its face's normal within ~1e-6 of +z."""
+    xml = _FLAT.format(x=0.0, y=0.0, z=half + gap, gtype=gtype, size=size)
+    sim = engine.Simulator(engine.load_mjcf(without_contacts(xml)), batch=1)
+    sim.forward()
+    sim.collision()
+    data = sim.data
+    n = int(data.ncon[0])
+    assert n == 6, f"{gtype} gap {gap}: {n} contacts"
+    err = {
+        "dist": float(np.max(np.abs(data.contact_dist[0, :n] - gap))),
+        "normal": float(np.max(np.abs(data.contact_frame[0, :n, :3] - [0.0, 0.0, 1.0]))),
+        "pos z": float(np.max(np.abs(data.contact_pos[0, :n, 2] - gap / 2))),
+    }
+    tol = 1e-6 if gtype == "box" and gap < 0 else 1e-9
+    for key, value in err.items():
+        report(f"hfield-{gtype} gap {gap} {key} ({n} contacts)", value, tol, n)
+    assert all(value <= tol for value in err.values()), err
+    result = compare_on_mujoco_poses(
+        f"flat {gtype}", xml, mujoco.MjModel.from_xml_string(xml), data.qpos.copy()
+    )
+    result.check(1, n)
+
+
+# ---- dm_control's quadruped ---------------------------------------------------------------------
+
+SUITE = Path(importlib.util.find_spec("dm_control").submodule_search_locations[0]) / "suite"
+
+
+def _quadruped_without_rangefinders() -> str:
+    """quadruped.xml as it ships (includes resolved by MjSpec) without its rangefinders."""
+    spec = mujoco.MjSpec.from_file(str(SUITE / "quadruped.xml"))
+    for sensor in list(spec.sensors):
+        if sensor.type == mujoco.mjtSensor.mjSENS_RANGEFINDER:
+            spec.delete(sensor)
+    return spec.to_xml()
+
+
+def test_quadruped_terrain_on_mujoco_poses():
+    """quadruped.xml (without rangefinders) at 100 random states, on MuJoCo's geom poses:
+    every contact equal to MuJoCo's (count, order, geoms exactly; dist, pos, frame to 1e-9),
+    the terrain's among them."""
+    xml = _quadruped_without_rangefinders()
+    mj = mujoco.MjModel.from_xml_string(xml)
+    qpos, _, _ = random_states(mj, 100, seed=12)
+    result = compare_on_mujoco_poses("quadruped", xml, mj, qpos)
+    result.check(100, 100)
+    terrain = {k: v for k, v in result.pair_types.items() if GEOM_HFIELD in k}
+    print(
+        f"[hfield] quadruped: {sum(terrain.values())} of {result.ncon} contacts with the terrain: {terrain}"
+    )
+    assert sum(terrain.values()) >= 100 and len(terrain) >= 3
+
+
+def test_quadruped_pipeline_matches_mujoco():
+    """The same model through our whole forward pass at 100 random states (contacts, sensors,
+    constrained qacc with its own solver settings), and 200-step trajectories from 4 gentle
+    states, against MuJoCo, at test_dm_control's tolerances."""
+    xml = _quadruped_without_rangefinders()
+    mj = mujoco.MjModel.from_xml_string(xml)
+    n = 100
+    qpos, qvel, ctrl = random_states(mj, n, seed=13)
+    sim = engine.Simulator(engine.load_mjcf(xml), batch=n)
+    sim.data.qpos[:], sim.data.qvel[:], sim.data.ctrl[:] = qpos, qvel, ctrl
+    sim.forward()
+    d = mujoco.MjData(mj)
+    worst = dict.fromkeys(("contact", "sensordata", "qacc"), 0.0)
+    terrain = 0
+    for i in range(n):
+        d.qpos[:], d.qvel[:], d.ctrl[:] = qpos[i], qvel[i], ctrl[i]
+        mujoco.mj_forward(mj, d)
+        assert sim.data.ncon[i] == d.ncon, f"state {i}: {sim.data.ncon[i]} contacts, MuJoCo {d.ncon}"
+        ours = our_contacts(sim.data, i)
+        assert np.array_equal(ours["geom"], np.array(d.contact.geom[: d.ncon])), f"state {i}"
+        if d.ncon:
+            err = max(
+                float(np.max(np.abs(ours["dist"] - d.contact.dist[: d.ncon]))),
+                float(np.max(np.abs(ours["pos"] - d.contact.pos[: d.ncon]))),
+            )
+            worst["contact"] = max(worst["contact"], err)
+        terrain += int(np.sum(mj.geom_type[d.contact.geom[: d.ncon, 0]] == GEOM_HFIELD))
+        worst["sensordata"] = max(worst["sensordata"], rel_err(sim.data.sensordata[i], d.sensordata))
+        worst["qacc"] = max(worst["qacc"], rel_err(sim.data.qacc[i], d.qacc))
+    tol = {"contact": 1e-9, "sensordata": 1e-7, "qacc": 1e-7}
+    for key, value in worst.items():
+        report(f"quadruped (terrain contacts) {key}", value, tol[key], n)
+    print(f"[hfield] quadruped: {terrain} terrain contacts over {n} states")
+    assert terrain >= 100
+    assert all(worst[key] <= tol[key] for key in tol), worst
+    gentle = random_states(mj, 4, seed=7, vel=0.5)
+    states = {
+        "qpos": np.tile(mj.qpos0, (4, 1)),
+        "qvel": gentle[1],
+        "ctrl": gentle[2],
+        "qacc_warmstart": np.zeros((4, mj.nv)),
+    }
+    states["qpos"][:, 2] += np.linspace(0.0, 0.3, 4)  # standing, then dropped from up to 0.3 m
+    worst_q, worst_v = trajectory_errors(xml, states, 200)
+    report("quadruped 200-step trajectories (qpos; qvel)", max(worst_q, worst_v), 1e-6, 4)
+    assert worst_q <= 1e-6 and worst_v <= 1e-6
+
+
+def test_mesh_against_hfield_refused_by_name():
+    xml = """
+    <mujoco>
+      <asset>
+        <hfield name="h" nrow="3" ncol="3" size="1 1 0.2 0.1"/>
+        <mesh name="tet" vertex="0 0 0  0.1 0 0  0 0.1 0  0 0 0.1"/>
+      </asset>
+      <worldbody>
+        <geom name="ground" type="hfield" hfield="h"/>
+        <body pos="0 0 0.3"><freejoint/><geom name="rock" type="mesh" mesh="tet"/></body>
+      </worldbody>
+    </mujoco>
+    """
+    mujoco.MjModel.from_xml_string(xml)
+    with pytest.raises(
+        engine.UnsupportedModelError, match=r"'ground' \(hfield\).*'rock' \(mesh\).*hfield-mesh"
+    ):
+        engine.load_mjcf(xml)
