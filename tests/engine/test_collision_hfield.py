@@ -26,6 +26,7 @@ cylinder or box, prism by prism through the convex collider.
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import mujoco
@@ -41,7 +42,14 @@ from engine.collision_primitive import (
     GEOM_HFIELD,
     GEOM_SPHERE,
 )
-from tests.engine.test_collision import mj_collide, mj_model, our_contacts, random_poses
+from tests.engine.test_collision import (
+    Comparison,
+    mj_collide,
+    mj_contacts,
+    mj_model,
+    our_contacts,
+    random_poses,
+)
 from tests.engine.test_collision_convex import compare_on_mujoco_poses
 from tests.helpers import ASSETS, random_states, rel_err, report, trajectory_errors, without_contacts
 
@@ -109,12 +117,25 @@ def test_poses_over_the_edges_meet_the_early_outs():
     assert across >= 20 and beside >= 100
 
 
-TOL_PIPELINE = {"dist": 1e-9, "pos": 1e-6, "frame": 1e-4}
+TOL_PIPELINE = {"dist": 1e-9, "pos": 1e-9, "frame": 1e-9}
+# geoms whose contacts with the prisms hang on the last bit of the poses, in MuJoCo itself:
+# the cylinders (a flat cap on a prism's flat top: EPA's witness may sit anywhere on the
+# overlap) and the box without a margin (4.0.0's polytope rule, see below)
+ILL_CONDITIONED = ("cylinder", "disc", "box")
 
 
 def test_pipeline_matches_mujoco():
-    """Through our own kinematics: contacts one to one (count, order, geoms exactly), dist,
-    pos and frame within the collider's accuracy (see test_collision_convex's)."""
+    """Through our own kinematics (geom poses within 1 ulp of MuJoCo's): our contacts equal
+    mj_collision's run on those same poses (count, order, geoms exactly; dist, pos, frame to
+    1e-9), and mj_collision's on MuJoCo's own poses in count, order and geoms, dist, pos and
+    frame within the collider's accuracy (see test_collision_convex's) -- but for the
+    ILL_CONDITIONED geoms. Against the prisms, 4.0.0 treats the box without a margin as a
+    polytope (GJK to a zero duality gap, EPA to mjMINVAL, and EPA stops when the box's support
+    vertex repeats, whatever the prism's): which vertex repeats first depends on the last bit
+    of the poses; and a cylinder's flat cap on a prism's flat top leaves EPA's witness point
+    free on the overlap. MuJoCo's own contacts of those geoms move by up to ~1e-2 when the
+    poses move by 1 ulp (printed below: MuJoCo on its poses vs MuJoCo on ours). They are
+    compared on the same poses only."""
     mj = mj_model(HFIELD)
     qpos = random_poses(mj, N_POSES, seed=4, spread=0.45, height=(0.0, 0.25))
     sim = engine.Simulator(engine.load_mjcf(without_contacts(HFIELD)), batch=N_POSES)
@@ -122,18 +143,41 @@ def test_pipeline_matches_mujoco():
     sim.forward()
     sim.collision()
     d = mujoco.MjData(mj)
+    ill = [mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_GEOM, name) for name in ILL_CONDITIONED]
+    same_poses = Comparison("collision_hfield on our kinematics' poses")
     worst = dict.fromkeys(TOL_PIPELINE, 0.0)
+    worst_polytope = dict.fromkeys(TOL_PIPELINE, 0.0)
+    worst_pose = 0.0
     ncon = 0
     for i in range(N_POSES):
         ref, ours = mj_collide(mj, d, qpos[i]), our_contacts(sim.data, i)
         assert len(ours["dist"]) == d.ncon and np.array_equal(ours["geom"], ref["geom"]), f"state {i}"
+        worst_pose = max(
+            worst_pose,
+            float(np.max(np.abs(sim.data.geom_xpos[i] - d.geom_xpos))),
+            float(np.max(np.abs(sim.data.geom_xmat[i] - d.geom_xmat.reshape(-1, 9)))),
+        )
+        # MuJoCo's collider on our poses
+        d.geom_xpos[:] = sim.data.geom_xpos[i]
+        d.geom_xmat[:] = sim.data.geom_xmat[i].reshape(-1, 9)
+        mujoco.mj_collision(mj, d)
+        same_poses.add(mj, mj_contacts(d), ours, i)
+        box = np.isin(ref["geom"][:, 1], ill)
         for name in TOL_PIPELINE:
-            if d.ncon:
-                worst[name] = max(worst[name], float(np.max(np.abs(ours[name] - ref[name]))))
+            err = (
+                np.abs(ours[name] - ref[name]).reshape(len(box), -1).max(axis=1) if len(box) else np.zeros(0)
+            )
+            worst[name] = max(worst[name], float(np.max(err[~box], initial=0.0)))
+            worst_polytope[name] = max(worst_polytope[name], float(np.max(err[box], initial=0.0)))
         ncon += d.ncon
+    same_poses.check(N_POSES, 2000)
+    report("collision_hfield, our kinematics' geom poses vs MuJoCo's", worst_pose, 1e-15, N_POSES)
     for name, tol in TOL_PIPELINE.items():
         report(f"collision_hfield through our kinematics, contact {name}", worst[name], tol, ncon)
-    assert ncon >= 2000
+    print(
+        f"[hfield] MuJoCo's own {ILL_CONDITIONED} contacts, its poses vs ours (1 ulp apart): {worst_polytope}"
+    )
+    assert worst_pose <= 1e-15
     for name, tol in TOL_PIPELINE.items():
         assert worst[name] <= tol
 
@@ -141,27 +185,70 @@ def test_pipeline_matches_mujoco():
 TOL_TRAJ = 1e-6
 
 
-def test_trajectories_match_mujoco():
-    """The eight bodies dropped on the field from random poses (no velocity), 200 steps of
-    mj_step (Euler, the default Newton solver): qpos and qvel against ours."""
-    mj = mj_model(HFIELD)
-    n = 6
-    qpos = random_poses(mj, n, seed=5, spread=0.35, height=(0.2, 0.35))
-    states = {
-        "qpos": qpos,
+def _drop_states(mj: mujoco.MjModel, n: int, seed: int) -> dict[str, np.ndarray]:
+    """n states with the free bodies at rest at random poses above the field."""
+    return {
+        "qpos": random_poses(mj, n, seed=seed, spread=0.35, height=(0.2, 0.35)),
         "qvel": np.zeros((n, mj.nv)),
         "ctrl": np.zeros((n, mj.nu)),
         "qacc_warmstart": np.zeros((n, mj.nv)),
     }
+
+
+def _without_bodies(names) -> str:
+    text = HFIELD.read_text()
+    for name in names:
+        text = re.sub(rf'\s*<body name="{name}" .*?</body>', "", text, flags=re.S)
+    return text
+
+
+def test_trajectories_match_mujoco():
+    """The sphere, capsule, ellipsoid, capsule with margin and box with margin dropped on
+    the field from random poses, 200 steps of mj_step (Euler, Newton): qpos and qvel
+    against ours, at 1e-6. The cylinders and the box without a margin are left out: their
+    contacts with the prisms depend on the last bit of the poses in MuJoCo itself (EPA on
+    flat faces meeting flat faces, and 4.0.0's polytope rule), so two MuJoCo runs 1 ulp
+    apart part by far more than 1e-6 (test_mujoco_itself_diverges_from_1_ulp), as ours,
+    whose poses differ from MuJoCo's by 1 ulp, does from MuJoCo's (seen 2.5e-2 in qpos)."""
+    text = _without_bodies(ILL_CONDITIONED)
+    mj = mujoco.MjModel.from_xml_string(text)
+    assert mj.nbody == 6
+    n = 6
     ncon = []
     worst_q, worst_v = trajectory_errors(
-        HFIELD.read_text(), states, 200, on_step=lambda d: ncon.append(d.ncon)
+        text, _drop_states(mj, n, 5), 200, on_step=lambda d: ncon.append(d.ncon)
     )
     report("collision_hfield 200-step trajectories, qpos", worst_q, TOL_TRAJ, n)
     report("collision_hfield 200-step trajectories, qvel", worst_v, TOL_TRAJ, n)
-    print(f"[hfield] trajectories: {max(ncon)} contacts at most, {np.mean(ncon):.1f} on average")
-    assert max(ncon) >= 8 and np.mean(ncon[-n * 50 :]) >= 8  # resting on the field at the end
+    print(f"[hfield] trajectories: {max(ncon)} contacts at most, {np.mean(ncon[-n * 50 :]):.1f} at the end")
+    assert max(ncon) >= 8 and np.mean(ncon[-n * 50 :]) >= 5  # resting on the field at the end
     assert worst_q <= TOL_TRAJ and worst_v <= TOL_TRAJ
+
+
+def test_mujoco_itself_diverges_from_1_ulp():
+    """Why the cylinders and the polytope box are not in the trajectory test: MuJoCo 4.0.0
+    run twice from the same drop, once with qpos moved by 1 ulp, parts by more than 1e-3
+    within 200 steps with them, and stays within 1e-9 without them."""
+
+    def spread(text: str) -> float:
+        mj = mujoco.MjModel.from_xml_string(text)
+        states = _drop_states(mj, 6, 5)
+        worst = 0.0
+        for q in states["qpos"]:
+            a, b = mujoco.MjData(mj), mujoco.MjData(mj)
+            a.qpos[:] = q
+            b.qpos[:] = np.nextafter(q, np.inf)
+            mujoco.mj_step(mj, a, 200)
+            mujoco.mj_step(mj, b, 200)
+            worst = max(worst, float(np.max(np.abs(a.qpos - b.qpos))))
+        return worst
+
+    with_them, without = spread(HFIELD.read_text()), spread(_without_bodies(ILL_CONDITIONED))
+    print(
+        f"[hfield] MuJoCo vs MuJoCo 1 ulp apart, 200 steps: {with_them:.3g} with {ILL_CONDITIONED}, "
+        f"{without:.3g} without"
+    )
+    assert with_them > 1e-3 and without < 1e-9
 
 
 # ---- analytic cases ---------------------------------------------------------------------------
@@ -243,10 +330,22 @@ def test_quadruped_terrain_on_mujoco_poses():
     assert sum(terrain.values()) >= 100 and len(terrain) >= 3
 
 
+QUADRUPED_TOL = {"dist": 1e-6, "pos": 1e-4, "sensordata": 1e-4, "qacc": 1e-4}
+
+
 def test_quadruped_pipeline_matches_mujoco():
-    """The same model through our whole forward pass at 100 random states (contacts, sensors,
-    constrained qacc with its own solver settings), and 200-step trajectories from 4 gentle
-    states, against MuJoCo, at test_dm_control's tolerances."""
+    """The same model through our whole forward pass at 100 random states: contacts equal
+    mj_collision's on our own kinematics' poses (count, order, geoms exactly; dist, pos,
+    frame to 1e-9); against MuJoCo's mj_forward on its own poses count, order and geoms
+    exactly, dist within ccd_tolerance (1e-6), pos to 1e-4, sensors and constrained qacc to
+    1e-4 relative. Why so loose: the eyes (small cylinders) lying on the flat terrain press a
+    flat cap on a prism's flat top, where EPA's witness point may sit anywhere on the
+    overlap, and where it lands moves with the last bit of the poses (seen 4.4e-5 in pos
+    between MuJoCo's poses and ours, 1 ulp apart; on the same poses 4e-12); the sphere and
+    capsule : ellipsoid contacts of test_dm_control's humanoid_CMU move by ~1e-6 the same
+    way; sensors and qacc follow (seen 1.3e-5). (No trajectory here: the terrain lies 1 cm
+    below the floor plane, so a quadruped standing or falling on the floor never meets it;
+    the trajectories of test_trajectories_match_mujoco drop bodies on a height field.)"""
     xml = _quadruped_without_rangefinders()
     mj = mujoco.MjModel.from_xml_string(xml)
     n = 100
@@ -255,40 +354,30 @@ def test_quadruped_pipeline_matches_mujoco():
     sim.data.qpos[:], sim.data.qvel[:], sim.data.ctrl[:] = qpos, qvel, ctrl
     sim.forward()
     d = mujoco.MjData(mj)
-    worst = dict.fromkeys(("contact", "sensordata", "qacc"), 0.0)
+    same_poses = Comparison("quadruped on our kinematics' poses")
+    worst = dict.fromkeys(QUADRUPED_TOL, 0.0)
     terrain = 0
     for i in range(n):
+        ours = our_contacts(sim.data, i)
         d.qpos[:], d.qvel[:], d.ctrl[:] = qpos[i], qvel[i], ctrl[i]
         mujoco.mj_forward(mj, d)
-        assert sim.data.ncon[i] == d.ncon, f"state {i}: {sim.data.ncon[i]} contacts, MuJoCo {d.ncon}"
-        ours = our_contacts(sim.data, i)
-        assert np.array_equal(ours["geom"], np.array(d.contact.geom[: d.ncon])), f"state {i}"
-        if d.ncon:
-            err = max(
-                float(np.max(np.abs(ours["dist"] - d.contact.dist[: d.ncon]))),
-                float(np.max(np.abs(ours["pos"] - d.contact.pos[: d.ncon]))),
-            )
-            worst["contact"] = max(worst["contact"], err)
-        terrain += int(np.sum(mj.geom_type[d.contact.geom[: d.ncon, 0]] == GEOM_HFIELD))
+        ref = mj_contacts(d)
+        assert len(ours["dist"]) == d.ncon and np.array_equal(ours["geom"], ref["geom"]), f"state {i}"
+        for name in ("dist", "pos"):
+            worst[name] = max(worst[name], float(np.max(np.abs(ours[name] - ref[name]), initial=0.0)))
+        terrain += int(np.sum(mj.geom_type[ref["geom"][:, 0]] == GEOM_HFIELD))
         worst["sensordata"] = max(worst["sensordata"], rel_err(sim.data.sensordata[i], d.sensordata))
         worst["qacc"] = max(worst["qacc"], rel_err(sim.data.qacc[i], d.qacc))
-    tol = {"contact": 1e-9, "sensordata": 1e-7, "qacc": 1e-7}
+        d.geom_xpos[:] = sim.data.geom_xpos[i]
+        d.geom_xmat[:] = sim.data.geom_xmat[i].reshape(-1, 9)
+        mujoco.mj_collision(mj, d)
+        same_poses.add(mj, mj_contacts(d), ours, i)
+    same_poses.check(n, 1000)
     for key, value in worst.items():
-        report(f"quadruped (terrain contacts) {key}", value, tol[key], n)
+        report(f"quadruped (terrain contacts) through our pipeline, {key}", value, QUADRUPED_TOL[key], n)
     print(f"[hfield] quadruped: {terrain} terrain contacts over {n} states")
     assert terrain >= 100
-    assert all(worst[key] <= tol[key] for key in tol), worst
-    gentle = random_states(mj, 4, seed=7, vel=0.5)
-    states = {
-        "qpos": np.tile(mj.qpos0, (4, 1)),
-        "qvel": gentle[1],
-        "ctrl": gentle[2],
-        "qacc_warmstart": np.zeros((4, mj.nv)),
-    }
-    states["qpos"][:, 2] += np.linspace(0.0, 0.3, 4)  # standing, then dropped from up to 0.3 m
-    worst_q, worst_v = trajectory_errors(xml, states, 200)
-    report("quadruped 200-step trajectories (qpos; qvel)", max(worst_q, worst_v), 1e-6, 4)
-    assert worst_q <= 1e-6 and worst_v <= 1e-6
+    assert all(worst[key] <= QUADRUPED_TOL[key] for key in QUADRUPED_TOL), worst
 
 
 def test_mesh_against_hfield_refused_by_name():
