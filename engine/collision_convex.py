@@ -4,6 +4,8 @@ collider (`CONVEX_PAIRS`): sphere : ellipsoid, capsule : ellipsoid, ellipsoid : 
 cylinder / box, for which MuJoCo returns one contact, and capsule : cylinder, cylinder :
 cylinder and cylinder : box, whose first contact 4.0.0 follows with its multi-contact
 search (engine/collision_multi.py: up to 2, resp. 4, contacts on aligned faces and edges).
+It also collides each triangular prism of a height field with a geom, one contact each
+(engine/collision_hfield.py; the prism is an object of its own, `OBJ_PRISM`).
 
 The algorithm follows `engine_collision_convex.c` and `engine_collision_gjk.c`, with the
 changes the 4.0.0 binary (libmujoco.so.4.0.0, its static functions read back) makes to that
@@ -13,8 +15,10 @@ source; each is marked "4.0.0" where it bites. Steps:
    S_A(d) = argmax_{x in A} <x, d> for a unit direction d (world frame; `_support`):
    sphere r d + p; capsule R (r l + sign(l_z) h e_z) + p with l = R^T d; ellipsoid
    R (s * l / |s * l| * s) + p with s the semi-axes; cylinder R (r (l_x, l_y) / |(l_x, l_y)|,
-   sign(l_z) h) + p; box R (sign(l) * s) + p (signs with 0 counted positive). Each geom is
-   inflated by half the pair's margin + gap (`_support_pair`: S(d) + d margin / 2).
+   sign(l_z) h) + p; box R (sign(l) * s) + p (signs with 0 counted positive); a height
+   field's prism its vertex of largest <v, d> among the top three (d_z >= 0) or the bottom
+   three (`_prism_support`; GJK starts from the mean of its six vertices, `_center`). Each
+   geom is inflated by half the pair's margin + gap (`_support_pair`: S(d) + d margin / 2).
 2. Shallow contacts (`_ccd`). When a geom is a sphere or a capsule, or a geom has a margin
    (4.0.0: any margin, not only a sphere's or a capsule's), GJK first runs on the cores:
    spheres shrunk to their centre, capsules to their segment, margins removed, with a
@@ -26,7 +30,9 @@ source; each is marked "4.0.0" where it bites. Steps:
    when <x_k, s_k> > 0 proves separation (with a cutoff: when it exceeds cutoff |x_k|), on
    the Frank-Wolfe gap <x_k, x_k - s_k> < tolerance^2 / 2 (from the second iteration), with
    a tetrahedron around the origin, when |x_k| < tolerance (mjMINVAL with a cutoff or a
-   single vertex), or when |x_k| stagnates (< mjMINVAL). The signed-volume sub-algorithm
+   single vertex), or when |x_k| stagnates (< mjMINVAL). Between two polytopes (`_discrete`:
+   no margin, and a box, a prism, or -- 4.0.0 -- a sphere or capsule shrunk in step 2) the
+   gap must fall below 0 and |x_k| below mjMINVAL. The signed-volume sub-algorithm
    (Montanari et al. 2017, `_s1d`/`_s2d`/`_s3d`) picks the simplex face nearest the origin;
    4.0.0 then sets x_k to the origin projected onto that segment's line or triangle's plane,
    normalizes a triangle's weights by their sum, and takes the nearer end of a segment.
@@ -38,7 +44,9 @@ source; each is marked "4.0.0" where it bites. Steps:
    tetrahedron on an edge; the tetrahedron itself `_polytope4`) is expanded towards its face nearest
    the origin (lower bound |v|) by the support w along that face's normal (upper bound
    <v, w> / |v|) until this iteration's upper bound is within the tolerance of the lower
-   (4.0.0; the source uses the best upper bound so far) or after ccd_iterations steps. The
+   (4.0.0; the source uses the best upper bound so far) or after ccd_iterations steps;
+   between polytopes within mjMINEPATOL (mjMINVAL), or when w's support vertices (a box's
+   corner, `_vertex_index`; a prism has none, -1) repeat those of an earlier vertex. The
    depth is that face's distance, the witness points its barycentric point mapped onto A
    and B (`_epa_witness`).
 5. Multi-contact (4.0.0, pairs of `MULTI_CONTACTS`): after a penetrating contact, from the
@@ -64,7 +72,7 @@ Not reproduced (no contact here where 4.0.0 restarts from an edge of the triangl
 originOnEdge / polytope2 fallback): a hexahedron face through the origin (within ~1e-15)
 in polytope3. Not met in 16,000 random pairs.
 
-Not built, and refused at load: meshes, height fields and SDFs; MuJoCo's libccd path
+Not built, and refused at load: meshes and SDFs; MuJoCo's libccd path
 (`<flag nativeccd="disable">`).
 """
 

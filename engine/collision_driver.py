@@ -25,7 +25,9 @@ so that type(geom1) <= type(geom2), as the narrow phase wants it.
 Per step, for each candidate pair: MuJoCo's bounding-sphere test with the pair's margin +
 gap (|x1 - x2| > rbound1 + rbound2 + margin, or for a plane, the other geom's centre more
 than rbound + margin above it), then the closed-form collider of `collision_primitive` or,
-for a pair of `collision_convex.CONVEX_PAIRS`, MuJoCo's convex collider (GJK/EPA), then the
+for a pair of `collision_convex.CONVEX_PAIRS`, MuJoCo's convex collider (GJK/EPA), for a
+height field against a convex geom (`collision_hfield.HFIELD_PAIRS`) that collider on each
+prism of the height field under the geom (up to 50 contacts), then the
 contact parameters (mixed at load: condim and friction by
 maximum, solref and solimp by solmix weight, or copied from the geom of higher priority).
 MuJoCo's other broad- and mid-phase filters (sweep-and-prune over bounding boxes in a

@@ -708,7 +708,7 @@ def _check_collision(mj: mujoco.MjModel) -> None:
     """Refuse contact features the collision stage does not reproduce.
 
     A geom pair that can collide (a candidate pair of engine.collision_driver) but has no
-    collider here (meshes, height fields, SDFs) is refused when contacts are enabled, and
+    collider here (meshes, SDFs) is refused when contacts are enabled, and
     so are pairs for MuJoCo's convex collider (engine.collision_convex) when the model
     selects its libccd path (`<flag nativeccd="disable">`). With contacts disabled the
     model loads (nothing collides), and engine.api.collision refuses to run on it.
@@ -896,12 +896,12 @@ def _check_sensors(mj: mujoco.MjModel) -> None:
             _check_rangefinder(mj, i)
 
 
-_NO_RAY = {int(mujoco.mjtGeom.mjGEOM_MESH), int(mujoco.mjtGeom.mjGEOM_HFIELD), int(mujoco.mjtGeom.mjGEOM_SDF)}
+_NO_RAY = {int(mujoco.mjtGeom.mjGEOM_MESH), int(mujoco.mjtGeom.mjGEOM_SDF)}
 
 
 def _check_rangefinder(mj: mujoco.MjModel, i: int) -> None:
-    """Refuse rangefinder i if its ray could meet a mesh, height field or SDF geom (engine.ray
-    has no code for them): one not on the site's body and visible to mj_ray (alpha > 0)."""
+    """Refuse rangefinder i if its ray could meet a mesh or SDF geom (engine.ray has no code
+    for them): one not on the site's body and visible to mj_ray (alpha > 0)."""
     OBJ = mujoco.mjtObj
     body = mj.site_bodyid[mj.sensor_objid[i]]
     for g in range(mj.ngeom):
@@ -915,7 +915,7 @@ def _check_rangefinder(mj: mujoco.MjModel, i: int) -> None:
         _refuse(
             f"<sensor> <rangefinder> {_name(mj, OBJ.mjOBJ_SENSOR, i)}",
             f"its ray can meet <geom> {_name(mj, OBJ.mjOBJ_GEOM, g)} ({kind}), and rays against "
-            "mesh, hfield and sdf geoms are not implemented (primitive geoms only)",
+            "mesh and sdf geoms are not implemented (primitive geoms and height fields only)",
         )
 
 

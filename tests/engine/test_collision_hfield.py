@@ -16,11 +16,11 @@ cylinder or box, prism by prism through the convex collider.
    field under gravity against mj_step.
 3. Analytic: a sphere and a box over a flat height field at known separations: dist = the
    gap, normal +z, one contact per prism under them.
-4. dm_control's quadruped.xml: its `terrain` height field (201 x 201, flat as loaded)
-   against the feet, legs, torso and eyes, on MuJoCo's poses and through our pipeline (its
-   rangefinders removed: rays against height fields are not implemented, and the loader
-   refuses the model as it ships for exactly that, test_dm_control); a mesh against a
-   height field is refused by name.
+4. Rays: a rangefinder against the field (engine/ray.py's ray_hfield), against MuJoCo.
+5. dm_control's quadruped.xml: its `terrain` height field (201 x 201, flat as loaded)
+   against the feet, legs, torso and eyes, on MuJoCo's poses and through our pipeline (here
+   without its rangefinders, which test_dm_control covers with the model as it ships); a
+   mesh against a height field is refused by name.
 """
 
 from __future__ import annotations
@@ -298,6 +298,61 @@ def test_known_separation(gtype, size, half, gap):
         f"flat {gtype}", xml, mujoco.MjModel.from_xml_string(xml), data.qpos.copy()
     )
     result.check(1, n)
+
+
+# ---- rays (rangefinders) against the height field ----------------------------------------------
+
+_PROBE = """    <body name="probe" pos="0 0 0.5"><freejoint/>
+      <site name="eye"/>
+      <geom type="sphere" size="0.01" contype="0" conaffinity="0" rgba="1 1 1 0"/>
+    </body>
+  </worldbody>
+  <sensor><rangefinder name="all" site="eye" data="dist dir origin point normal depth"/></sensor>"""
+
+
+def test_rangefinder_rays_match_mujoco():
+    """A rangefinder (every data field) aimed from random points around and above the
+    field (some beside it, some below its surface) at random points of it (engine.ray's
+    ray_hfield, MuJoCo's mj_rayHfield: the surface triangles, the base box, the top box's
+    sides under the grid's edge), the other bodies moved away: every value equal to MuJoCo's
+    mj_forward to 1e-12 relative to max(1, |value|)."""
+    text = HFIELD.read_text().replace("  </worldbody>", _PROBE)
+    mj = mujoco.MjModel.from_xml_string(text)
+    n = 400
+    rng = np.random.default_rng(0)
+    qpos = np.tile(mj.qpos0, (n, 1))
+    for j in range(mj.njnt - 1):  # the free geoms out of the way
+        qpos[:, mj.jnt_qposadr[j] : mj.jnt_qposadr[j] + 3] = [5.0 + j, 5.0, 5.0]
+    a = mj.jnt_qposadr[mj.njnt - 1]
+    start = rng.uniform([-0.8, -0.7, -0.3], [0.8, 0.7, 0.5], (n, 3))
+    target = rng.uniform([-0.6, -0.5, -0.15], [0.6, 0.5, 0.2], (n, 3))
+    qpos[:, a : a + 3] = start
+    for i in range(n):
+        z = (target[i] - start[i]) / np.linalg.norm(target[i] - start[i])
+        x = np.cross([0.3, 0.5, 0.8], z)
+        x /= np.linalg.norm(x)
+        mujoco.mju_mat2Quat(qpos[i, a + 3 : a + 7], np.column_stack([x, np.cross(z, x), z]).reshape(-1))
+    sim = engine.Simulator(engine.load_mjcf(text), batch=n)
+    sim.data.qpos[:] = qpos
+    sim.forward()
+    d = mujoco.MjData(mj)
+    worst = 0.0
+    hits = sides = below = 0
+    for i in range(n):
+        d.qpos[:] = qpos[i]
+        mujoco.mj_forward(mj, d)
+        worst = max(worst, rel_err(sim.data.sensordata[i], d.sensordata))
+        if d.sensordata[0] >= 0:
+            hits += 1
+            mat = d.geom_xmat[0].reshape(3, 3)
+            normal = mat.T @ d.sensordata[10:13]  # dist, dir, origin, point, normal, depth
+            point = mat.T @ (d.sensordata[7:10] - d.geom_xpos[0])
+            sides += abs(normal[2]) < 1e-12
+            below += point[2] < 0
+    report("rangefinder against the height field (every data field)", worst, 1e-12, n)
+    print(f"[hfield] rays: {hits} of {n} hit, {sides} on a side of the field, {below} below z = 0")
+    assert hits >= 200 and sides >= 10 and below >= 10
+    assert worst <= 1e-12
 
 
 # ---- dm_control's quadruped ---------------------------------------------------------------------

@@ -40,8 +40,6 @@ STEPS = 200
 # what the engine still lacks for each model it refuses (a substring of the loader's message)
 REFUSED = {
     "dog.xml": "the noslip solver is not implemented",  # then its <skin>
-    # its rangefinders can see its terrain (its height field collides: test_collision_hfield)
-    "quadruped.xml": "rays against mesh, hfield and sdf geoms are not implemented",
 }
 TOL_EXACT = 1e-10
 TOL_CONTACT = 1e-9
@@ -52,7 +50,15 @@ TOL_TRAJ = 1e-6
 # and EPA stop within ccd_tolerance (1e-6) of their bounds, so the ~1e-16 by which our
 # kinematics' poses differ can move a slowly converging contact within that accuracy
 # (humanoid_CMU: contacts 9e-8, qacc 1.3e-6 relative); its trajectories still meet TOL_TRAJ.
-CONVEX_TOL = {"humanoid_CMU.xml": {"contact": 1e-6, "sensordata": 1e-5, "qacc": 1e-5}}
+# The quadruped's toes against its torso (sphere : ellipsoid) move the same way, and its eyes
+# (small cylinders) lying on its terrain press a flat cap on a height-field prism's flat top,
+# where EPA's witness point may sit anywhere on the overlap (test_collision_hfield: on the
+# same poses ours equal MuJoCo's to 1e-12; 1 ulp apart, seen 7e-7 here, 4.4e-5 there);
+# its sensors (touch, rangefinders) and qacc follow (seen 1.8e-5 and 2.2e-6 relative).
+CONVEX_TOL = {
+    "humanoid_CMU.xml": {"contact": 1e-6, "sensordata": 1e-5, "qacc": 1e-5},
+    "quadruped.xml": {"contact": 1e-4, "sensordata": 1e-4, "qacc": 1e-5},
+}
 
 
 def _models() -> list[str]:
