@@ -435,6 +435,37 @@ def test_quadruped_pipeline_matches_mujoco():
     assert all(worst[key] <= QUADRUPED_TOL[key] for key in QUADRUPED_TOL), worst
 
 
+def test_pairs_units_and_capacities():
+    """Height-field pairs are candidate pairs with MuJoCo's 50 contacts each (mj_maxContact:
+    mjMAXCONPAIR), run in the convex collision unit; a plane and a height field never
+    collide (no collision function in MuJoCo), nor do two height fields."""
+    from engine.binding import units_for
+    from engine.collision_driver import collision_convex
+
+    model = engine.load_mjcf(HFIELD)
+    mj = mj_model(HFIELD)
+    assert len(model.cpair_geom) == mj.ngeom - 1 and np.all(
+        model.geom_type[model.cpair_geom[:, 0]] == GEOM_HFIELD
+    )
+    assert np.all(model.cpair_maxcon == 50)
+    assert units_for(model)["collision"] is collision_convex
+    assert model.hfield_nrow[0] == 6 and model.hfield_ncol[0] == 8
+    np.testing.assert_array_equal(model.hfield_data, mj.hfield_data)  # float32 in MuJoCo, exactly
+    two = """
+    <mujoco>
+      <asset><hfield name="h" nrow="3" ncol="3" size="1 1 0.2 0.1"/></asset>
+      <worldbody>
+        <geom type="plane" size="2 2 0.1"/>
+        <body><freejoint/><inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>
+          <geom type="hfield" hfield="h"/></body>
+        <body pos="0 0 1"><freejoint/><inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>
+          <geom type="hfield" hfield="h"/></body>
+      </worldbody>
+    </mujoco>
+    """
+    assert len(engine.load_mjcf(two).cpair_geom) == 0
+
+
 def test_mesh_against_hfield_refused_by_name():
     xml = """
     <mujoco>
