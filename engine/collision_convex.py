@@ -4,6 +4,8 @@ collider (`CONVEX_PAIRS`): sphere : ellipsoid, capsule : ellipsoid, ellipsoid : 
 cylinder / box, for which MuJoCo returns one contact, and capsule : cylinder, cylinder :
 cylinder and cylinder : box, whose first contact 4.0.0 follows with its multi-contact
 search (engine/collision_multi.py: up to 2, resp. 4, contacts on aligned faces and edges).
+It also collides each triangular prism of a height field with a geom, one contact each
+(engine/collision_hfield.py; the prism is an object of its own, `OBJ_PRISM`).
 
 The algorithm follows `engine_collision_convex.c` and `engine_collision_gjk.c`, with the
 changes the 4.0.0 binary (libmujoco.so.4.0.0, its static functions read back) makes to that
@@ -13,8 +15,10 @@ source; each is marked "4.0.0" where it bites. Steps:
    S_A(d) = argmax_{x in A} <x, d> for a unit direction d (world frame; `_support`):
    sphere r d + p; capsule R (r l + sign(l_z) h e_z) + p with l = R^T d; ellipsoid
    R (s * l / |s * l| * s) + p with s the semi-axes; cylinder R (r (l_x, l_y) / |(l_x, l_y)|,
-   sign(l_z) h) + p; box R (sign(l) * s) + p (signs with 0 counted positive). Each geom is
-   inflated by half the pair's margin + gap (`_support_pair`: S(d) + d margin / 2).
+   sign(l_z) h) + p; box R (sign(l) * s) + p (signs with 0 counted positive); a height
+   field's prism its vertex of largest <v, d> among the top three (d_z >= 0) or the bottom
+   three (`_prism_support`; GJK starts from the mean of its six vertices, `_center`). Each
+   geom is inflated by half the pair's margin + gap (`_support_pair`: S(d) + d margin / 2).
 2. Shallow contacts (`_ccd`). When a geom is a sphere or a capsule, or a geom has a margin
    (4.0.0: any margin, not only a sphere's or a capsule's), GJK first runs on the cores:
    spheres shrunk to their centre, capsules to their segment, margins removed, with a
@@ -26,7 +30,9 @@ source; each is marked "4.0.0" where it bites. Steps:
    when <x_k, s_k> > 0 proves separation (with a cutoff: when it exceeds cutoff |x_k|), on
    the Frank-Wolfe gap <x_k, x_k - s_k> < tolerance^2 / 2 (from the second iteration), with
    a tetrahedron around the origin, when |x_k| < tolerance (mjMINVAL with a cutoff or a
-   single vertex), or when |x_k| stagnates (< mjMINVAL). The signed-volume sub-algorithm
+   single vertex), or when |x_k| stagnates (< mjMINVAL). Between two polytopes (`_discrete`:
+   no margin, and a box, a prism, or -- 4.0.0 -- a sphere or capsule shrunk in step 2) the
+   gap must fall below 0 and |x_k| below mjMINVAL. The signed-volume sub-algorithm
    (Montanari et al. 2017, `_s1d`/`_s2d`/`_s3d`) picks the simplex face nearest the origin;
    4.0.0 then sets x_k to the origin projected onto that segment's line or triangle's plane,
    normalizes a triangle's weights by their sum, and takes the nearer end of a segment.
@@ -38,7 +44,9 @@ source; each is marked "4.0.0" where it bites. Steps:
    tetrahedron on an edge; the tetrahedron itself `_polytope4`) is expanded towards its face nearest
    the origin (lower bound |v|) by the support w along that face's normal (upper bound
    <v, w> / |v|) until this iteration's upper bound is within the tolerance of the lower
-   (4.0.0; the source uses the best upper bound so far) or after ccd_iterations steps. The
+   (4.0.0; the source uses the best upper bound so far) or after ccd_iterations steps;
+   between polytopes within mjMINEPATOL (mjMINVAL), or when w's support vertices (a box's
+   corner, `_vertex_index`; a prism has none, -1) repeat those of an earlier vertex. The
    depth is that face's distance, the witness points its barycentric point mapped onto A
    and B (`_epa_witness`).
 5. Multi-contact (4.0.0, pairs of `MULTI_CONTACTS`): after a penetrating contact, from the
@@ -64,7 +72,7 @@ Not reproduced (no contact here where 4.0.0 restarts from an edge of the triangl
 originOnEdge / polytope2 fallback): a hexahedron face through the origin (within ~1e-15)
 in polytope3. Not met in 16,000 random pairs.
 
-Not built, and refused at load: meshes, height fields and SDFs; MuJoCo's libccd path
+Not built, and refused at load: meshes and SDFs; MuJoCo's libccd path
 (`<flag nativeccd="disable">`).
 """
 
@@ -77,6 +85,7 @@ from engine.collision_primitive import (
     GEOM_CAPSULE,
     GEOM_CYLINDER,
     GEOM_ELLIPSOID,
+    GEOM_HFIELD,
     GEOM_SPHERE,
     NORMAL,
     POS,
@@ -126,7 +135,8 @@ OBJ_MARGIN = 2  # the pair's margin + gap: each geom is inflated by half of it
 OBJ_SIZE = 3  # geom_size (3)
 OBJ_POS = 6  # geom centre, world (3)
 OBJ_MAT = 9  # geom orientation, world, row-major (9)
-OBJ_WIDTH = 18
+OBJ_PRISM = 3  # a height field's prism (collision_hfield): 6 vertices (18), in place of the above
+OBJ_WIDTH = 21
 MODE_SHAPE = 0
 MODE_POINT = 1
 MODE_LINE = 2
@@ -174,7 +184,8 @@ def has_convex_pair(m) -> bool:
     """Whether a Model (engine.model.Model) has a candidate pair (cpair_geom) of CONVEX_PAIRS:
     whether it needs this collider, its work space and the collision_convex unit."""
     types = m.geom_type[m.cpair_geom] if len(m.cpair_geom) else ()
-    return any((int(t1), int(t2)) in CONVEX_PAIRS for t1, t2 in types)
+    # a height-field pair collides each prism through this collider (collision_hfield)
+    return any((int(t1), int(t2)) in CONVEX_PAIRS or int(t1) == GEOM_HFIELD for t1, t2 in types)
 
 
 # ---- 3-vectors as tuples -------------------------------------------------------------------------
@@ -296,6 +307,71 @@ def _to_world(obj, loc):
 
 
 @kernel
+def _prism_support(obj, d):
+    """Support of a height field's prism (mjc_prism_support): the vertex of largest <v, d>
+    among the bottom three (rows 0-2 of OBJ_PRISM) when d_z < 0, else the top three; the
+    first of equal ones. The prism lies in the frame the pair is collided in."""
+    start = OBJ_PRISM + (0 if d[2] < 0 else 9)
+    best = start
+    best_dot = obj[start] * d[0] + obj[start + 1] * d[1] + obj[start + 2] * d[2]
+    for i in range(1, 3):
+        k = start + 3 * i
+        dot = obj[k] * d[0] + obj[k + 1] * d[1] + obj[k + 2] * d[2]
+        if dot > best_dot:
+            best = k
+            best_dot = dot
+    return (obj[best], obj[best + 1], obj[best + 2])
+
+
+@kernel
+def _center(obj):
+    """The object's centre, GJK's starting point (mjc_center): the geom's position, or
+    the mean of a prism's six vertices."""
+    if int(obj[OBJ_TYPE]) == GEOM_HFIELD:
+        c = (0.0, 0.0, 0.0)
+        for i in range(6):
+            k = OBJ_PRISM + 3 * i
+            c = (c[0] + obj[k], c[1] + obj[k + 1], c[2] + obj[k + 2])
+        return _scl(c, 1.0 / 6.0)
+    return (obj[OBJ_POS], obj[OBJ_POS + 1], obj[OBJ_POS + 2])
+
+
+@kernel
+def _discrete(obj1, obj2):
+    """Both objects are polytopes (discreteGeoms of 4.0.0): no margin, and a box, a height
+    field's prism, or a sphere / capsule shrunk to its centre / segment (4.0.0 counts those
+    too; the 3.12 source does not). GJK then stops on a zero duality gap and EPA at
+    mjMINEPATOL, or on a repeated support vertex."""
+    return _polytope_obj(obj1) and _polytope_obj(obj2)
+
+
+@kernel
+def _polytope_obj(obj):
+    if obj[OBJ_MARGIN] != 0:
+        return False
+    if obj[OBJ_MODE] != MODE_SHAPE:
+        return True
+    gtype = int(obj[OBJ_TYPE])
+    return gtype == GEOM_BOX or gtype == GEOM_HFIELD
+
+
+@kernel
+def _vertex_index(obj, x):
+    """The support vertex's index (mjCCDObj.vertindex) of point x of the object: a box's
+    corner (bit k set where its local coordinate k is positive); -1 for a prism, whose
+    support sets none."""
+    if int(obj[OBJ_TYPE]) != GEOM_BOX:
+        return -1
+    m = OBJ_MAT
+    r = (x[0] - obj[OBJ_POS], x[1] - obj[OBJ_POS + 1], x[2] - obj[OBJ_POS + 2])
+    index = 0
+    for k in range(3):
+        if obj[m + k] * r[0] + obj[m + 3 + k] * r[1] + obj[m + 6 + k] * r[2] > 0:
+            index |= 1 << k
+    return index
+
+
+@kernel
 def _support(obj, d):
     """S(d), the object's point farthest along the unit world direction d, without the
     margin (mjc_*Support): see the module docstring for each shape."""
@@ -309,6 +385,8 @@ def _support(obj, d):
         scl = obj[OBJ_SIZE + 1] if dot >= 0 else -obj[OBJ_SIZE + 1]
         return (obj[m + 2] * scl + p[0], obj[m + 5] * scl + p[1], obj[m + 8] * scl + p[2])
     gtype = int(obj[OBJ_TYPE])
+    if gtype == GEOM_HFIELD:
+        return _prism_support(obj, d)
     s0, s1, s2 = obj[OBJ_SIZE], obj[OBJ_SIZE + 1], obj[OBJ_SIZE + 2]
     if gtype == GEOM_SPHERE:
         return (s0 * d[0] + p[0], s0 * d[1] + p[1], s0 * d[2] + p[2])
@@ -607,8 +685,10 @@ def _gjk(simplex, obj1, obj2, x1, x2, tolerance, kmax, cutoff):
     get_dist = cutoff > 0
     n = 0
     k = 0
-    epsilon = 0.5 * tolerance * tolerance
-    min_norm = MINVAL if get_dist else tolerance
+    # 4.0.0: between polytopes (_discrete) the duality gap must reach 0, |x_k| mjMINVAL
+    discrete = _discrete(obj1, obj2)
+    epsilon = 0.0 if discrete else 0.5 * tolerance * tolerance
+    min_norm = MINVAL if get_dist or discrete else tolerance
     x = _sub(x1, x2)
     x_norm = _norm(x)
     if x_norm < MINVAL:
@@ -1193,6 +1273,20 @@ def _epa_witness(ws, f):
 
 
 @kernel
+def _repeated_vertex(vert, n, obj1, obj2):
+    """The last of the n polytope vertices has the support vertices (indices on A and on B,
+    _vertex_index) of an earlier one: EPA between polytopes can expand no further."""
+    last = n - 1
+    i1 = _vertex_index(obj1, _row3(vert, last, VERT1))
+    i2 = _vertex_index(obj2, _row3(vert, last, VERT2))
+    for i in range(last):
+        same1 = _vertex_index(obj1, _row3(vert, i, VERT1)) == i1
+        if same1 and _vertex_index(obj2, _row3(vert, i, VERT2)) == i2:
+            return True
+    return False
+
+
+@kernel
 def _epa(ws, obj1, obj2, tolerance, iterations, maxfaces):
     """Expand the polytope towards its face nearest the origin (epa): lower bound |v| of
     that face, upper bound min_k <v, w_k> / |v| from the support w_k along it; stop when
@@ -1203,6 +1297,9 @@ def _epa(ws, obj1, obj2, tolerance, iterations, maxfaces):
     upper2 = MAX_LIMIT
     f = -1
     kmax = iterations if iterations < EPA_MAX_ITERATIONS else EPA_MAX_ITERATIONS
+    discrete = _discrete(obj1, obj2)  # 4.0.0: polytopes stop at mjMINEPATOL (= mjMINVAL)
+    if discrete:
+        tolerance = MINVAL
     k = 0
     while k < kmax:
         pf = f
@@ -1228,6 +1325,8 @@ def _epa(ws, obj1, obj2, tolerance, iterations, maxfaces):
         if upper_k - lower < tolerance:  # 4.0.0 tests this iteration's bound, not the best
             if k == 0 and upper < lower - 1e-10:  # no contact
                 f = -1
+            break
+        if discrete and _repeated_vertex(vert, count[NVERTS], obj1, obj2):
             break
         _horizon(ws, f, w)
         nedges = count[NEDGES]
@@ -1347,8 +1446,8 @@ def _ccd(ws, tolerance, iterations, maxcon):
     obj, simplex, vert, face, faceid, lst, poly = ws
     obj1 = obj[0]
     obj2 = obj[1]
-    center1 = (obj1[OBJ_POS], obj1[OBJ_POS + 1], obj1[OBJ_POS + 2])
-    center2 = (obj2[OBJ_POS], obj2[OBJ_POS + 1], obj2[OBJ_POS + 2])
+    center1 = _center(obj1)
+    center2 = _center(obj2)
     t1 = int(obj1[OBJ_TYPE])
     t2 = int(obj2[OBJ_TYPE])
     round1 = t1 == GEOM_SPHERE or t1 == GEOM_CAPSULE or obj1[OBJ_MARGIN] > 0

@@ -25,7 +25,9 @@ so that type(geom1) <= type(geom2), as the narrow phase wants it.
 Per step, for each candidate pair: MuJoCo's bounding-sphere test with the pair's margin +
 gap (|x1 - x2| > rbound1 + rbound2 + margin, or for a plane, the other geom's centre more
 than rbound + margin above it), then the closed-form collider of `collision_primitive` or,
-for a pair of `collision_convex.CONVEX_PAIRS`, MuJoCo's convex collider (GJK/EPA), then the
+for a pair of `collision_convex.CONVEX_PAIRS`, MuJoCo's convex collider (GJK/EPA), for a
+height field against a convex geom (`collision_hfield.HFIELD_PAIRS`) that collider on each
+prism of the height field under the geom (up to 50 contacts), then the
 contact parameters (mixed at load: condim and friction by
 maximum, solref and solimp by solmix weight, or copied from the geom of higher priority).
 MuJoCo's other broad- and mid-phase filters (sweep-and-prune over bounding boxes in a
@@ -53,6 +55,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine import collision_convex as C
+from engine import collision_hfield as H
 from engine import collision_primitive as P
 from engine import types as T
 from engine.jit import kernel, unit
@@ -192,6 +195,8 @@ def _max_contacts(t1: int, t2: int, multiccd: bool) -> int:
     """Most contacts the collider of types t1 <= t2 returns (MuJoCo's mj_maxContact)."""
     if (t1, t2) in C.CONVEX_PAIRS:
         return C.max_contacts(t1, t2, multiccd)
+    if (t1, t2) in H.HFIELD_PAIRS:
+        return H.MAX_CONTACTS
     return MAX_CONTACTS[(t1, t2)]
 
 
@@ -218,7 +223,7 @@ def candidate_pairs(mj) -> dict[str, np.ndarray]:
     kept, refused = [], []
     for g1, g2, ip in pairs:
         key = (int(mj.geom_type[g1]), int(mj.geom_type[g2]))
-        if key in MAX_CONTACTS or key in C.CONVEX_PAIRS:
+        if key in MAX_CONTACTS or key in C.CONVEX_PAIRS or key in H.HFIELD_PAIRS:
             kept.append((g1, g2, ip))
         elif _has_collision_function(*key):
             refused.append((g1, g2))
@@ -365,8 +370,9 @@ def _primitive_pair(m, d, b, p):
 def _convex_pair(m, d, b, p):
     """Contacts of candidate pair p of row b (one of collision_convex.CONVEX_PAIRS, its
     bounding spheres not apart) from the convex collider, in row b's scratch_con: their
-    count (0 or 1, up to cpair_maxcon with the multi-contact search). The collider works
-    in the row's scratch_ccd_* arrays."""
+    count (0 or 1, up to cpair_maxcon with the multi-contact search; a height-field pair
+    of collision_hfield.HFIELD_PAIRS, up to 50, one per prism). The collider works in the
+    row's scratch_ccd_* arrays."""
     g1 = m.cpair_geom[p, 0]
     g2 = m.cpair_geom[p, 1]
     ccd = (
@@ -378,6 +384,25 @@ def _convex_pair(m, d, b, p):
         d.scratch_ccd_list[b],
         d.scratch_ccd_poly[b],
     )
+    if m.geom_type[g1] == P.GEOM_HFIELD:  # a height field (collision_hfield): prism by prism
+        h = m.geom_dataid[g1]
+        adr = m.hfield_adr[h]
+        nrow = m.hfield_nrow[h]
+        ncol = m.hfield_ncol[h]
+        return H.collide_hfield(
+            d.scratch_con[b],
+            ccd,
+            (m.hfield_size[h], nrow, ncol, m.hfield_data[adr : adr + nrow * ncol]),
+            m.geom_type[g2],
+            m.geom_rbound[g2],
+            m.cpair_margin[p] + m.cpair_gap[p],
+            d.geom_xpos[b, g1],
+            d.geom_xmat[b, g1],
+            d.geom_xpos[b, g2],
+            d.geom_xmat[b, g2],
+            m.geom_size[g2],
+            (m.opt_ccd_tolerance, m.opt_ccd_iterations),
+        )
     pose1 = (d.geom_xpos[b, g1], d.geom_xmat[b, g1], m.geom_size[g1])
     pose2 = (d.geom_xpos[b, g2], d.geom_xmat[b, g2], m.geom_size[g2])
     return C.collide_convex(

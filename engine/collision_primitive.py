@@ -43,7 +43,7 @@ NORMAL = 3
 TANGENT = 6
 DIST = 9
 CON_WIDTH = 10
-CON_MAX = 8  # most contacts any collider here returns (box-box)
+CON_MAX = 50  # most contacts a collider here returns (a height-field pair: mjMAXCONPAIR)
 
 # mjtGeom type codes
 GEOM_PLANE = 0

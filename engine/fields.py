@@ -91,6 +91,8 @@ nefctreedof = Dim("nefctreedof")
 ncpair = Dim("ncpair")  # candidate geom pairs
 nexclude = Dim("nexclude")  # excluded body pairs
 nrefused = Dim("nrefused")  # geom pairs that can collide but have no collider
+nhfield = Dim("nhfield")  # height fields
+nhfielddata = Dim("nhfielddata")  # elevations of all height fields
 neqdata = Dim("neqdata")  # numbers per equality constraint (MuJoCo's mjNEQDATA)
 
 

@@ -31,6 +31,8 @@ from engine.fields import (  # noqa: F401 (the names the declarations use)
     neqdata,
     nexclude,
     ngeom,
+    nhfield,
+    nhfielddata,
     njnt,
     nJten,
     nM,
@@ -219,6 +221,12 @@ class Model(NamedTuple):
     geom_rbound: f64[ngeom]  # radius of the bounding sphere about geom_xpos (0: plane)
     geom_matid: i32[ngeom]  # material, -1 if none
     geom_rgba: f64[ngeom, 4]  # colour; its alpha 0 (no material) hides the geom from rays
+    geom_dataid: i32[ngeom]  # height field of an hfield geom (its mesh, ...: -1 if none)
+    hfield_size: f64[nhfield, 4]  # half-sizes x, y; height z; depth of the base below z = 0
+    hfield_nrow: i32[nhfield]  # grid rows (along y)
+    hfield_ncol: i32[nhfield]  # grid columns (along x)
+    hfield_adr: i32[nhfield]  # first elevation in hfield_data
+    hfield_data: f64[nhfielddata]  # elevations in [0, 1], row-major (MuJoCo's float32, exactly)
     mat_rgba: f64[nmat, 4]  # material colour; its alpha 0 hides the material's geoms from rays
     site_bodyid: i32[nsite]  # body the site is attached to
     site_pos: f64[nsite, 3]  # position in the body frame
@@ -703,7 +711,7 @@ def _check_collision(mj: mujoco.MjModel) -> None:
     """Refuse contact features the collision stage does not reproduce.
 
     A geom pair that can collide (a candidate pair of engine.collision_driver) but has no
-    collider here (meshes, height fields, SDFs) is refused when contacts are enabled, and
+    collider here (meshes, SDFs) is refused when contacts are enabled, and
     so are pairs for MuJoCo's convex collider (engine.collision_convex) when the model
     selects its libccd path (`<flag nativeccd="disable">`). With contacts disabled the
     model loads (nothing collides), and engine.api.collision refuses to run on it.
@@ -890,12 +898,12 @@ def _check_sensors(mj: mujoco.MjModel) -> None:
             _check_rangefinder(mj, i)
 
 
-_NO_RAY = {int(mujoco.mjtGeom.mjGEOM_MESH), int(mujoco.mjtGeom.mjGEOM_HFIELD), int(mujoco.mjtGeom.mjGEOM_SDF)}
+_NO_RAY = {int(mujoco.mjtGeom.mjGEOM_MESH), int(mujoco.mjtGeom.mjGEOM_SDF)}
 
 
 def _check_rangefinder(mj: mujoco.MjModel, i: int) -> None:
-    """Refuse rangefinder i if its ray could meet a mesh, height field or SDF geom (engine.ray
-    has no code for them): one not on the site's body and visible to mj_ray (alpha > 0)."""
+    """Refuse rangefinder i if its ray could meet a mesh or SDF geom (engine.ray has no code
+    for them): one not on the site's body and visible to mj_ray (alpha > 0)."""
     OBJ = mujoco.mjtObj
     body = mj.site_bodyid[mj.sensor_objid[i]]
     for g in range(mj.ngeom):
@@ -909,7 +917,7 @@ def _check_rangefinder(mj: mujoco.MjModel, i: int) -> None:
         _refuse(
             f"<sensor> <rangefinder> {_name(mj, OBJ.mjOBJ_SENSOR, i)}",
             f"its ray can meet <geom> {_name(mj, OBJ.mjOBJ_GEOM, g)} ({kind}), and rays against "
-            "mesh, hfield and sdf geoms are not implemented (primitive geoms only)",
+            "mesh and sdf geoms are not implemented (primitive geoms and height fields only)",
         )
 
 

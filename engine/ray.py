@@ -27,9 +27,16 @@ order of tests, kept so that rounding at the rim agrees too).
 mj_ray skips a geom on the excluded body and an invisible one: without a material, rgba
 alpha 0; with a material, the material's alpha 0 (the geom's own rgba then does not
 count). It has geomgroup and flg_static arguments too; the rangefinder passes NULL (every
-group) and 1 (static geoms seen), the only case implemented here. Mesh, height-field
-and SDF geoms have no ray code here: the loader refuses a rangefinder in a model with
-one that its ray could meet (engine.model), so `ray` never sees them.
+group) and 1 (static geoms seen), the only case implemented here. Mesh and SDF geoms
+have no ray code here: the loader refuses a rangefinder in a model with one that its ray
+could meet (engine.model), so `ray` never sees them.
+
+Height field (`ray_hfield`, MuJoCo's mj_rayHfield; the grid as in engine/collision_hfield.py):
+the nearest of the base box (below z = 0, the solid's part under the grid), the surface
+triangles over the grid cells the ray crosses inside the top box (z in [0, size_z]; two
+triangles a cell, (c, r) (c+1, r) (c+1, r+1) and (c, r) (c+1, r+1) (c, r+1), each tested in
+the plane normal to the ray, `_ray_triangle`), and the top box's four sides where the hit
+lies below the grid's edge profile.
 """
 
 import math
@@ -39,11 +46,12 @@ from engine.collision_primitive import (
     GEOM_CAPSULE,
     GEOM_CYLINDER,
     GEOM_ELLIPSOID,
+    GEOM_HFIELD,
     GEOM_PLANE,
     GEOM_SPHERE,
 )
 from engine.jit import kernel
-from engine.spatial import MINVAL, mtv3, mv3, unit3
+from engine.spatial import MINVAL, cross, mtv3, mv3, unit3
 
 NO_HIT = (-1.0, 0.0, 0.0, 0.0)
 
@@ -236,6 +244,206 @@ def ray_box(pos, mat, size, pnt, vec):
 
 
 @kernel
+def _ray_box_all(pos, mat, size, pnt, vec):
+    """ray_box, with MuJoCo's `all`: (x, normal, all), all[2 i + (side + 1) / 2] the hit of the
+    face on local axis i at side -1 or +1 when it lies within the face, else -1."""
+    a0 = a1 = a2 = a3 = a4 = a5 = -1.0
+    ssz = size[0] * size[0] + size[1] * size[1] + size[2] * size[2]
+    if _sphere_dist(pos, ssz, pnt, vec) < 0:
+        return -1.0, (0.0, 0.0, 0.0), (a0, a1, a2, a3, a4, a5)
+    lp, lv = _ray_map(pos, mat, pnt, vec)
+    x = -1.0
+    axis = 0
+    sign = 0.0
+    for i in range(3):
+        if abs(lv[i]) > MINVAL:
+            j = 1 if i == 0 else 0
+            k = 1 if i == 2 else 2
+            for side in (-1, 1):
+                sol = (side * size[i] - lp[i]) / lv[i]
+                if sol >= 0:
+                    p0 = lp[j] + sol * lv[j]
+                    p1 = lp[k] + sol * lv[k]
+                    if abs(p0) <= size[j] and abs(p1) <= size[k]:
+                        if x < 0 or sol < x:
+                            x = sol
+                            axis = i
+                            sign = float(side)
+                        face = 2 * i + (side + 1) // 2
+                        if face == 0:
+                            a0 = sol
+                        elif face == 1:
+                            a1 = sol
+                        elif face == 2:
+                            a2 = sol
+                        elif face == 3:
+                            a3 = sol
+                        elif face == 4:
+                            a4 = sol
+                        else:
+                            a5 = sol
+    normal = (0.0, 0.0, 0.0)
+    if x >= 0:
+        normal = (mat[axis] * sign, mat[3 + axis] * sign, mat[6 + axis] * sign)
+    return x, normal, (a0, a1, a2, a3, a4, a5)
+
+
+@kernel
+def _dot3(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@kernel
+def _ray_triangle(v0, v1, v2, lp, lv, b0, b1):
+    """(x, normal) of the ray lp + x lv against triangle v0 v1 v2 (ray_triangle): the
+    vertices projected on the plane normal to the ray (basis b0, b1) must surround the
+    origin; x where the ray meets the triangle's plane (any sign), normal (v0 - v2) x
+    (v1 - v2) normalized; (-1, 0) on a miss."""
+    d0 = (v0[0] - lp[0], v0[1] - lp[1], v0[2] - lp[2])
+    d1 = (v1[0] - lp[0], v1[1] - lp[1], v1[2] - lp[2])
+    d2 = (v2[0] - lp[0], v2[1] - lp[1], v2[2] - lp[2])
+    p00, p01 = _dot3(b0, d0), _dot3(b1, d0)
+    p10, p11 = _dot3(b0, d1), _dot3(b1, d1)
+    p20, p21 = _dot3(b0, d2), _dot3(b1, d2)
+    miss = (0.0, 0.0, 0.0)
+    if (
+        (p00 > 0 and p10 > 0 and p20 > 0)
+        or (p00 < 0 and p10 < 0 and p20 < 0)
+        or (p01 > 0 and p11 > 0 and p21 > 0)
+        or (p01 < 0 and p11 < 0 and p21 < 0)
+    ):
+        return -1.0, miss
+    a0, a1, a2, a3 = p00 - p20, p10 - p20, p01 - p21, p11 - p21
+    c0, c1 = -p20, -p21
+    det = a0 * a3 - a1 * a2
+    if abs(det) < MINVAL:
+        return -1.0, miss
+    t0 = (a3 * c0 - a1 * c1) / det
+    t1 = (-a2 * c0 + a0 * c1) / det
+    if t0 < 0 or t1 < 0 or t0 + t1 > 1:
+        return -1.0, miss
+    e0 = (v0[0] - v2[0], v0[1] - v2[1], v0[2] - v2[2])
+    e1 = (v1[0] - v2[0], v1[1] - v2[1], v1[2] - v2[2])
+    e2 = (lp[0] - v2[0], lp[1] - v2[1], lp[2] - v2[2])
+    nrm = cross(e0, e1)
+    denom = _dot3(lv, nrm)
+    if abs(denom) < MINVAL:
+        return -1.0, miss
+    return -_dot3(e2, nrm) / denom, unit3(nrm)
+
+
+@kernel
+def _grid_point(hsize, ncol, hdata, dx, dy, r, c):
+    return (dx * c - hsize[0], dy * r - hsize[1], hdata[r * ncol + c] * hsize[2])
+
+
+@kernel
+def ray_hfield(pos, mat, hfield, pnt, vec):
+    """(x, normal) of the ray against a height field (MuJoCo's mj_rayHfield; module
+    docstring). `hfield` is (size (4,), nrow, ncol, data (nrow ncol,))."""
+    hsize, nrow, ncol, hdata = hfield
+    half_base = hsize[3] * 0.5
+    half_top = hsize[2] * 0.5
+    base_pos = (
+        pos[0] - mat[2] * hsize[3] * 0.5,
+        pos[1] - mat[5] * hsize[3] * 0.5,
+        pos[2] - mat[8] * hsize[3] * 0.5,
+    )
+    top_pos = (
+        pos[0] + mat[2] * hsize[2] * 0.5,
+        pos[1] + mat[5] * hsize[2] * 0.5,
+        pos[2] + mat[8] * hsize[2] * 0.5,
+    )
+    x, normal_base, _ = _ray_box_all(base_pos, mat, (hsize[0], hsize[1], half_base), pnt, vec)
+    top, _, faces = _ray_box_all(top_pos, mat, (hsize[0], hsize[1], half_top), pnt, vec)
+    if top < 0:
+        if x >= 0:
+            return (x, normal_base[0], normal_base[1], normal_base[2])
+        return NO_HIT
+    lp, lv = _ray_map(pos, mat, pnt, vec)
+    # a basis (b0, b1) of the plane normal to the ray
+    b0 = (1.0, 1.0, 1.0)
+    if abs(lv[0]) >= abs(lv[1]) and abs(lv[0]) >= abs(lv[2]):
+        b0 = (0.0, 1.0, 1.0)
+    elif abs(lv[1]) >= abs(lv[2]):
+        b0 = (1.0, 0.0, 1.0)
+    else:
+        b0 = (1.0, 1.0, 0.0)
+    scl = -_dot3(lv, b0) / _dot3(lv, lv)
+    b1 = unit3((b0[0] + scl * lv[0], b0[1] + scl * lv[1], b0[2] + scl * lv[2]))
+    b0 = unit3(cross(b1, lv))
+    # the stretch of the ray inside the top box
+    seg0 = 0.0
+    seg1 = top
+    for i in range(6):
+        if faces[i] > seg1:
+            seg0 = top
+            seg1 = faces[i]
+    dx = (2.0 * hsize[0]) / (ncol - 1)
+    dy = (2.0 * hsize[1]) / (nrow - 1)
+    sx0 = (lp[0] + seg0 * lv[0] + hsize[0]) / dx
+    sx1 = (lp[0] + seg1 * lv[0] + hsize[0]) / dx
+    sy0 = (lp[1] + seg0 * lv[1] + hsize[1]) / dy
+    sy1 = (lp[1] + seg1 * lv[1] + hsize[1]) / dy
+    # the cells under it, one cell of padding
+    cmin = max(0, int(math.floor(sx0 if sx0 < sx1 else sx1)) - 1)
+    cmax = min(ncol - 1, int(math.ceil(sx0 if sx0 > sx1 else sx1)) + 1)
+    rmin = max(0, int(math.floor(sy0 if sy0 < sy1 else sy1)) - 1)
+    rmax = min(nrow - 1, int(math.ceil(sy0 if sy0 > sy1 else sy1)) + 1)
+    nloc = (0.0, 0.0, 0.0)
+    if x >= 0:
+        nloc = mtv3(mat, normal_base)
+    for r in range(rmin, rmax):
+        for c in range(cmin, cmax):
+            p00 = _grid_point(hsize, ncol, hdata, dx, dy, r, c)
+            p11 = _grid_point(hsize, ncol, hdata, dx, dy, r + 1, c + 1)
+            sol, ntri = _ray_triangle(
+                p00, _grid_point(hsize, ncol, hdata, dx, dy, r, c + 1), p11, lp, lv, b0, b1
+            )
+            if sol >= 0 and (x < 0 or sol < x):
+                x = sol
+                nloc = ntri
+            sol, ntri = _ray_triangle(
+                p00, p11, _grid_point(hsize, ncol, hdata, dx, dy, r + 1, c), lp, lv, b0, b1
+            )
+            if sol >= 0 and (x < 0 or sol < x):
+                x = sol
+                nloc = ntri
+    # the top box's sides, below the grid's edge profile
+    for i in range(4):
+        xi = faces[i]
+        if xi >= 0 and (xi < x or x < 0):
+            z = (lp[2] + xi * lv[2]) / hsize[2]
+            if i < 2:
+                y = (lp[1] + xi * lv[1] + hsize[1]) / dy
+                y0 = math.floor(y)
+                y0 = nrow - 2 if nrow - 2 < y0 else y0
+                y0 = 0.0 if 0 > y0 else y0
+                col = ncol - 1 if i == 1 else 0
+                z0 = hdata[int(y0) * ncol + col]
+                z1 = hdata[int(y0 + 1) * ncol + col]
+            else:
+                y = (lp[0] + xi * lv[0] + hsize[0]) / dx
+                y0 = math.floor(y)
+                y0 = ncol - 2 if ncol - 2 < y0 else y0
+                y0 = 0.0 if 0 > y0 else y0
+                row = (nrow - 1) * ncol if i == 3 else 0
+                z0 = hdata[int(y0) + row]
+                z1 = hdata[int(y0 + 1) + row]
+            if z < z0 * (y0 + 1 - y) + z1 * (y - y0):
+                x = xi
+                nloc = (
+                    -1.0 if i == 0 else (1.0 if i == 1 else 0.0),
+                    -1.0 if i == 2 else (1.0 if i == 3 else 0.0),
+                    0.0,
+                )
+    if x < 0:
+        return NO_HIT
+    n = mv3(mat, nloc)
+    return (x, n[0], n[1], n[2])
+
+
+@kernel
 def ray_geom(pos, mat, size, pnt, vec, geomtype):
     """(x, normal) of the ray pnt + x vec against a primitive geom (MuJoCo's mju_rayGeom):
     plane, sphere, capsule, ellipsoid, cylinder or box; NO_HIT for any other type."""
@@ -278,7 +486,15 @@ def ray(m, d, b, pnt, vec, bodyexclude):
     for g in range(m.ngeom):
         if m.geom_bodyid[g] == bodyexclude or not ray_visible(m, g):
             continue
-        hit = ray_geom(d.geom_xpos[b, g], d.geom_xmat[b, g], m.geom_size[g], pnt, vec, m.geom_type[g])
+        if m.geom_type[g] == GEOM_HFIELD:
+            h = m.geom_dataid[g]
+            adr = m.hfield_adr[h]
+            nrow = m.hfield_nrow[h]
+            ncol = m.hfield_ncol[h]
+            hfield = (m.hfield_size[h], nrow, ncol, m.hfield_data[adr : adr + nrow * ncol])
+            hit = ray_hfield(d.geom_xpos[b, g], d.geom_xmat[b, g], hfield, pnt, vec)
+        else:
+            hit = ray_geom(d.geom_xpos[b, g], d.geom_xmat[b, g], m.geom_size[g], pnt, vec, m.geom_type[g])
         if hit[0] >= 0 and (hit[0] < dist or dist < 0):
             dist = hit[0]
             geom = g

@@ -72,15 +72,6 @@ REFUSALS = [
         ["<rangefinder>", "'ranger'", "'rock' (mesh)"],
     ),
     (
-        "rangefinder_near_hfield",
-        _xml(
-            world='<geom name="hill" type="hfield" hfield="h" pos="0 0 -1"/>',
-            extra='<asset><hfield name="h" nrow="3" ncol="3" size="1 1 0.2 0.1"/></asset>'
-            '<sensor><rangefinder name="ranger" site="s1"/></sensor>',
-        ),
-        ["<rangefinder>", "'ranger'", "'hill' (hfield)"],
-    ),
-    (
         "user_dynamics",
         _xml(extra='<actuator><general name="custom" joint="hinge" dyntype="user"/></actuator>'),
         ["<actuator>", "'custom'", "activation dynamics user"],
