@@ -295,3 +295,26 @@ def qcqp_n(A, i, bin, dfr, r, n, out, bs, tmp, S, L):
     for j in range(n):
         out[j] *= dfr[j]
     return 1 if la != 0 else 0
+
+
+@kernel
+def friction_qcqp(A, i, bc, fr, f, n, out, W):
+    """The n friction forces f[i + 1 .. i + n] of the elliptic contact at row i, its normal
+    force f[i] fixed: 0 when f[i] < MINVAL, else the minimizer of 1/2 x^T A_tt x + x^T bc
+    inside the ellipsoid sum (x_j / fr_j)^2 <= f[i]^2 (MuJoCo's mju_QCQP2/3/N on A's
+    friction block), put on the ellipsoid exactly when the constraint is active (the QCQP's
+    answer is approximate). `out` and W[6:20] are work space."""
+    if f[i] < MINVAL:
+        for j in range(n):
+            f[i + 1 + j] = 0.0
+        return
+    if n == 2:
+        active = qcqp2(A, i, bc, fr, f[i], out)
+    elif n == 3:
+        active = qcqp3(A, i, bc, fr, f[i], out)
+    else:
+        active = qcqp_n(A, i, bc, fr, f[i], n, out, W[6], W[7], W[8:14], W[14:20])
+    if active:
+        project_ellipsoid(out, f[i], fr, n, False)
+    for j in range(n):
+        f[i + 1 + j] = out[j]

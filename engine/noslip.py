@@ -48,7 +48,7 @@ by 1 / (meaninertia nv) in both cases.
 
 from engine import types as T
 from engine.constraint import MINVAL, dot, dot_row
-from engine.dual import add_y, group, minv_jt_f, project_ellipsoid, qcqp2, qcqp3, qcqp_n, solver_scale
+from engine.dual import add_y, friction_qcqp, group, minv_jt_f, solver_scale
 from engine.jit import kernel
 
 
@@ -203,20 +203,7 @@ def _elliptic_friction(m, d, b, i, v, W):
         old[j] = f[i + 1 + j]
     for j in range(n):
         bc[j] = res[j] - dot(A[i + 1 + j, 1:], old, n)
-    if f[i] < MINVAL:
-        for j in range(n):
-            f[i + 1 + j] = 0.0
-    else:
-        if n == 2:
-            active = qcqp2(A, i, bc, fr, f[i], out)
-        elif n == 3:
-            active = qcqp3(A, i, bc, fr, f[i], out)
-        else:
-            active = qcqp_n(A, i, bc, fr, f[i], n, out, W[6], W[7], W[8:14], W[14:20])
-        if active:  # on the ellipsoid exactly, as the QCQP's answer is approximate
-            project_ellipsoid(out, f[i], fr, n, False)
-        for j in range(n):
-            f[i + 1 + j] = out[j]
+    friction_qcqp(A, i, bc, fr, f, n, out, W)
     change = _cost_change(A, i + 1, 1, f, i + 1, old, res, W[4], n)
     for j in range(n):
         delta = f[i + 1 + j] - old[j]

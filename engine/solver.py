@@ -82,13 +82,11 @@ from engine.dual import (
     add_y,
     chol_factor,
     chol_solve,
+    friction_qcqp,
     group,
     minv_jt_f,
     minv_jt_rows,
     project_ellipsoid,
-    qcqp2,
-    qcqp3,
-    qcqp_n,
     solver_scale,
 )
 from engine.factor import mul_m, solve_ld
@@ -577,7 +575,7 @@ def _pgs_cone(m, d, b, i, v):
       forces scaled by 1 + x, x = -f.res / f^T AR f, no further than f_n = 0);
     - the friction with f_n fixed: min 1/2 x^T Ac x + x^T bc over sum_j (x_j / mu_j)^2 <=
       f_n^2 (Ac the friction rows' block of AR, bc their residual at the old friction and
-      the new normal), by engine.dual.qcqp2/qcqp3/qcqp_n, put on the ellipsoid when active;
+      the new normal), by engine.dual.friction_qcqp (QCQP2/3/N), on the ellipsoid when active;
     - the cost change 1/2 df^T AR df + df.res: above 1e-10 the old forces are kept.
     v = M^-1 J^T f is updated; returns the cost change (<= 1e-10)."""
     c = d.efc_id[b, i]
@@ -619,20 +617,7 @@ def _pgs_cone(m, d, b, i, v):
         bc[j] = res[1 + j]
         bc[j] -= dot(A[i + 1 + j, 1:], old[1:], n)
         bc[j] += A[i + 1 + j, 0] * (f[i] - old[0])
-    if f[i] < MINVAL:
-        for j in range(1, dim):
-            f[i + j] = 0.0
-    else:
-        if n == 2:
-            active = qcqp2(A, i, bc, fr, f[i], out)
-        elif n == 3:
-            active = qcqp3(A, i, bc, fr, f[i], out)
-        else:
-            active = qcqp_n(A, i, bc, fr, f[i], n, out, W[6], W[7], W[8:14], W[14:20])
-        if active:  # on the ellipsoid exactly, as the QCQP's answer is approximate
-            project_ellipsoid(out, f[i], fr, n, False)
-        for j in range(n):
-            f[i + 1 + j] = out[j]
+    friction_qcqp(A, i, bc, fr, f, n, out, W)
     # cost change 1/2 df^T AR df + df.res (mju_mulVecMatVec, mju_dot)
     for j in range(dim):
         tmp[j] = f[i + j] - old[j]
