@@ -215,32 +215,12 @@ def ray_cylinder(pos, mat, size, pnt, vec):
 
 @kernel
 def ray_box(pos, mat, size, pnt, vec):
-    """(x, normal) of the ray against a box with half-sizes size."""
-    ssz = size[0] * size[0] + size[1] * size[1] + size[2] * size[2]
-    if _sphere_dist(pos, ssz, pnt, vec) < 0:
-        return NO_HIT
-    lp, lv = _ray_map(pos, mat, pnt, vec)
-    x = -1.0
-    axis = 0
-    sign = 0.0
-    for i in range(3):
-        if abs(lv[i]) > MINVAL:
-            # the other two axes, in MuJoCo's order: (1, 2), (0, 2), (0, 1)
-            j = 1 if i == 0 else 0
-            k = 1 if i == 2 else 2
-            for side in (-1, 1):
-                sol = (side * size[i] - lp[i]) / lv[i]
-                if sol >= 0:
-                    p0 = lp[j] + sol * lv[j]
-                    p1 = lp[k] + sol * lv[k]
-                    if abs(p0) <= size[j] and abs(p1) <= size[k] and (x < 0 or sol < x):
-                        x = sol
-                        axis = i
-                        sign = float(side)
+    """(x, normal) of the ray against a box with half-sizes size: the nearest face hit
+    within its rectangle (_ray_box_all without the per-face hits)."""
+    x, normal, _ = _ray_box_all(pos, mat, size, pnt, vec)
     if x < 0:
         return NO_HIT
-    # normal: the face's local axis, signed, in world coordinates (column `axis` of mat)
-    return (x, mat[axis] * sign, mat[3 + axis] * sign, mat[6 + axis] * sign)
+    return (x, normal[0], normal[1], normal[2])
 
 
 @kernel
@@ -257,6 +237,7 @@ def _ray_box_all(pos, mat, size, pnt, vec):
     sign = 0.0
     for i in range(3):
         if abs(lv[i]) > MINVAL:
+            # the other two axes, in MuJoCo's order: (1, 2), (0, 2), (0, 1)
             j = 1 if i == 0 else 0
             k = 1 if i == 2 else 2
             for side in (-1, 1):
