@@ -70,6 +70,7 @@ Not built, and refused at load: meshes, height fields and SDFs; MuJoCo's libccd 
 
 import math
 
+from engine import collision_mesh as CM
 from engine import collision_multi as M
 from engine.collision_primitive import (
     DIST,
@@ -77,6 +78,7 @@ from engine.collision_primitive import (
     GEOM_CAPSULE,
     GEOM_CYLINDER,
     GEOM_ELLIPSOID,
+    GEOM_MESH,
     GEOM_SPHERE,
     NORMAL,
     POS,
@@ -97,6 +99,8 @@ CONVEX_PAIRS = frozenset(
         (GEOM_CAPSULE, GEOM_CYLINDER),
         (GEOM_CYLINDER, GEOM_CYLINDER),
         (GEOM_CYLINDER, GEOM_BOX),
+        (GEOM_SPHERE, GEOM_MESH),
+        (GEOM_ELLIPSOID, GEOM_MESH),
     }
 )
 # (type1, type2) -> most contacts (maxContacts of mjc_Convex, 4.0.0): 1 with a sphere or an
@@ -126,7 +130,7 @@ OBJ_MARGIN = 2  # the pair's margin + gap: each geom is inflated by half of it
 OBJ_SIZE = 3  # geom_size (3)
 OBJ_POS = 6  # geom centre, world (3)
 OBJ_MAT = 9  # geom orientation, world, row-major (9)
-OBJ_WIDTH = 18
+OBJ_WIDTH = 18  # then, for a mesh, its hull (collision_mesh.init_tail)
 MODE_SHAPE = 0
 MODE_POINT = 1
 MODE_LINE = 2
@@ -309,6 +313,8 @@ def _support(obj, d):
         scl = obj[OBJ_SIZE + 1] if dot >= 0 else -obj[OBJ_SIZE + 1]
         return (obj[m + 2] * scl + p[0], obj[m + 5] * scl + p[1], obj[m + 8] * scl + p[2])
     gtype = int(obj[OBJ_TYPE])
+    if gtype == GEOM_MESH:  # the hull copied after the geom part of the row (collision_mesh)
+        return CM.support(obj[OBJ_WIDTH:], p, obj[m : m + 9], d)
     s0, s1, s2 = obj[OBJ_SIZE], obj[OBJ_SIZE + 1], obj[OBJ_SIZE + 2]
     if gtype == GEOM_SPHERE:
         return (s0 * d[0] + p[0], s0 * d[1] + p[1], s0 * d[2] + p[2])

@@ -53,6 +53,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine import collision_convex as C
+from engine import collision_mesh as CM
 from engine import collision_primitive as P
 from engine import types as T
 from engine.jit import kernel, unit
@@ -79,6 +80,7 @@ MAX_CONTACTS = {
     (P.GEOM_PLANE, P.GEOM_ELLIPSOID): 1,
     (P.GEOM_PLANE, P.GEOM_CYLINDER): 4,
     (P.GEOM_PLANE, P.GEOM_BOX): 4,
+    (P.GEOM_PLANE, P.GEOM_MESH): 4,
     (P.GEOM_SPHERE, P.GEOM_SPHERE): 1,
     (P.GEOM_SPHERE, P.GEOM_CAPSULE): 1,
     (P.GEOM_SPHERE, P.GEOM_CYLINDER): 1,
@@ -346,6 +348,18 @@ def _primitive_pair(m, d, b, p):
     margin = m.cpair_margin[p] + m.cpair_gap[p]
     if _far_apart(m, d, b, g1, g2, margin):
         return 0
+    if m.geom_type[g2] == P.GEOM_MESH and m.geom_type[g1] == P.GEOM_PLANE:
+        return CM.collide_plane_mesh(
+            d.scratch_con[b],
+            d.scratch_ccd_obj[b, 0, C.OBJ_WIDTH :],
+            m,
+            m.geom_dataid[g2],
+            margin,
+            d.geom_xpos[b, g1],
+            d.geom_xmat[b, g1],
+            d.geom_xpos[b, g2],
+            d.geom_xmat[b, g2],
+        )
     return narrowphase(
         d.scratch_con[b],
         d.scratch_boxbox[b],
@@ -378,6 +392,9 @@ def _convex_pair(m, d, b, p):
         d.scratch_ccd_list[b],
         d.scratch_ccd_poly[b],
     )
+    for k, g in ((0, g1), (1, g2)):
+        if m.geom_type[g] == P.GEOM_MESH:  # a copy of the hull for the support function
+            CM.init_tail(d.scratch_ccd_obj[b, k, C.OBJ_WIDTH :], m, m.geom_dataid[g])
     pose1 = (d.geom_xpos[b, g1], d.geom_xmat[b, g1], m.geom_size[g1])
     pose2 = (d.geom_xpos[b, g2], d.geom_xmat[b, g2], m.geom_size[g2])
     return C.collide_convex(
