@@ -100,7 +100,11 @@ CONVEX_PAIRS = frozenset(
         (GEOM_CYLINDER, GEOM_CYLINDER),
         (GEOM_CYLINDER, GEOM_BOX),
         (GEOM_SPHERE, GEOM_MESH),
+        (GEOM_CAPSULE, GEOM_MESH),
         (GEOM_ELLIPSOID, GEOM_MESH),
+        (GEOM_CYLINDER, GEOM_MESH),
+        (GEOM_BOX, GEOM_MESH),
+        (GEOM_MESH, GEOM_MESH),
     }
 )
 # (type1, type2) -> most contacts (maxContacts of mjc_Convex, 4.0.0): 1 with a sphere or an
@@ -110,6 +114,10 @@ MULTI_CONTACTS = {
     (GEOM_CAPSULE, GEOM_CYLINDER): 2,
     (GEOM_CYLINDER, GEOM_CYLINDER): 4,
     (GEOM_CYLINDER, GEOM_BOX): 4,
+    (GEOM_CAPSULE, GEOM_MESH): 2,
+    (GEOM_CYLINDER, GEOM_MESH): 4,
+    (GEOM_BOX, GEOM_MESH): 4,
+    (GEOM_MESH, GEOM_MESH): 4,
 }
 
 
@@ -139,7 +147,9 @@ MODE_LINE = 2
 VERT = 0  # S_A(d) - S_B(-d), the Minkowski-difference point
 VERT1 = 3  # S_A(d), the point on geom 1
 VERT2 = 6  # S_B(-d), the point on geom 2
-VERT_WIDTH = 9
+VERT_I1 = 9  # a mesh's vertex that gave VERT1 (its vertindex), -1 for other types
+VERT_I2 = 10  # ... VERT2
+VERT_WIDTH = 11
 SIMPLEX_ROWS = 8  # GJK simplex (rows 0-3), polytope centre (row 4, columns VERT), GJK's last
 CENTER = 4  # simplex kept for the multi-contact search (rows 5-7: EPA may rewrite rows 0-3)
 SAVED = 5
@@ -236,6 +246,13 @@ def _put_vertex(a, i, v, v1, v2):
         a[i, VERT + k] = v[k]
         a[i, VERT1 + k] = v1[k]
         a[i, VERT2 + k] = v2[k]
+
+
+@kernel
+def _put_index(a, i, obj1, obj2):
+    """Record the mesh vertices the last supports of obj1 and obj2 found (vertindex)."""
+    a[i, VERT_I1] = obj1[OBJ_WIDTH + CM.T_VERTINDEX] if int(obj1[OBJ_TYPE]) == GEOM_MESH else -1.0
+    a[i, VERT_I2] = obj2[OBJ_WIDTH + CM.T_VERTINDEX] if int(obj2[OBJ_TYPE]) == GEOM_MESH else -1.0
 
 
 @kernel
@@ -627,6 +644,7 @@ def _gjk(simplex, obj1, obj2, x1, x2, tolerance, kmax, cutoff):
     while k < kmax:
         v, v1, v2 = _gjk_support(obj1, obj2, x, x_norm)
         _put_vertex(simplex, n, v, v1, v2)
+        _put_index(simplex, n, obj1, obj2)
         lower = _dot(x, v)  # lower / |x_k| bounds the distance from below
         if not get_dist:
             if lower > 0:
@@ -712,6 +730,7 @@ def _epa_support(vert, count, obj1, obj2, d, dnorm):
     count[NVERTS] = n + 1
     v, v1, v2 = _support_pair(obj1, obj2, di, dn)
     _put_vertex(vert, n, v, v1, v2)
+    _put_index(vert, n, obj1, obj2)
     return n
 
 
@@ -1327,6 +1346,8 @@ def _multi(ws, maxcon, nsimplex, x1, x2):
         o1[OBJ_MAT : OBJ_MAT + 9],
         o1[OBJ_SIZE : OBJ_SIZE + 3],
         o1[OBJ_MARGIN],
+        o1[OBJ_WIDTH:],
+        simplex[SAVED : SAVED + 3, VERT_I1],
     )
     g2 = (
         t2,
@@ -1334,6 +1355,8 @@ def _multi(ws, maxcon, nsimplex, x1, x2):
         o2[OBJ_MAT : OBJ_MAT + 9],
         o2[OBJ_SIZE : OBJ_SIZE + 3],
         o2[OBJ_MARGIN],
+        o2[OBJ_WIDTH:],
+        simplex[SAVED : SAVED + 3, VERT_I2],
     )
     # 4.0.0: the faces are the bare surfaces; each geom but a capsule adds half its margin
     m1 = 0.0 if t1 == GEOM_CAPSULE else 0.5 * o1[OBJ_MARGIN]

@@ -51,7 +51,13 @@ T_MESHINDEX = 1  # hull vertex (graph-local id) the last hill climb ended on, -1
 T_NVERT = 2  # number of vertices
 T_HILL = 3  # 1: hill climbing on the graph; 0: every vertex
 T_NGRAPH = 4  # length of the copied graph
-T_DATA = 5  # vertices (3 nvert), then the grid seeds (27), then the graph
+T_NPOLY = 5  # number of polygons
+T_NPOLYMAP = 6  # length of the vertex-to-polygon map
+T_POLY = 7  # where the polygon block starts (below)
+T_DATA = 8  # vertices (3 nvert), the grid seeds (27), the graph (ngraph), then the polygon
+# block: per vertex its first polygon in the map and their number (2 nvert), the map
+# (npolymap), per polygon its normal (3), first vertex in the vertex list and number of
+# vertices (5 npoly), the vertex list
 
 
 def _graph_length(m, mesh: int) -> int:
@@ -67,7 +73,14 @@ def tail_width(m) -> int:
     """Numbers the largest mesh needs after a convex-collider object row's geom part."""
     width = 0
     for k in range(len(m.mesh_vertadr)):
-        width = max(width, T_DATA + 3 * int(m.mesh_vertnum[k]) + 27 + _graph_length(m, k))
+        nvert = int(m.mesh_vertnum[k])
+        vadr = int(m.mesh_vertadr[k])
+        npoly = int(m.mesh_polynum[k])
+        padr = int(m.mesh_polyadr[k])
+        npolymap = int(sum(int(m.mesh_polymapnum[vadr + i]) for i in range(nvert)))
+        npolyvert = int(sum(int(m.mesh_polyvertnum[padr + i]) for i in range(npoly)))
+        polyblock = 2 * nvert + npolymap + 5 * npoly + npolyvert
+        width = max(width, T_DATA + 3 * nvert + 27 + _graph_length(m, k) + polyblock)
     return width
 
 
@@ -100,6 +113,60 @@ def init_tail(tail, m, mesh):
         for k in range(n):
             tail[base + k] = m.mesh_graph[gadr + k]
     tail[T_NGRAPH] = n
+    # the polygons, with addresses relative to the mesh's own lists
+    base += n
+    tail[T_POLY] = base
+    npoly = m.mesh_polynum[mesh]
+    padr = m.mesh_polyadr[mesh]
+    tail[T_NPOLY] = npoly
+    map0 = m.mesh_polymapadr[vadr] if nvert > 0 else 0
+    nmap = 0
+    for i in range(nvert):
+        tail[base + i] = m.mesh_polymapadr[vadr + i] - map0
+        tail[base + nvert + i] = m.mesh_polymapnum[vadr + i]
+        nmap += m.mesh_polymapnum[vadr + i]
+    tail[T_NPOLYMAP] = nmap
+    base += 2 * nvert
+    for i in range(nmap):
+        tail[base + i] = m.mesh_polymap[map0 + i]
+    base += nmap
+    pv0 = m.mesh_polyvertadr[padr] if npoly > 0 else 0
+    npv = 0
+    for f in range(npoly):
+        for k in range(3):
+            tail[base + 5 * f + k] = m.mesh_polynormal[padr + f, k]
+        tail[base + 5 * f + 3] = m.mesh_polyvertadr[padr + f] - pv0
+        tail[base + 5 * f + 4] = m.mesh_polyvertnum[padr + f]
+        npv += m.mesh_polyvertnum[padr + f]
+    base += 5 * npoly
+    for i in range(npv):
+        tail[base + i] = m.mesh_polyvert[pv0 + i]
+
+
+@kernel
+def poly_offsets(tail):
+    """(polymapadr, polymapnum, polymap, polygons (5 numbers each), polyvert) offsets of the
+    tail's polygon block."""
+    nvert = int(tail[T_NVERT])
+    base = int(tail[T_POLY])
+    mapadr = base
+    mapnum = base + nvert
+    polymap = base + 2 * nvert
+    polys = polymap + int(tail[T_NPOLYMAP])
+    polyvert = polys + 5 * int(tail[T_NPOLY])
+    return mapadr, mapnum, polymap, polys, polyvert
+
+
+@kernel
+def vertex_world(tail, pos, mat, i):
+    """R v_i + p, summed ((m0 x + m1 y) + m2 z) + p (globalcoord)."""
+    a = T_DATA + 3 * i
+    x, y, z = tail[a], tail[a + 1], tail[a + 2]
+    return (
+        ((mat[0] * x + mat[1] * y) + mat[2] * z) + pos[0],
+        ((mat[3] * x + mat[4] * y) + mat[5] * z) + pos[1],
+        ((mat[6] * x + mat[7] * y) + mat[8] * z) + pos[2],
+    )
 
 
 @kernel
@@ -317,3 +384,135 @@ def collide_plane_mesh(con, tail, m, mesh, margin, pos1, mat1, pos2, mat2):
         _put(con, count, w, dw, n)
         count += 1
     return count
+
+
+# ---- the multi-contact search's mesh features (collision_multi) -----------------------------------
+
+
+@kernel
+def _normalize(v):
+    """mju_normalize3: v / |v|, (1, 0, 0) when |v| < mjMINVAL."""
+    n = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    if n < 1e-15:
+        return (1.0, 0.0, 0.0)
+    inv = 1.0 / n
+    return (v[0] * inv, v[1] * inv, v[2] * inv)
+
+
+@kernel
+def _put3(a, i, v):
+    a[i, 0] = v[0]
+    a[i, 1] = v[1]
+    a[i, 2] = v[2]
+
+
+@kernel
+def _put_normal(poly, row, irow, k, tail, polys, mat, f):
+    """Normal k: polygon f's normal rotated to the world, (m0 x + m1 y) + m2 z; its id in irow."""
+    b = polys + 5 * f
+    x, y, z = tail[b], tail[b + 1], tail[b + 2]
+    poly[row + k, 0] = (mat[0] * x + mat[1] * y) + mat[2] * z
+    poly[row + k, 1] = (mat[3] * x + mat[4] * y) + mat[5] * z
+    poly[row + k, 2] = (mat[6] * x + mat[7] * y) + mat[8] * z
+    poly[irow + k, 0] = f
+
+
+@kernel
+def mesh_normals(poly, row, irow, maxdeg, dim, mat, tail, i0, i1, i2):
+    """Face normals of a mesh feature (meshNormals, as in 4.0.0): for 3 vertices the first
+    polygon common to all three (the first two polygons common to vertices 1 and 2, each
+    tried against vertex 3's); for 2 vertices the polygons common to both (at most 2, in
+    vertex 1's order); for 1 vertex each of its polygons. Writes normals to poly[row..],
+    polygon ids to poly[irow.., 0]; returns their count (at most maxdeg)."""
+    mapadr, mapnum, polymap, polys, polyvert = poly_offsets(tail)
+    a0 = polymap + int(tail[mapadr + i0])
+    n0 = int(tail[mapnum + i0])
+    if dim == 1:
+        n = n0 if n0 < maxdeg else maxdeg
+        for k in range(n):
+            _put_normal(poly, row, irow, k, tail, polys, mat, int(tail[a0 + k]))
+        return n
+    a1 = polymap + int(tail[mapadr + i1])
+    n1 = int(tail[mapnum + i1])
+    # polygons common to vertices 1 and 2, at most two
+    c0 = -1
+    c1 = -1
+    nc = 0
+    for i in range(n0):
+        f = int(tail[a0 + i])
+        for j in range(n1):
+            if int(tail[a1 + j]) == f:
+                if nc == 0:
+                    c0 = f
+                else:
+                    c1 = f
+                nc += 1
+                if nc == 2:
+                    break
+        if nc == 2:
+            break
+    if nc == 0:
+        return 0
+    if dim == 2:
+        _put_normal(poly, row, irow, 0, tail, polys, mat, c0)
+        if nc == 2:
+            _put_normal(poly, row, irow, 1, tail, polys, mat, c1)
+        return nc
+    a2 = polymap + int(tail[mapadr + i2])
+    n2 = int(tail[mapnum + i2])
+    for i in range(nc):
+        f = c0 if i == 0 else c1
+        for j in range(n2):
+            if int(tail[a2 + j]) == f:
+                _put_normal(poly, row, irow, 0, tail, polys, mat, f)
+                return 1
+    return 0
+
+
+@kernel
+def mesh_edges(poly, vrow, erow, evrow, maxdeg, dim, pos, mat, tail, i0, i1):
+    """Edges of a mesh feature (meshEdgeNormals): for 2 vertices the edge between them; for
+    1 vertex, in each of its polygons the edge to the polygon's previous vertex. The near
+    end point (the vertex, in the world) goes to poly[vrow], the far ends to poly[evrow..],
+    the unit directions to poly[erow..]; returns their count."""
+    v = vertex_world(tail, pos, mat, i0)
+    _put3(poly, vrow, v)
+    if dim == 2:
+        w = vertex_world(tail, pos, mat, i1)
+        _put3(poly, evrow, w)
+        _put3(poly, erow, _normalize((w[0] - v[0], w[1] - v[1], w[2] - v[2])))
+        return 1
+    if dim != 1:
+        return 0
+    mapadr, mapnum, polymap, polys, polyvert = poly_offsets(tail)
+    a0 = polymap + int(tail[mapadr + i0])
+    n = int(tail[mapnum + i0])
+    if n > maxdeg:
+        n = maxdeg
+    for k in range(n):
+        f = int(tail[a0 + k])
+        adr = polyvert + int(tail[polys + 5 * f + 3])
+        nv = int(tail[polys + 5 * f + 4])
+        for j in range(nv):
+            if int(tail[adr + j]) == i0:
+                prev = nv - 1 if j == 0 else j - 1
+                w = vertex_world(tail, pos, mat, int(tail[adr + prev]))
+                _put3(poly, evrow + k, w)
+                _put3(poly, erow + k, _normalize((w[0] - v[0], w[1] - v[1], w[2] - v[2])))
+                break
+    return n
+
+
+@kernel
+def mesh_face(poly, row, maxface, pos, mat, tail, f):
+    """Polygon f's vertices in the world, in reverse order (meshFace); returns their count."""
+    mapadr, mapnum, polymap, polys, polyvert = poly_offsets(tail)
+    adr = polyvert + int(tail[polys + 5 * f + 3])
+    nv = int(tail[polys + 5 * f + 4])
+    if nv > maxface:
+        nv = maxface
+    j = 0
+    for i in range(nv - 1, -1, -1):
+        _put3(poly, row + j, vertex_world(tail, pos, mat, int(tail[adr + i])))
+        j += 1
+    return nv

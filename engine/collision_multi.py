@@ -47,7 +47,8 @@ edges, faces, clipping planes, the polygons and the witness points (rows R_*).
 
 import math
 
-from engine.collision_primitive import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, MINVAL
+from engine import collision_mesh as CM
+from engine.collision_primitive import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_MESH, MINVAL
 from engine.jit import kernel
 
 FACE_TOL = 0.996  # mjFACE_TOL: cos of the largest angle between aligned faces (~5.1 deg)
@@ -94,17 +95,21 @@ SIN16 = (
 NCAP = 16
 
 # rows of the work array
-R_N1 = 0  # face normals of geom 1 (3)
-R_N2 = 3  # face normals of geom 2 (3)
-R_E = 6  # edge directions (3)
-R_EV = 9  # edge end points (3)
-R_V1 = 12  # geom 1's simplex points (3)
-R_V2 = 15  # geom 2's simplex points (3)
-R_F1 = 18  # face of geom 1 (16)
-R_F2 = 34  # face of geom 2 (16)
-R_PN = 50  # clipping planes' normals (16)
-POLY_MAX = 64  # vertices of a clipped polygon
-R_PA = 66  # polygon buffers (2 x POLY_MAX)
+MAXDEG = 16  # most face normals or edges of one feature (a mesh vertex's polygons)
+MAXFACE = 32  # most vertices of one face (a cap's 16-gon, a mesh polygon)
+R_N1 = 0  # face normals of geom 1 (MAXDEG)
+R_N2 = R_N1 + MAXDEG  # face normals of geom 2 (MAXDEG)
+R_E = R_N2 + MAXDEG  # edge directions (MAXDEG)
+R_EV = R_E + MAXDEG  # edge end points (MAXDEG)
+R_I1 = R_EV + MAXDEG  # a mesh's polygon of each normal of geom 1 (column 0; MAXDEG)
+R_I2 = R_I1 + MAXDEG  # ... of geom 2 (MAXDEG)
+R_V1 = R_I2 + MAXDEG  # geom 1's simplex points (3)
+R_V2 = R_V1 + 3  # geom 2's simplex points (3)
+R_F1 = R_V2 + 3  # face of geom 1 (MAXFACE)
+R_F2 = R_F1 + MAXFACE  # face of geom 2 (MAXFACE)
+R_PN = R_F2 + MAXFACE  # clipping planes' normals (MAXFACE)
+POLY_MAX = 2 * MAXFACE  # vertices of a clipped polygon
+R_PA = R_PN + MAXFACE  # polygon buffers (2 x POLY_MAX)
 R_PB = R_PA + POLY_MAX
 R_X1 = R_PB + POLY_MAX  # witness points on geom 1 (4)
 R_X2 = R_X1 + 4  # witness points on geom 2 (4)
@@ -402,10 +407,14 @@ def _cylinder_face(poly, row, mat, pos, size, idx):
 
 
 @kernel
-def _face(poly, row, gtype, mat, pos, size, idx):
+def _face(poly, row, gtype, mat, pos, size, idx, i, tail, irow):
+    """Face of normal i: a cap, a box face (face ids idx) or a mesh polygon (its id in
+    poly[irow + i, 0])."""
+    if gtype == GEOM_MESH:
+        return CM.mesh_face(poly, row, MAXFACE, pos, mat, tail, int(poly[irow + i, 0]))
     if gtype == GEOM_CYLINDER:
-        return _cylinder_face(poly, row, mat, pos, size, idx)
-    return _box_face(poly, row, mat, pos, size, idx)
+        return _cylinder_face(poly, row, mat, pos, size, idx[i])
+    return _box_face(poly, row, mat, pos, size, idx[i])
 
 
 # ---- polygon clipping ----------------------------------------------------------------------------
@@ -594,13 +603,15 @@ def _face_edge(poly, rn, nn, ne, towards):
 @kernel
 def multicontact(poly, geom1, geom2, v1, v2, nsimplex1, nsimplex2, x1, x2, margin1, margin2, maxcon):
     """The contacts of a penetrating pair from its first contact (mjc_multicontact, 4.0.0;
-    module docstring). geomK = (type, pos, mat, size, margin) with margin the pair's margin
-    + gap (what the object carries); vK (3, 3) the geom's points of GJK's last simplex (its
-    first nsimplexK rows); xK the witness points; marginK half the margin for a geom that
-    is not a capsule, else 0. Writes the witness pairs to rows R_X1, R_X2, R_D of poly and
-    returns their count, or 0 when there is no multi-contact (keep the one contact)."""
-    t1, pos1, mat1, size1, m1 = geom1
-    t2, pos2, mat2, size2, m2 = geom2
+    module docstring). geomK = (type, pos, mat, size, margin, tail, vidx) with margin the
+    pair's margin + gap (what the object carries), tail a mesh's hull copy (collision_mesh)
+    and vidx (3,) the mesh vertices of the simplex points (unused for other types); vK
+    (3, 3) the geom's points of GJK's last simplex (its first nsimplexK rows); xK the witness
+    points; marginK half the margin for a geom that is not a capsule, else 0. Writes the
+    witness pairs to rows R_X1, R_X2, R_D of poly and returns their count, or 0 when there
+    is no multi-contact (keep the one contact)."""
+    t1, pos1, mat1, size1, m1, tail1, vi1 = geom1
+    t2, pos2, mat2, size2, m2, tail2, vi2 = geom2
     if nsimplex1 <= 0 or nsimplex2 <= 0:
         return 0
     # feature points and their indices
@@ -610,22 +621,38 @@ def multicontact(poly, geom1, geom2, v1, v2, nsimplex1, nsimplex2, x1, x2, margi
     r = (0, 1 if nsimplex2 >= 2 else 0, 2 if nsimplex2 > 2 else 0)
     for k in range(3):
         _put(poly, R_V2 + k, (v2[r[k], 0], v2[r[k], 1], v2[r[k], 2]))
-    i1 = (
-        feature_index(t1, pos1, mat1, size1, _get(poly, R_V1)),
-        feature_index(t1, pos1, mat1, size1, _get(poly, R_V1 + 1)),
-        feature_index(t1, pos1, mat1, size1, _get(poly, R_V1 + 2)),
-    )
-    i2 = (
-        feature_index(t2, pos2, mat2, size2, _get(poly, R_V2)),
-        feature_index(t2, pos2, mat2, size2, _get(poly, R_V2 + 1)),
-        feature_index(t2, pos2, mat2, size2, _get(poly, R_V2 + 2)),
-    )
+    r1 = (0, 1 if nsimplex1 >= 2 else 0, 2 if nsimplex1 > 2 else 0)
+    r2 = (0, 1 if nsimplex2 >= 2 else 0, 2 if nsimplex2 > 2 else 0)
+    if t1 == GEOM_MESH:  # a mesh's support records its vertex
+        i1 = (int(vi1[r1[0]]), int(vi1[r1[1]]), int(vi1[r1[2]]))
+    else:
+        i1 = (
+            feature_index(t1, pos1, mat1, size1, _get(poly, R_V1)),
+            feature_index(t1, pos1, mat1, size1, _get(poly, R_V1 + 1)),
+            feature_index(t1, pos1, mat1, size1, _get(poly, R_V1 + 2)),
+        )
+    if t2 == GEOM_MESH:
+        i2 = (int(vi2[r2[0]]), int(vi2[r2[1]]), int(vi2[r2[2]]))
+    else:
+        i2 = (
+            feature_index(t2, pos2, mat2, size2, _get(poly, R_V2)),
+            feature_index(t2, pos2, mat2, size2, _get(poly, R_V2 + 1)),
+            feature_index(t2, pos2, mat2, size2, _get(poly, R_V2 + 2)),
+        )
     dim1, a0, a1 = _simplex_dim(poly, R_V1, i1[0], i1[1], i1[2])
     dim2, b0, b1 = _simplex_dim(poly, R_V2, i2[0], i2[1], i2[2])
     d = (x2[0] - x1[0], x2[1] - x1[1], x2[2] - x1[2])
     d_neg = (x1[0] - x2[0], x1[1] - x2[1], x1[2] - x2[2])
-    nn1, fa0, fa1, fa2 = _normals(poly, R_N1, t1, dim1, mat1, a0, a1, i1[2], d_neg)
-    nn2, fb0, fb1, fb2 = _normals(poly, R_N2, t2, dim2, mat2, b0, b1, i2[2], d)
+    if t1 == GEOM_MESH:
+        nn1 = CM.mesh_normals(poly, R_N1, R_I1, MAXDEG, dim1, mat1, tail1, a0, a1, i1[2])
+        fa0, fa1, fa2 = 0, 0, 0
+    else:
+        nn1, fa0, fa1, fa2 = _normals(poly, R_N1, t1, dim1, mat1, a0, a1, i1[2], d_neg)
+    if t2 == GEOM_MESH:
+        nn2 = CM.mesh_normals(poly, R_N2, R_I2, MAXDEG, dim2, mat2, tail2, b0, b1, i2[2])
+        fb0, fb1, fb2 = 0, 0, 0
+    else:
+        nn2, fb0, fb1, fb2 = _normals(poly, R_N2, t2, dim2, mat2, b0, b1, i2[2], d)
     idx1 = (fa0, fa1, fa2)
     idx2 = (fb0, fb1, fb2)
     # 1. two faces facing each other (4.0.0: the most opposed pair)
@@ -660,7 +687,10 @@ def multicontact(poly, geom1, geom2, v1, v2, nsimplex1, nsimplex2, x1, x2, margi
                     if attempt == 0:
                         continue
                     return 0
-                ne = _edges(poly, R_V2, t2, dim2, pos2, mat2, size2, m2, b0, b1, x2)
+                if t2 == GEOM_MESH:
+                    ne = CM.mesh_edges(poly, R_V2, R_E, R_EV, MAXDEG, dim2, pos2, mat2, tail2, b0, b1)
+                else:
+                    ne = _edges(poly, R_V2, t2, dim2, pos2, mat2, size2, m2, b0, b1, x2)
                 i, j = _face_edge(poly, R_N1, nn1, ne, d_neg)
                 if i >= 0:
                     fi, fj, kind = i, j, 3
@@ -670,7 +700,10 @@ def multicontact(poly, geom1, geom2, v1, v2, nsimplex1, nsimplex2, x1, x2, margi
                     if attempt == 0:
                         continue
                     return 0
-                ne = _edges(poly, R_V1, t1, dim1, pos1, mat1, size1, m1, a0, a1, x1)
+                if t1 == GEOM_MESH:
+                    ne = CM.mesh_edges(poly, R_V1, R_E, R_EV, MAXDEG, dim1, pos1, mat1, tail1, a0, a1)
+                else:
+                    ne = _edges(poly, R_V1, t1, dim1, pos1, mat1, size1, m1, a0, a1, x1)
                 j, i = _face_edge(poly, R_N2, nn2, ne, d)
                 if j >= 0:
                     fi, fj, kind = i, j, 2
@@ -680,8 +713,8 @@ def multicontact(poly, geom1, geom2, v1, v2, nsimplex1, nsimplex2, x1, x2, margi
     # 3. the features as polygons, clipped
     margin = margin1 + margin2
     if kind == 1:
-        nf1 = _face(poly, R_F1, t1, mat1, pos1, size1, idx1[fi])
-        nf2 = _face(poly, R_F2, t2, mat2, pos2, size2, idx2[fj])
+        nf1 = _face(poly, R_F1, t1, mat1, pos1, size1, idx1, fi, tail1, R_I1)
+        nf2 = _face(poly, R_F2, t2, mat2, pos2, size2, idx2, fj, tail2, R_I2)
         n = _get(poly, R_N1 + fi)
         w = _get(poly, R_N2 + fj)
         nx = polygon_clip(poly, R_F1, nf1, R_F2, nf2, n, w, margin, maxcon)
@@ -689,7 +722,7 @@ def multicontact(poly, geom1, geom2, v1, v2, nsimplex1, nsimplex2, x1, x2, margi
     elif kind == 2:  # edge fi of geom 1 against face fj of geom 2: clip the edge, x1 <-> x2
         _put(poly, R_F1, _get(poly, R_V1))
         _put(poly, R_F1 + 1, _get(poly, R_EV + fi))
-        nf2 = _face(poly, R_F2, t2, mat2, pos2, size2, idx2[fj])
+        nf2 = _face(poly, R_F2, t2, mat2, pos2, size2, idx2, fj, tail2, R_I2)
         n = _get(poly, R_N2 + fj)
         w = (-n[0], -n[1], -n[2])
         nx = polygon_clip(poly, R_F2, nf2, R_F1, 2, n, w, margin, maxcon)
@@ -699,7 +732,7 @@ def multicontact(poly, geom1, geom2, v1, v2, nsimplex1, nsimplex2, x1, x2, margi
             _put(poly, R_X2 + k, p)
         nrm = w
     else:  # edge fj of geom 2 against face fi of geom 1
-        nf1 = _face(poly, R_F1, t1, mat1, pos1, size1, idx1[fi])
+        nf1 = _face(poly, R_F1, t1, mat1, pos1, size1, idx1, fi, tail1, R_I1)
         _put(poly, R_F2, _get(poly, R_V2))
         _put(poly, R_F2 + 1, _get(poly, R_EV + fj))
         n = _get(poly, R_N1 + fi)
