@@ -1,9 +1,11 @@
 """Stage 9, collision narrow phase: MuJoCo's general convex collider (mjc_Convex with its
 native CCD, as the MuJoCo 4.0.0 binary runs it) for the geom pairs that have no closed-form
 collider (`CONVEX_PAIRS`): sphere : ellipsoid, capsule : ellipsoid, ellipsoid : ellipsoid /
-cylinder / box, for which MuJoCo returns one contact, and capsule : cylinder, cylinder :
-cylinder and cylinder : box, whose first contact 4.0.0 follows with its multi-contact
-search (engine/collision_multi.py: up to 2, resp. 4, contacts on aligned faces and edges).
+cylinder / box, sphere : mesh and ellipsoid : mesh, for which MuJoCo returns one contact,
+and capsule : cylinder, cylinder : cylinder, cylinder : box and capsule / cylinder / box /
+mesh : mesh, whose first contact 4.0.0 follows with its multi-contact search
+(engine/collision_multi.py: up to 2 (with a capsule), else 4, contacts on aligned faces and
+edges). A mesh is its convex hull (engine/collision_mesh.py: support function, hull copy).
 
 The algorithm follows `engine_collision_convex.c` and `engine_collision_gjk.c`, with the
 changes the 4.0.0 binary (libmujoco.so.4.0.0, its static functions read back) makes to that
@@ -13,7 +15,10 @@ source; each is marked "4.0.0" where it bites. Steps:
    S_A(d) = argmax_{x in A} <x, d> for a unit direction d (world frame; `_support`):
    sphere r d + p; capsule R (r l + sign(l_z) h e_z) + p with l = R^T d; ellipsoid
    R (s * l / |s * l| * s) + p with s the semi-axes; cylinder R (r (l_x, l_y) / |(l_x, l_y)|,
-   sign(l_z) h) + p; box R (sign(l) * s) + p (signs with 0 counted positive). Each geom is
+   sign(l_z) h) + p; box R (sign(l) * s) + p (signs with 0 counted positive); mesh R v* + p,
+   v* the hull vertex of largest <l, v> (collision_mesh.support: every vertex, or hill
+   climbing on the hull graph, warm-started from the pair's previous call; each point records
+   its vertex, `VERT_I1`/`VERT_I2`, for the multi-contact search). Each geom is
    inflated by half the pair's margin + gap (`_support_pair`: S(d) + d margin / 2).
 2. Shallow contacts (`_ccd`). When a geom is a sphere or a capsule, or a geom has a margin
    (4.0.0: any margin, not only a sphere's or a capsule's), GJK first runs on the cores:
@@ -64,8 +69,10 @@ Not reproduced (no contact here where 4.0.0 restarts from an edge of the triangl
 originOnEdge / polytope2 fallback): a hexahedron face through the origin (within ~1e-15)
 in polytope3. Not met in 16,000 random pairs.
 
-Not built, and refused at load: meshes, height fields and SDFs; MuJoCo's libccd path
-(`<flag nativeccd="disable">`).
+Not built, and refused at load: height fields and SDFs; MuJoCo's libccd path
+(`<flag nativeccd="disable">`); pairs needing the multi-contact search with a mesh whose hull
+vertex lies in more than collision_multi.MAXDEG polygons or whose polygon has more than
+collision_multi.MAXFACE vertices (the search's work rows are fixed).
 """
 
 import math

@@ -24,7 +24,8 @@ so that type(geom1) <= type(geom2), as the narrow phase wants it.
 
 Per step, for each candidate pair: MuJoCo's bounding-sphere test with the pair's margin +
 gap (|x1 - x2| > rbound1 + rbound2 + margin, or for a plane, the other geom's centre more
-than rbound + margin above it), then the closed-form collider of `collision_primitive` or,
+than rbound + margin above it), then the closed-form collider of `collision_primitive` (or
+for plane : mesh `collision_mesh.collide_plane_mesh`, 4.0.0's polygon form) or,
 for a pair of `collision_convex.CONVEX_PAIRS`, MuJoCo's convex collider (GJK/EPA), then the
 contact parameters (mixed at load: condim and friction by
 maximum, solref and solimp by solmix weight, or copied from the geom of higher priority).
@@ -197,6 +198,32 @@ def _max_contacts(t1: int, t2: int, multiccd: bool) -> int:
     return MAX_CONTACTS[(t1, t2)]
 
 
+def mesh_too_large(mj, g: int) -> str:
+    """Why the multi-contact search here cannot hold mesh geom g's features ('' if it can):
+    a hull vertex in more than collision_multi.MAXDEG polygons, or a polygon of more than
+    collision_multi.MAXFACE vertices (MuJoCo sizes its buffers by the model's largest)."""
+    from engine import collision_multi as M
+
+    k = int(mj.geom_dataid[g])
+    vadr, nvert = int(mj.mesh_vertadr[k]), int(mj.mesh_vertnum[k])
+    padr, npoly = int(mj.mesh_polyadr[k]), int(mj.mesh_polynum[k])
+    deg = int(np.max(mj.mesh_polymapnum[vadr : vadr + nvert], initial=0))
+    face = int(np.max(mj.mesh_polyvertnum[padr : padr + npoly], initial=0))
+    if deg > M.MAXDEG:
+        return f"a hull vertex in {deg} polygons (the multi-contact search here holds {M.MAXDEG})"
+    if face > M.MAXFACE:
+        return f"a hull polygon of {face} vertices (the multi-contact search here holds {M.MAXFACE})"
+    return ""
+
+
+def _mesh_pair_ok(mj, g1: int, g2: int, multiccd: bool) -> bool:
+    """A convex pair with a mesh whose features the multi-contact search can hold."""
+    t1, t2 = int(mj.geom_type[g1]), int(mj.geom_type[g2])
+    if C.max_contacts(t1, t2, multiccd) < 2:
+        return True
+    return not any(int(mj.geom_type[g]) == P.GEOM_MESH and mesh_too_large(mj, g) for g in (g1, g2))
+
+
 def candidate_pairs(mj) -> dict[str, np.ndarray]:
     """The candidate geom pairs of a compiled MjModel, in MuJoCo's contact order, with
     their contact parameters; see the module docstring. Returns the `cpair_*` arrays, and
@@ -217,16 +244,16 @@ def candidate_pairs(mj) -> dict[str, np.ndarray]:
     for ip in range(ipair, mj.npair):
         pairs.append((*_ordered(mj, int(mj.pair_geom1[ip]), int(mj.pair_geom2[ip])), ip))
 
+    multiccd = not (mj.opt.disableflags & T.DSBL_MULTICCD)
     kept, refused = [], []
     for g1, g2, ip in pairs:
         key = (int(mj.geom_type[g1]), int(mj.geom_type[g2]))
-        if key in MAX_CONTACTS or key in C.CONVEX_PAIRS:
+        if key in MAX_CONTACTS or (key in C.CONVEX_PAIRS and _mesh_pair_ok(mj, g1, g2, multiccd)):
             kept.append((g1, g2, ip))
         elif _has_collision_function(*key):
             refused.append((g1, g2))
 
     n = len(kept)
-    multiccd = not (mj.opt.disableflags & T.DSBL_MULTICCD)
     out = {
         "cpair_geom": np.zeros((n, 2), dtype=np.int32),
         "cpair_ipair": np.zeros(n, dtype=np.int32),

@@ -1,5 +1,6 @@
 """Stage 9, collision narrow phase: the multi-contact search that MuJoCo 4.0.0's convex collider
-runs after GJK/EPA for capsule : cylinder, cylinder : cylinder and cylinder : box
+runs after GJK/EPA for capsule : cylinder, cylinder : cylinder, cylinder : box and capsule /
+cylinder / box / mesh : mesh
 (mjc_multicontact of libmujoco.so.4.0.0; the 3.12 source has the box/mesh form, `multicontact`
 and `polygonClip` of engine_collision_gjk.c). collision_convex calls `multicontact` with the
 first contact's witness points and the two geoms' points of GJK's last simplex.
@@ -8,12 +9,14 @@ The 4.0.0 rules, read back from the binary (each differs from the 3.12 source wh
 
 1. Features. Each simplex point carries the index of the feature its support came from:
    a cylinder's cap (0 top, local z >= 0; 1 bottom), a box's corner (bit k set when local
-   coordinate k >= 0), -1 for a capsule. The number of distinct indices among the first
-   three points is the feature's dimension (simplexDim: 1 a vertex or cap, 2 an edge, 3 a
-   face).
+   coordinate k >= 0), a mesh's vertex (the one its support found), -1 for a capsule. The
+   number of distinct indices among the first three points is the feature's dimension
+   (simplexDim: 1 a vertex or cap, 2 an edge, 3 a face).
 2. Face normals (world frame): a cylinder whose points lie on one cap has that cap's
    outward normal s e_z (s = +1 top, -1 bottom); a box has boxNormals' normals (4.0.0
-   keeps each one, without the 3.12 overwrite); a capsule has none.
+   keeps each one, without the 3.12 overwrite); a mesh has meshNormals' polygon normals (the
+   polygon of three vertices, the up to two polygons of two, every polygon of one vertex;
+   engine/collision_mesh.py); a capsule has none.
 3. Two faces (4.0.0): among normals n1_i of geom 1 with n1_i . d < -0.0888 |d| and n2_j of
    geom 2 with n2_j . d > 0.0888 |d|, d = x2 - x1, the pair with the smallest n1_i . n2_j,
    if below -0.996 (mjFACE_TOL).
@@ -23,12 +26,14 @@ The 4.0.0 rules, read back from the binary (each differs from the 3.12 source wh
    point, between the heights of its two caps; a cylinder's side line from its first simplex
    point pushed out radially onto its rim (when the pair has no margin) to the other cap;
    a box's edge between two corners (dimension 2) or the three edges at a corner
-   (dimension 1). Which geom's edge is tried first: geom 2's when geom 1 has normals, geom
-   2's feature is not a face and (it has lower dimension or geom 2 has no normals); else
-   geom 1's; then the other.
+   (dimension 1); a mesh's edge between two vertices, or at one vertex the edge to its
+   previous vertex in each of its polygons (meshEdgeNormals). Which geom's edge is tried
+   first: geom 2's when geom 1 has normals, geom 2's feature is not a face and (it has
+   lower dimension or geom 2 has no normals); else geom 1's; then the other.
 5. The faces as polygons: a box face (boxFace), a cylinder cap as the regular 16-gon of the
    binary's tables (4.0.0: `cylinderFace`, vertex k at angle -22.5 k degrees seen from
-   outside the cap), an edge as its 2 end points.
+   outside the cap), a mesh polygon's vertices in reverse order (meshFace), an edge as its 2
+   end points.
 6. polygonClip (4.0.0 form): the polygon of geom 2 (or the edge) clipped by the side planes
    of the other face (t = d_P / (d_P - d_Q) on each crossing edge); vertices more than the
    margins' sum in front of that face dropped; at most `maxcon`: with 5 or more left and maxcon

@@ -20,7 +20,7 @@ import numpy as np
 from engine import fields
 from engine import types as T
 from engine.collision_convex import CONVEX_PAIRS
-from engine.collision_driver import GEOM_TYPE_NAMES, candidate_pairs
+from engine.collision_driver import GEOM_TYPE_NAMES, candidate_pairs, mesh_too_large
 from engine.errors import ModelArgumentError, ModelError, ModelFileError
 from engine.fields import (  # noqa: F401 (the names the declarations use)
     f64,
@@ -749,6 +749,16 @@ def _check_collision(mj: mujoco.MjModel) -> None:
         g1, g2 = (int(g) for g in refused[0])
         t1, t2 = (GEOM_TYPE_NAMES[int(mj.geom_type[g])] for g in (g1, g2))
         name1, name2 = _name(mj, OBJ.mjOBJ_GEOM, g1), _name(mj, OBJ.mjOBJ_GEOM, g2)
+        large = [
+            mesh_too_large(mj, g) for g in (g1, g2) if int(mj.geom_type[g]) == mujoco.mjtGeom.mjGEOM_MESH
+        ]
+        large = [why for why in large if why]
+        if (int(mj.geom_type[g1]), int(mj.geom_type[g2])) in CONVEX_PAIRS and large:
+            _refuse(
+                f"<geom> {name1} ({t1}) and <geom> {name2} ({t2})",
+                f"can collide, but the mesh has {large[0]}; keep them apart with "
+                "contype/conaffinity or <exclude>, or simplify the mesh",
+            )
         how = "its general convex solver"
         _refuse(
             f"<geom> {name1} ({t1}) and <geom> {name2} ({t2})",
