@@ -39,7 +39,9 @@ seeds and the hull graph, so that its support function reads only the row.
 
 import math
 
-from engine.collision_primitive import DIST, NORMAL, POS, TANGENT
+import numpy as np
+
+from engine.collision_primitive import DIST, GEOM_MESH, NORMAL, POS, TANGENT
 from engine.jit import kernel
 
 HILLCLIMB_MIN = 10  # mjMESH_HILLCLIMB_MIN: fewer vertices are searched exhaustively
@@ -70,9 +72,11 @@ def _graph_length(m, mesh: int) -> int:
 
 
 def tail_width(m) -> int:
-    """Numbers the largest mesh needs after a convex-collider object row's geom part."""
+    """Numbers the largest colliding mesh (a mesh geom of a candidate pair) needs after a
+    convex-collider object row's geom part; visual meshes need none."""
     width = 0
-    for k in range(len(m.mesh_vertadr)):
+    colliding = {int(m.geom_dataid[g]) for g in np.unique(m.cpair_geom) if m.geom_type[g] == GEOM_MESH}
+    for k in sorted(colliding):
         nvert = int(m.mesh_vertnum[k])
         vadr = int(m.mesh_vertadr[k])
         npoly = int(m.mesh_polynum[k])
