@@ -1,9 +1,11 @@
 """Stage 9, collision narrow phase: MuJoCo's general convex collider (mjc_Convex with its
 native CCD, as the MuJoCo 4.0.0 binary runs it) for the geom pairs that have no closed-form
 collider (`CONVEX_PAIRS`): sphere : ellipsoid, capsule : ellipsoid, ellipsoid : ellipsoid /
-cylinder / box, for which MuJoCo returns one contact, and capsule : cylinder, cylinder :
-cylinder and cylinder : box, whose first contact 4.0.0 follows with its multi-contact
-search (engine/collision_multi.py: up to 2, resp. 4, contacts on aligned faces and edges).
+cylinder / box, sphere : mesh and ellipsoid : mesh, for which MuJoCo returns one contact,
+and capsule : cylinder, cylinder : cylinder, cylinder : box and capsule / cylinder / box /
+mesh : mesh, whose first contact 4.0.0 follows with its multi-contact search
+(engine/collision_multi.py: up to 2 (with a capsule), else 4, contacts on aligned faces and
+edges). A mesh is its convex hull (engine/collision_mesh.py: support function, hull copy).
 It also collides each triangular prism of a height field with a geom, one contact each
 (engine/collision_hfield.py; the prism is an object of its own, `OBJ_PRISM`).
 
@@ -15,10 +17,13 @@ source; each is marked "4.0.0" where it bites. Steps:
    S_A(d) = argmax_{x in A} <x, d> for a unit direction d (world frame; `_support`):
    sphere r d + p; capsule R (r l + sign(l_z) h e_z) + p with l = R^T d; ellipsoid
    R (s * l / |s * l| * s) + p with s the semi-axes; cylinder R (r (l_x, l_y) / |(l_x, l_y)|,
-   sign(l_z) h) + p; box R (sign(l) * s) + p (signs with 0 counted positive); a height
-   field's prism its vertex of largest <v, d> among the top three (d_z >= 0) or the bottom
-   three (`_prism_support`; GJK starts from the mean of its six vertices, `_center`). Each
-   geom is inflated by half the pair's margin + gap (`_support_pair`: S(d) + d margin / 2).
+   sign(l_z) h) + p; box R (sign(l) * s) + p (signs with 0 counted positive); mesh R v* + p,
+   v* the hull vertex of largest <l, v> (collision_mesh.support: every vertex, or hill
+   climbing on the hull graph, warm-started from the pair's previous call; each point records
+   its vertex, `VERT_I1`/`VERT_I2`, for the multi-contact search); a height field's prism
+   its vertex of largest <v, d> among the top three (d_z >= 0) or the bottom three
+   (`_prism_support`; GJK starts from the mean of its six vertices, `_center`). Each geom is
+   inflated by half the pair's margin + gap (`_support_pair`: S(d) + d margin / 2).
 2. Shallow contacts (`_ccd`). When a geom is a sphere or a capsule, or a geom has a margin
    (4.0.0: any margin, not only a sphere's or a capsule's), GJK first runs on the cores:
    spheres shrunk to their centre, capsules to their segment, margins removed, with a
@@ -72,12 +77,15 @@ Not reproduced (no contact here where 4.0.0 restarts from an edge of the triangl
 originOnEdge / polytope2 fallback): a hexahedron face through the origin (within ~1e-15)
 in polytope3. Not met in 16,000 random pairs.
 
-Not built, and refused at load: meshes and SDFs; MuJoCo's libccd path
-(`<flag nativeccd="disable">`).
+Not built, and refused at load: SDFs; MuJoCo's libccd path (`<flag nativeccd="disable">`);
+pairs needing the multi-contact search with a mesh whose hull vertex lies in more than
+collision_multi.MAXDEG polygons or whose polygon has more than collision_multi.MAXFACE
+vertices (the search's work rows are fixed).
 """
 
 import math
 
+from engine import collision_mesh as CM
 from engine import collision_multi as M
 from engine.collision_primitive import (
     DIST,
@@ -86,6 +94,7 @@ from engine.collision_primitive import (
     GEOM_CYLINDER,
     GEOM_ELLIPSOID,
     GEOM_HFIELD,
+    GEOM_MESH,
     GEOM_SPHERE,
     NORMAL,
     POS,
@@ -106,6 +115,12 @@ CONVEX_PAIRS = frozenset(
         (GEOM_CAPSULE, GEOM_CYLINDER),
         (GEOM_CYLINDER, GEOM_CYLINDER),
         (GEOM_CYLINDER, GEOM_BOX),
+        (GEOM_SPHERE, GEOM_MESH),
+        (GEOM_CAPSULE, GEOM_MESH),
+        (GEOM_ELLIPSOID, GEOM_MESH),
+        (GEOM_CYLINDER, GEOM_MESH),
+        (GEOM_BOX, GEOM_MESH),
+        (GEOM_MESH, GEOM_MESH),
     }
 )
 # (type1, type2) -> most contacts (maxContacts of mjc_Convex, 4.0.0): 1 with a sphere or an
@@ -115,6 +130,10 @@ MULTI_CONTACTS = {
     (GEOM_CAPSULE, GEOM_CYLINDER): 2,
     (GEOM_CYLINDER, GEOM_CYLINDER): 4,
     (GEOM_CYLINDER, GEOM_BOX): 4,
+    (GEOM_CAPSULE, GEOM_MESH): 2,
+    (GEOM_CYLINDER, GEOM_MESH): 4,
+    (GEOM_BOX, GEOM_MESH): 4,
+    (GEOM_MESH, GEOM_MESH): 4,
 }
 
 
@@ -136,7 +155,7 @@ OBJ_SIZE = 3  # geom_size (3)
 OBJ_POS = 6  # geom centre, world (3)
 OBJ_MAT = 9  # geom orientation, world, row-major (9)
 OBJ_PRISM = 3  # a height field's prism (collision_hfield): 6 vertices (18), in place of the above
-OBJ_WIDTH = 21
+OBJ_WIDTH = 21  # then, for a mesh, its hull (collision_mesh.init_tail)
 MODE_SHAPE = 0
 MODE_POINT = 1
 MODE_LINE = 2
@@ -145,7 +164,9 @@ MODE_LINE = 2
 VERT = 0  # S_A(d) - S_B(-d), the Minkowski-difference point
 VERT1 = 3  # S_A(d), the point on geom 1
 VERT2 = 6  # S_B(-d), the point on geom 2
-VERT_WIDTH = 9
+VERT_I1 = 9  # a mesh's vertex that gave VERT1 (its vertindex), -1 for other types
+VERT_I2 = 10  # ... VERT2
+VERT_WIDTH = 11
 SIMPLEX_ROWS = 8  # GJK simplex (rows 0-3), polytope centre (row 4, columns VERT), GJK's last
 CENTER = 4  # simplex kept for the multi-contact search (rows 5-7: EPA may rewrite rows 0-3)
 SAVED = 5
@@ -243,6 +264,13 @@ def _put_vertex(a, i, v, v1, v2):
         a[i, VERT + k] = v[k]
         a[i, VERT1 + k] = v1[k]
         a[i, VERT2 + k] = v2[k]
+
+
+@kernel
+def _put_index(a, i, obj1, obj2):
+    """Record the mesh vertices the last supports of obj1 and obj2 found (vertindex)."""
+    a[i, VERT_I1] = obj1[OBJ_WIDTH + CM.T_VERTINDEX] if int(obj1[OBJ_TYPE]) == GEOM_MESH else -1.0
+    a[i, VERT_I2] = obj2[OBJ_WIDTH + CM.T_VERTINDEX] if int(obj2[OBJ_TYPE]) == GEOM_MESH else -1.0
 
 
 @kernel
@@ -387,6 +415,8 @@ def _support(obj, d):
     gtype = int(obj[OBJ_TYPE])
     if gtype == GEOM_HFIELD:
         return _prism_support(obj, d)
+    if gtype == GEOM_MESH:  # the hull copied after the geom part of the row (collision_mesh)
+        return CM.support(obj[OBJ_WIDTH:], p, obj[m : m + 9], d)
     s0, s1, s2 = obj[OBJ_SIZE], obj[OBJ_SIZE + 1], obj[OBJ_SIZE + 2]
     if gtype == GEOM_SPHERE:
         return (s0 * d[0] + p[0], s0 * d[1] + p[1], s0 * d[2] + p[2])
@@ -701,6 +731,7 @@ def _gjk(simplex, obj1, obj2, x1, x2, tolerance, kmax, cutoff):
     while k < kmax:
         v, v1, v2 = _gjk_support(obj1, obj2, x, x_norm)
         _put_vertex(simplex, n, v, v1, v2)
+        _put_index(simplex, n, obj1, obj2)
         lower = _dot(x, v)  # lower / |x_k| bounds the distance from below
         if not get_dist:
             if lower > 0:
@@ -786,6 +817,7 @@ def _epa_support(vert, count, obj1, obj2, d, dnorm):
     count[NVERTS] = n + 1
     v, v1, v2 = _support_pair(obj1, obj2, di, dn)
     _put_vertex(vert, n, v, v1, v2)
+    _put_index(vert, n, obj1, obj2)
     return n
 
 
@@ -1420,6 +1452,8 @@ def _multi(ws, maxcon, nsimplex, x1, x2):
         o1[OBJ_MAT : OBJ_MAT + 9],
         o1[OBJ_SIZE : OBJ_SIZE + 3],
         o1[OBJ_MARGIN],
+        o1[OBJ_WIDTH:],
+        simplex[SAVED : SAVED + 3, VERT_I1],
     )
     g2 = (
         t2,
@@ -1427,6 +1461,8 @@ def _multi(ws, maxcon, nsimplex, x1, x2):
         o2[OBJ_MAT : OBJ_MAT + 9],
         o2[OBJ_SIZE : OBJ_SIZE + 3],
         o2[OBJ_MARGIN],
+        o2[OBJ_WIDTH:],
+        simplex[SAVED : SAVED + 3, VERT_I2],
     )
     # 4.0.0: the faces are the bare surfaces; each geom but a capsule adds half its margin
     m1 = 0.0 if t1 == GEOM_CAPSULE else 0.5 * o1[OBJ_MARGIN]

@@ -24,7 +24,8 @@ so that type(geom1) <= type(geom2), as the narrow phase wants it.
 
 Per step, for each candidate pair: MuJoCo's bounding-sphere test with the pair's margin +
 gap (|x1 - x2| > rbound1 + rbound2 + margin, or for a plane, the other geom's centre more
-than rbound + margin above it), then the closed-form collider of `collision_primitive` or,
+than rbound + margin above it), then the closed-form collider of `collision_primitive` (or
+for plane : mesh `collision_mesh.collide_plane_mesh`, 4.0.0's polygon form) or,
 for a pair of `collision_convex.CONVEX_PAIRS`, MuJoCo's convex collider (GJK/EPA), for a
 height field against a convex geom (`collision_hfield.HFIELD_PAIRS`) that collider on each
 prism of the height field under the geom (up to 50 contacts), then the
@@ -56,6 +57,7 @@ import numpy as np
 
 from engine import collision_convex as C
 from engine import collision_hfield as H
+from engine import collision_mesh as CM
 from engine import collision_primitive as P
 from engine import types as T
 from engine.jit import kernel, unit
@@ -82,6 +84,7 @@ MAX_CONTACTS = {
     (P.GEOM_PLANE, P.GEOM_ELLIPSOID): 1,
     (P.GEOM_PLANE, P.GEOM_CYLINDER): 4,
     (P.GEOM_PLANE, P.GEOM_BOX): 4,
+    (P.GEOM_PLANE, P.GEOM_MESH): 4,
     (P.GEOM_SPHERE, P.GEOM_SPHERE): 1,
     (P.GEOM_SPHERE, P.GEOM_CAPSULE): 1,
     (P.GEOM_SPHERE, P.GEOM_CYLINDER): 1,
@@ -200,6 +203,32 @@ def _max_contacts(t1: int, t2: int, multiccd: bool) -> int:
     return MAX_CONTACTS[(t1, t2)]
 
 
+def mesh_too_large(mj, g: int) -> str:
+    """Why the multi-contact search here cannot hold mesh geom g's features ('' if it can):
+    a hull vertex in more than collision_multi.MAXDEG polygons, or a polygon of more than
+    collision_multi.MAXFACE vertices (MuJoCo sizes its buffers by the model's largest)."""
+    from engine import collision_multi as M
+
+    k = int(mj.geom_dataid[g])
+    vadr, nvert = int(mj.mesh_vertadr[k]), int(mj.mesh_vertnum[k])
+    padr, npoly = int(mj.mesh_polyadr[k]), int(mj.mesh_polynum[k])
+    deg = int(np.max(mj.mesh_polymapnum[vadr : vadr + nvert], initial=0))
+    face = int(np.max(mj.mesh_polyvertnum[padr : padr + npoly], initial=0))
+    if deg > M.MAXDEG:
+        return f"a hull vertex in {deg} polygons (the multi-contact search here holds {M.MAXDEG})"
+    if face > M.MAXFACE:
+        return f"a hull polygon of {face} vertices (the multi-contact search here holds {M.MAXFACE})"
+    return ""
+
+
+def _mesh_pair_ok(mj, g1: int, g2: int, multiccd: bool) -> bool:
+    """A convex pair with a mesh whose features the multi-contact search can hold."""
+    t1, t2 = int(mj.geom_type[g1]), int(mj.geom_type[g2])
+    if C.max_contacts(t1, t2, multiccd) < 2:
+        return True
+    return not any(int(mj.geom_type[g]) == P.GEOM_MESH and mesh_too_large(mj, g) for g in (g1, g2))
+
+
 def candidate_pairs(mj) -> dict[str, np.ndarray]:
     """The candidate geom pairs of a compiled MjModel, in MuJoCo's contact order, with
     their contact parameters; see the module docstring. Returns the `cpair_*` arrays, and
@@ -220,16 +249,20 @@ def candidate_pairs(mj) -> dict[str, np.ndarray]:
     for ip in range(ipair, mj.npair):
         pairs.append((*_ordered(mj, int(mj.pair_geom1[ip]), int(mj.pair_geom2[ip])), ip))
 
+    multiccd = not (mj.opt.disableflags & T.DSBL_MULTICCD)
     kept, refused = [], []
     for g1, g2, ip in pairs:
         key = (int(mj.geom_type[g1]), int(mj.geom_type[g2]))
-        if key in MAX_CONTACTS or key in C.CONVEX_PAIRS or key in H.HFIELD_PAIRS:
+        if (
+            key in MAX_CONTACTS
+            or key in H.HFIELD_PAIRS
+            or (key in C.CONVEX_PAIRS and _mesh_pair_ok(mj, g1, g2, multiccd))
+        ):
             kept.append((g1, g2, ip))
         elif _has_collision_function(*key):
             refused.append((g1, g2))
 
     n = len(kept)
-    multiccd = not (mj.opt.disableflags & T.DSBL_MULTICCD)
     out = {
         "cpair_geom": np.zeros((n, 2), dtype=np.int32),
         "cpair_ipair": np.zeros(n, dtype=np.int32),
@@ -351,6 +384,18 @@ def _primitive_pair(m, d, b, p):
     margin = m.cpair_margin[p] + m.cpair_gap[p]
     if _far_apart(m, d, b, g1, g2, margin):
         return 0
+    if m.geom_type[g2] == P.GEOM_MESH and m.geom_type[g1] == P.GEOM_PLANE:
+        return CM.collide_plane_mesh(
+            d.scratch_con[b],
+            d.scratch_ccd_obj[b, 0, C.OBJ_WIDTH :],
+            m,
+            m.geom_dataid[g2],
+            margin,
+            d.geom_xpos[b, g1],
+            d.geom_xmat[b, g1],
+            d.geom_xpos[b, g2],
+            d.geom_xmat[b, g2],
+        )
     return narrowphase(
         d.scratch_con[b],
         d.scratch_boxbox[b],
@@ -403,6 +448,9 @@ def _convex_pair(m, d, b, p):
             m.geom_size[g2],
             (m.opt_ccd_tolerance, m.opt_ccd_iterations),
         )
+    for k, g in ((0, g1), (1, g2)):
+        if m.geom_type[g] == P.GEOM_MESH:  # a copy of the hull for the support function
+            CM.init_tail(d.scratch_ccd_obj[b, k, C.OBJ_WIDTH :], m, m.geom_dataid[g])
     pose1 = (d.geom_xpos[b, g1], d.geom_xmat[b, g1], m.geom_size[g1])
     pose2 = (d.geom_xpos[b, g2], d.geom_xmat[b, g2], m.geom_size[g2])
     return C.collide_convex(

@@ -1,5 +1,6 @@
 """Stage 9, collision narrow phase: the multi-contact search that MuJoCo 4.0.0's convex collider
-runs after GJK/EPA for capsule : cylinder, cylinder : cylinder and cylinder : box
+runs after GJK/EPA for capsule : cylinder, cylinder : cylinder, cylinder : box and capsule /
+cylinder / box / mesh : mesh
 (mjc_multicontact of libmujoco.so.4.0.0; the 3.12 source has the box/mesh form, `multicontact`
 and `polygonClip` of engine_collision_gjk.c). collision_convex calls `multicontact` with the
 first contact's witness points and the two geoms' points of GJK's last simplex.
@@ -8,12 +9,14 @@ The 4.0.0 rules, read back from the binary (each differs from the 3.12 source wh
 
 1. Features. Each simplex point carries the index of the feature its support came from:
    a cylinder's cap (0 top, local z >= 0; 1 bottom), a box's corner (bit k set when local
-   coordinate k >= 0), -1 for a capsule. The number of distinct indices among the first
-   three points is the feature's dimension (simplexDim: 1 a vertex or cap, 2 an edge, 3 a
-   face).
+   coordinate k >= 0), a mesh's vertex (the one its support found), -1 for a capsule. The
+   number of distinct indices among the first three points is the feature's dimension
+   (simplexDim: 1 a vertex or cap, 2 an edge, 3 a face).
 2. Face normals (world frame): a cylinder whose points lie on one cap has that cap's
    outward normal s e_z (s = +1 top, -1 bottom); a box has boxNormals' normals (4.0.0
-   keeps each one, without the 3.12 overwrite); a capsule has none.
+   keeps each one, without the 3.12 overwrite); a mesh has meshNormals' polygon normals (the
+   polygon of three vertices, the up to two polygons of two, every polygon of one vertex;
+   engine/collision_mesh.py); a capsule has none.
 3. Two faces (4.0.0): among normals n1_i of geom 1 with n1_i . d < -0.0888 |d| and n2_j of
    geom 2 with n2_j . d > 0.0888 |d|, d = x2 - x1, the pair with the smallest n1_i . n2_j,
    if below -0.996 (mjFACE_TOL).
@@ -23,12 +26,14 @@ The 4.0.0 rules, read back from the binary (each differs from the 3.12 source wh
    point, between the heights of its two caps; a cylinder's side line from its first simplex
    point pushed out radially onto its rim (when the pair has no margin) to the other cap;
    a box's edge between two corners (dimension 2) or the three edges at a corner
-   (dimension 1). Which geom's edge is tried first: geom 2's when geom 1 has normals, geom
-   2's feature is not a face and (it has lower dimension or geom 2 has no normals); else
-   geom 1's; then the other.
+   (dimension 1); a mesh's edge between two vertices, or at one vertex the edge to its
+   previous vertex in each of its polygons (meshEdgeNormals). Which geom's edge is tried
+   first: geom 2's when geom 1 has normals, geom 2's feature is not a face and (it has
+   lower dimension or geom 2 has no normals); else geom 1's; then the other.
 5. The faces as polygons: a box face (boxFace), a cylinder cap as the regular 16-gon of the
    binary's tables (4.0.0: `cylinderFace`, vertex k at angle -22.5 k degrees seen from
-   outside the cap), an edge as its 2 end points.
+   outside the cap), a mesh polygon's vertices in reverse order (meshFace), an edge as its 2
+   end points.
 6. polygonClip (4.0.0 form): the polygon of geom 2 (or the edge) clipped by the side planes
    of the other face (t = d_P / (d_P - d_Q) on each crossing edge); vertices more than the
    margins' sum in front of that face dropped; at most `maxcon`: with 5 or more left and maxcon
@@ -47,7 +52,8 @@ edges, faces, clipping planes, the polygons and the witness points (rows R_*).
 
 import math
 
-from engine.collision_primitive import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, MINVAL
+from engine import collision_mesh as CM
+from engine.collision_primitive import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_MESH, MINVAL
 from engine.jit import kernel
 
 FACE_TOL = 0.996  # mjFACE_TOL: cos of the largest angle between aligned faces (~5.1 deg)
@@ -94,17 +100,21 @@ SIN16 = (
 NCAP = 16
 
 # rows of the work array
-R_N1 = 0  # face normals of geom 1 (3)
-R_N2 = 3  # face normals of geom 2 (3)
-R_E = 6  # edge directions (3)
-R_EV = 9  # edge end points (3)
-R_V1 = 12  # geom 1's simplex points (3)
-R_V2 = 15  # geom 2's simplex points (3)
-R_F1 = 18  # face of geom 1 (16)
-R_F2 = 34  # face of geom 2 (16)
-R_PN = 50  # clipping planes' normals (16)
-POLY_MAX = 64  # vertices of a clipped polygon
-R_PA = 66  # polygon buffers (2 x POLY_MAX)
+MAXDEG = 16  # most face normals or edges of one feature (a mesh vertex's polygons)
+MAXFACE = 32  # most vertices of one face (a cap's 16-gon, a mesh polygon)
+R_N1 = 0  # face normals of geom 1 (MAXDEG)
+R_N2 = R_N1 + MAXDEG  # face normals of geom 2 (MAXDEG)
+R_E = R_N2 + MAXDEG  # edge directions (MAXDEG)
+R_EV = R_E + MAXDEG  # edge end points (MAXDEG)
+R_I1 = R_EV + MAXDEG  # a mesh's polygon of each normal of geom 1 (column 0; MAXDEG)
+R_I2 = R_I1 + MAXDEG  # ... of geom 2 (MAXDEG)
+R_V1 = R_I2 + MAXDEG  # geom 1's simplex points (3)
+R_V2 = R_V1 + 3  # geom 2's simplex points (3)
+R_F1 = R_V2 + 3  # face of geom 1 (MAXFACE)
+R_F2 = R_F1 + MAXFACE  # face of geom 2 (MAXFACE)
+R_PN = R_F2 + MAXFACE  # clipping planes' normals (MAXFACE)
+POLY_MAX = 2 * MAXFACE  # vertices of a clipped polygon
+R_PA = R_PN + MAXFACE  # polygon buffers (2 x POLY_MAX)
 R_PB = R_PA + POLY_MAX
 R_X1 = R_PB + POLY_MAX  # witness points on geom 1 (4)
 R_X2 = R_X1 + 4  # witness points on geom 2 (4)
@@ -402,10 +412,14 @@ def _cylinder_face(poly, row, mat, pos, size, idx):
 
 
 @kernel
-def _face(poly, row, gtype, mat, pos, size, idx):
+def _face(poly, row, gtype, mat, pos, size, idx, i, tail, irow):
+    """Face of normal i: a cap, a box face (face ids idx) or a mesh polygon (its id in
+    poly[irow + i, 0])."""
+    if gtype == GEOM_MESH:
+        return CM.mesh_face(poly, row, MAXFACE, pos, mat, tail, int(poly[irow + i, 0]))
     if gtype == GEOM_CYLINDER:
-        return _cylinder_face(poly, row, mat, pos, size, idx)
-    return _box_face(poly, row, mat, pos, size, idx)
+        return _cylinder_face(poly, row, mat, pos, size, idx[i])
+    return _box_face(poly, row, mat, pos, size, idx[i])
 
 
 # ---- polygon clipping ----------------------------------------------------------------------------
@@ -594,13 +608,15 @@ def _face_edge(poly, rn, nn, ne, towards):
 @kernel
 def multicontact(poly, geom1, geom2, v1, v2, nsimplex1, nsimplex2, x1, x2, margin1, margin2, maxcon):
     """The contacts of a penetrating pair from its first contact (mjc_multicontact, 4.0.0;
-    module docstring). geomK = (type, pos, mat, size, margin) with margin the pair's margin
-    + gap (what the object carries); vK (3, 3) the geom's points of GJK's last simplex (its
-    first nsimplexK rows); xK the witness points; marginK half the margin for a geom that
-    is not a capsule, else 0. Writes the witness pairs to rows R_X1, R_X2, R_D of poly and
-    returns their count, or 0 when there is no multi-contact (keep the one contact)."""
-    t1, pos1, mat1, size1, m1 = geom1
-    t2, pos2, mat2, size2, m2 = geom2
+    module docstring). geomK = (type, pos, mat, size, margin, tail, vidx) with margin the
+    pair's margin + gap (what the object carries), tail a mesh's hull copy (collision_mesh)
+    and vidx (3,) the mesh vertices of the simplex points (unused for other types); vK
+    (3, 3) the geom's points of GJK's last simplex (its first nsimplexK rows); xK the witness
+    points; marginK half the margin for a geom that is not a capsule, else 0. Writes the
+    witness pairs to rows R_X1, R_X2, R_D of poly and returns their count, or 0 when there
+    is no multi-contact (keep the one contact)."""
+    t1, pos1, mat1, size1, m1, tail1, vi1 = geom1
+    t2, pos2, mat2, size2, m2, tail2, vi2 = geom2
     if nsimplex1 <= 0 or nsimplex2 <= 0:
         return 0
     # feature points and their indices
@@ -610,22 +626,38 @@ def multicontact(poly, geom1, geom2, v1, v2, nsimplex1, nsimplex2, x1, x2, margi
     r = (0, 1 if nsimplex2 >= 2 else 0, 2 if nsimplex2 > 2 else 0)
     for k in range(3):
         _put(poly, R_V2 + k, (v2[r[k], 0], v2[r[k], 1], v2[r[k], 2]))
-    i1 = (
-        feature_index(t1, pos1, mat1, size1, _get(poly, R_V1)),
-        feature_index(t1, pos1, mat1, size1, _get(poly, R_V1 + 1)),
-        feature_index(t1, pos1, mat1, size1, _get(poly, R_V1 + 2)),
-    )
-    i2 = (
-        feature_index(t2, pos2, mat2, size2, _get(poly, R_V2)),
-        feature_index(t2, pos2, mat2, size2, _get(poly, R_V2 + 1)),
-        feature_index(t2, pos2, mat2, size2, _get(poly, R_V2 + 2)),
-    )
+    r1 = (0, 1 if nsimplex1 >= 2 else 0, 2 if nsimplex1 > 2 else 0)
+    r2 = (0, 1 if nsimplex2 >= 2 else 0, 2 if nsimplex2 > 2 else 0)
+    if t1 == GEOM_MESH:  # a mesh's support records its vertex
+        i1 = (int(vi1[r1[0]]), int(vi1[r1[1]]), int(vi1[r1[2]]))
+    else:
+        i1 = (
+            feature_index(t1, pos1, mat1, size1, _get(poly, R_V1)),
+            feature_index(t1, pos1, mat1, size1, _get(poly, R_V1 + 1)),
+            feature_index(t1, pos1, mat1, size1, _get(poly, R_V1 + 2)),
+        )
+    if t2 == GEOM_MESH:
+        i2 = (int(vi2[r2[0]]), int(vi2[r2[1]]), int(vi2[r2[2]]))
+    else:
+        i2 = (
+            feature_index(t2, pos2, mat2, size2, _get(poly, R_V2)),
+            feature_index(t2, pos2, mat2, size2, _get(poly, R_V2 + 1)),
+            feature_index(t2, pos2, mat2, size2, _get(poly, R_V2 + 2)),
+        )
     dim1, a0, a1 = _simplex_dim(poly, R_V1, i1[0], i1[1], i1[2])
     dim2, b0, b1 = _simplex_dim(poly, R_V2, i2[0], i2[1], i2[2])
     d = (x2[0] - x1[0], x2[1] - x1[1], x2[2] - x1[2])
     d_neg = (x1[0] - x2[0], x1[1] - x2[1], x1[2] - x2[2])
-    nn1, fa0, fa1, fa2 = _normals(poly, R_N1, t1, dim1, mat1, a0, a1, i1[2], d_neg)
-    nn2, fb0, fb1, fb2 = _normals(poly, R_N2, t2, dim2, mat2, b0, b1, i2[2], d)
+    if t1 == GEOM_MESH:
+        nn1 = CM.mesh_normals(poly, R_N1, R_I1, MAXDEG, dim1, mat1, tail1, a0, a1, i1[2])
+        fa0, fa1, fa2 = 0, 0, 0
+    else:
+        nn1, fa0, fa1, fa2 = _normals(poly, R_N1, t1, dim1, mat1, a0, a1, i1[2], d_neg)
+    if t2 == GEOM_MESH:
+        nn2 = CM.mesh_normals(poly, R_N2, R_I2, MAXDEG, dim2, mat2, tail2, b0, b1, i2[2])
+        fb0, fb1, fb2 = 0, 0, 0
+    else:
+        nn2, fb0, fb1, fb2 = _normals(poly, R_N2, t2, dim2, mat2, b0, b1, i2[2], d)
     idx1 = (fa0, fa1, fa2)
     idx2 = (fb0, fb1, fb2)
     # 1. two faces facing each other (4.0.0: the most opposed pair)
@@ -660,7 +692,10 @@ def multicontact(poly, geom1, geom2, v1, v2, nsimplex1, nsimplex2, x1, x2, margi
                     if attempt == 0:
                         continue
                     return 0
-                ne = _edges(poly, R_V2, t2, dim2, pos2, mat2, size2, m2, b0, b1, x2)
+                if t2 == GEOM_MESH:
+                    ne = CM.mesh_edges(poly, R_V2, R_E, R_EV, MAXDEG, dim2, pos2, mat2, tail2, b0, b1)
+                else:
+                    ne = _edges(poly, R_V2, t2, dim2, pos2, mat2, size2, m2, b0, b1, x2)
                 i, j = _face_edge(poly, R_N1, nn1, ne, d_neg)
                 if i >= 0:
                     fi, fj, kind = i, j, 3
@@ -670,7 +705,10 @@ def multicontact(poly, geom1, geom2, v1, v2, nsimplex1, nsimplex2, x1, x2, margi
                     if attempt == 0:
                         continue
                     return 0
-                ne = _edges(poly, R_V1, t1, dim1, pos1, mat1, size1, m1, a0, a1, x1)
+                if t1 == GEOM_MESH:
+                    ne = CM.mesh_edges(poly, R_V1, R_E, R_EV, MAXDEG, dim1, pos1, mat1, tail1, a0, a1)
+                else:
+                    ne = _edges(poly, R_V1, t1, dim1, pos1, mat1, size1, m1, a0, a1, x1)
                 j, i = _face_edge(poly, R_N2, nn2, ne, d)
                 if j >= 0:
                     fi, fj, kind = i, j, 2
@@ -680,8 +718,8 @@ def multicontact(poly, geom1, geom2, v1, v2, nsimplex1, nsimplex2, x1, x2, margi
     # 3. the features as polygons, clipped
     margin = margin1 + margin2
     if kind == 1:
-        nf1 = _face(poly, R_F1, t1, mat1, pos1, size1, idx1[fi])
-        nf2 = _face(poly, R_F2, t2, mat2, pos2, size2, idx2[fj])
+        nf1 = _face(poly, R_F1, t1, mat1, pos1, size1, idx1, fi, tail1, R_I1)
+        nf2 = _face(poly, R_F2, t2, mat2, pos2, size2, idx2, fj, tail2, R_I2)
         n = _get(poly, R_N1 + fi)
         w = _get(poly, R_N2 + fj)
         nx = polygon_clip(poly, R_F1, nf1, R_F2, nf2, n, w, margin, maxcon)
@@ -689,7 +727,7 @@ def multicontact(poly, geom1, geom2, v1, v2, nsimplex1, nsimplex2, x1, x2, margi
     elif kind == 2:  # edge fi of geom 1 against face fj of geom 2: clip the edge, x1 <-> x2
         _put(poly, R_F1, _get(poly, R_V1))
         _put(poly, R_F1 + 1, _get(poly, R_EV + fi))
-        nf2 = _face(poly, R_F2, t2, mat2, pos2, size2, idx2[fj])
+        nf2 = _face(poly, R_F2, t2, mat2, pos2, size2, idx2, fj, tail2, R_I2)
         n = _get(poly, R_N2 + fj)
         w = (-n[0], -n[1], -n[2])
         nx = polygon_clip(poly, R_F2, nf2, R_F1, 2, n, w, margin, maxcon)
@@ -699,7 +737,7 @@ def multicontact(poly, geom1, geom2, v1, v2, nsimplex1, nsimplex2, x1, x2, margi
             _put(poly, R_X2 + k, p)
         nrm = w
     else:  # edge fj of geom 2 against face fi of geom 1
-        nf1 = _face(poly, R_F1, t1, mat1, pos1, size1, idx1[fi])
+        nf1 = _face(poly, R_F1, t1, mat1, pos1, size1, idx1, fi, tail1, R_I1)
         _put(poly, R_F2, _get(poly, R_V2))
         _put(poly, R_F2 + 1, _get(poly, R_EV + fj))
         n = _get(poly, R_N1 + fi)

@@ -18,7 +18,6 @@ from engine import fields
 from engine.collision_convex import FACE_WIDTH as CCD_FACE_WIDTH  # noqa: F401 (in declarations)
 from engine.collision_convex import FACEID_WIDTH as CCD_FACEID_WIDTH  # noqa: F401
 from engine.collision_convex import LIST_ROWS as CCD_LIST_ROWS  # noqa: F401
-from engine.collision_convex import OBJ_WIDTH as CCD_OBJ_WIDTH  # noqa: F401
 from engine.collision_convex import SIMPLEX_ROWS as CCD_SIMPLEX_ROWS  # noqa: F401
 from engine.collision_convex import VERT_WIDTH as CCD_VERT_WIDTH  # noqa: F401
 from engine.collision_primitive import BOXBOX_WORK, CON_MAX, CON_WIDTH  # noqa: F401 (in declarations)
@@ -31,6 +30,7 @@ from engine.fields import (  # noqa: F401 (the names the declarations use)
     na,
     nbody,
     nccdface,
+    nccdobj,
     nccdpoly,
     nccdvert,
     nconmax,
@@ -229,7 +229,7 @@ class Data(NamedTuple):
     scratch_cdof_dot: f64[B, nv, 6]  # cdof_dot at a perturbed velocity
     scratch_con: f64[B, CON_MAX, CON_WIDTH]  # contacts of one geom pair (collision_primitive)
     scratch_boxbox: f64[B, *BOXBOX_WORK]  # box-box clipping polygons
-    scratch_ccd_obj: f64[B, 2, CCD_OBJ_WIDTH]  # convex collider: the two geoms (collision_convex)
+    scratch_ccd_obj: f64[B, 2, nccdobj]  # convex collider: the two geoms (collision_convex), mesh hulls
     scratch_ccd_simplex: f64[B, CCD_SIMPLEX_ROWS, CCD_VERT_WIDTH]  # GJK simplex, EPA polytope centre
     scratch_ccd_vert: f64[B, nccdvert, CCD_VERT_WIDTH]  # EPA polytope vertices (A - B point, on A, on B)
     scratch_ccd_face: f64[B, nccdface, CCD_FACE_WIDTH]  # EPA faces: origin's projection, its squared norm

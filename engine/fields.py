@@ -72,6 +72,12 @@ nmocap = Dim("nmocap")
 njnt = Dim("njnt")
 ngeom = Dim("ngeom")
 nmat = Dim("nmat")
+nmesh = Dim("nmesh")
+nmeshvert = Dim("nmeshvert")
+nmeshgraph = Dim("nmeshgraph")
+nmeshpoly = Dim("nmeshpoly")
+nmeshpolyvert = Dim("nmeshpolyvert")
+nmeshpolymap = Dim("nmeshpolymap")
 nsite = Dim("nsite")
 ntendon = Dim("ntendon")
 nwrap = Dim("nwrap")
@@ -129,6 +135,18 @@ def _ccd_poly_rows(m) -> int:
 
 
 nccdpoly = Dim("nccdpoly", _ccd_poly_rows)  # multi-contact work rows (collision_multi.POLY_ROWS)
+
+
+def _ccd_obj_width(m) -> int:
+    """Numbers of one convex-collider object row: the geom (collision_convex.OBJ_WIDTH) and,
+    with meshes, a copy of the largest mesh's hull (collision_mesh.tail_width)."""
+    from engine import collision_convex as C
+    from engine import collision_mesh as CM
+
+    return C.OBJ_WIDTH + CM.tail_width(m)
+
+
+nccdobj = Dim("nccdobj", _ccd_obj_width)  # convex-collider object row: geom, mesh hull copy
 
 _NAMESPACE = {
     "f64": f64,

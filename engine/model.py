@@ -20,7 +20,7 @@ import numpy as np
 from engine import fields
 from engine import types as T
 from engine.collision_convex import CONVEX_PAIRS
-from engine.collision_driver import GEOM_TYPE_NAMES, candidate_pairs
+from engine.collision_driver import GEOM_TYPE_NAMES, candidate_pairs, mesh_too_large
 from engine.errors import ModelArgumentError, ModelError, ModelFileError
 from engine.fields import (  # noqa: F401 (the names the declarations use)
     f64,
@@ -37,6 +37,12 @@ from engine.fields import (  # noqa: F401 (the names the declarations use)
     nJten,
     nM,
     nmat,
+    nmesh,
+    nmeshgraph,
+    nmeshpoly,
+    nmeshpolymap,
+    nmeshpolyvert,
+    nmeshvert,
     npair,
     nq,
     nrefused,
@@ -228,11 +234,31 @@ class Model(NamedTuple):
     hfield_adr: i32[nhfield]  # first elevation in hfield_data
     hfield_data: f64[nhfielddata]  # elevations in [0, 1], row-major (MuJoCo's float32, exactly)
     mat_rgba: f64[nmat, 4]  # material colour; its alpha 0 hides the material's geoms from rays
+    geom_dataid: i32[ngeom]  # mesh of a mesh geom, -1 for other types
     site_bodyid: i32[nsite]  # body the site is attached to
     site_pos: f64[nsite, 3]  # position in the body frame
     site_quat: f64[nsite, 4]  # orientation in the body frame
     site_type: i32[nsite]  # mjtGeom code of the site's volume (sphere, capsule, ellipsoid, cylinder, box)
     site_size: f64[nsite, 3]  # geom-type-specific sizes of the volume
+
+    # meshes: the convex hull MuJoCo's compiler builds, in the mesh frame (= the geom frame)
+    mesh_vertadr: i32[nmesh]  # first vertex in mesh_vert
+    mesh_vertnum: i32[nmesh]  # number of vertices
+    mesh_vert: f64[nmeshvert, 3]  # vertex positions (MuJoCo's float32 values, exactly)
+    mesh_graphadr: i32[nmesh]  # start of the hull graph in mesh_graph; -1: no hull
+    mesh_graph: i32[
+        nmeshgraph
+    ]  # hull graph: numvert, numface, vert_edgeadr, vert_globalid, edge_localid, faces
+    mesh_extrema: i32[nmesh, 27]  # hull vertex (local id) extreme along each of the 3x3x3 grid directions
+    mesh_polynum: i32[nmesh]  # number of polygons (hull faces merged by normal)
+    mesh_polyadr: i32[nmesh]  # first polygon
+    mesh_polynormal: f64[nmeshpoly, 3]  # polygon outward normals, mesh frame
+    mesh_polyvertadr: i32[nmeshpoly]  # first vertex of the polygon in mesh_polyvert
+    mesh_polyvertnum: i32[nmeshpoly]  # number of vertices of the polygon
+    mesh_polyvert: i32[nmeshpolyvert]  # polygon vertices (mesh-local vertex ids)
+    mesh_polymapadr: i32[nmeshvert]  # first polygon of each vertex in mesh_polymap
+    mesh_polymapnum: i32[nmeshvert]  # number of polygons of each vertex
+    mesh_polymap: i32[nmeshpolymap]  # polygons of each vertex (mesh-local polygon ids)
 
     # fixed tendons: length = sum_k coef_k * qpos[joint_k]
     tendon_adr: i32[ntendon]  # first wrap object
@@ -734,6 +760,16 @@ def _check_collision(mj: mujoco.MjModel) -> None:
         g1, g2 = (int(g) for g in refused[0])
         t1, t2 = (GEOM_TYPE_NAMES[int(mj.geom_type[g])] for g in (g1, g2))
         name1, name2 = _name(mj, OBJ.mjOBJ_GEOM, g1), _name(mj, OBJ.mjOBJ_GEOM, g2)
+        large = [
+            mesh_too_large(mj, g) for g in (g1, g2) if int(mj.geom_type[g]) == mujoco.mjtGeom.mjGEOM_MESH
+        ]
+        large = [why for why in large if why]
+        if (int(mj.geom_type[g1]), int(mj.geom_type[g2])) in CONVEX_PAIRS and large:
+            _refuse(
+                f"<geom> {name1} ({t1}) and <geom> {name2} ({t2})",
+                f"can collide, but the mesh has {large[0]}; keep them apart with "
+                "contype/conaffinity or <exclude>, or simplify the mesh",
+            )
         how = "its general convex solver"
         _refuse(
             f"<geom> {name1} ({t1}) and <geom> {name2} ({t2})",

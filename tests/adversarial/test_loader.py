@@ -24,6 +24,7 @@ import engine
 from engine.errors import MemoryWarning, ModelArgumentError, ModelError, ModelFileError
 from engine.model import DEFAULT_NCONMAX
 from tests.adversarial.refuse import assert_refused
+from tests.engine.test_collision import CONE
 from tests.helpers import ASSETS, with_options
 
 PENDULUM = ASSETS / "double_pendulum.xml"
@@ -123,14 +124,14 @@ UNSUPPORTED = [
         r"<rangefinder> 'lidar'.*'rock' \(mesh\)",
     ),
     (
-        "mesh_capsule_pair",
+        "large_mesh_capsule_pair",
         arm(
-            head='<asset><mesh name="tet" vertex="0 0 0  1 0 0  0 1 0  0 0 1"/></asset>',
-            tail='<worldbody><geom name="rock" type="mesh" mesh="tet" pos="1 0 0.2"/>'
+            head=f'<asset><mesh name="cone" vertex="{CONE}"/></asset>',
+            tail='<worldbody><geom name="rock" type="mesh" mesh="cone" pos="1 0 0.2"/>'
             '<body name="stick" pos="1 0 0.6"><freejoint/><geom name="stick" type="capsule" size="0.05 0.1"/>'
             "</body></worldbody>",
         ),
-        r"<geom> '\w+' \(\w+\) and <geom> 'rock' \(mesh\): .*-mesh collision is not implemented",
+        r"<geom> '\w+' \(\w+\) and <geom> 'rock' \(mesh\): .*hull vertex in 24 polygons",
     ),
     ("actuator_group_disable", arm(option='actuatorgroupdisable="1"'), r"<option actuatorgroupdisable>"),
     (

@@ -518,38 +518,53 @@ def test_deep_penetration():
 
 # ---- refusals and overflow ----------------------------------------------------------------------
 
+# a cone of 24 facets: its apex lies in 24 hull polygons, more than the multi-contact search
+# here holds (collision_multi.MAXDEG), so its pairs with a capsule, cylinder, box or mesh are
+# refused (with a plane, a sphere or an ellipsoid they collide)
+CONE = (
+    "0 0 0.1 0.05 0 0 0.048296 0.012941 0 0.043301 0.025 0 0.035355 0.035355 0 0.025 0.043301 0 "
+    "0.012941 0.048296 0 0 0.05 0 -0.012941 0.048296 0 -0.025 0.043301 0 -0.035355 0.035355 0 "
+    "-0.043301 0.025 0 -0.048296 0.012941 0 -0.05 0 0 -0.048296 -0.012941 0 -0.043301 -0.025 0 "
+    "-0.035355 -0.035355 0 -0.025 -0.043301 0 -0.012941 -0.048296 0 0 -0.05 0 0.012941 -0.048296 0 "
+    "0.025 -0.043301 0 0.035355 -0.035355 0 0.043301 -0.025 0 0.048296 -0.012941 0"
+)
+
 _REFUSED = """
 <mujoco>
-  <asset><mesh name="tet" vertex="0 0 0  0.1 0 0  0 0.1 0  0 0 0.1"/></asset>
+  <asset><mesh name="cone" vertex="CONE"/></asset>
   <worldbody>
     <geom name="floor" type="plane" size="1 1 0.1"/>
     <body name="a"><freejoint/><geom name="stick" type="capsule" size="0.05 0.1"/></body>
     <body name="b"><freejoint/><geom name="{name}" type="{type}" {size} {mask}/></body>
   </worldbody>
 </mujoco>
-"""
+""".replace("CONE", CONE)
 
 
-@pytest.mark.parametrize(("gtype", "size", "other"), [("mesh", 'mesh="tet"', "plane")])
+@pytest.mark.parametrize(("gtype", "size", "other"), [("mesh", 'mesh="cone"', "capsule")])
 def test_uncollidable_geom_refused_by_name(gtype, size, other):
-    """A geom pair with no collider here (plane : mesh, MuJoCo's plane-convex collider on a
-    mesh) is refused at load, naming the geoms."""
+    """A geom pair with no collider here (capsule : a mesh with a vertex in more polygons
+    than the multi-contact search holds) is refused at load, naming the geoms and why."""
     xml = _REFUSED.format(name="odd", type=gtype, size=size, mask="")
     with pytest.raises(engine.UnsupportedModelError, match=rf"'odd' \({gtype}\)") as err:
         engine.load_mjcf(xml)
-    assert other in str(err.value)
+    assert other in str(err.value) and "24 polygons" in str(err.value)
     # it cannot collide with anything: loads, and the rest collides
     quiet = _REFUSED.format(name="odd", type=gtype, size=size, mask='contype="0" conaffinity="0"')
     mj = mujoco.MjModel.from_xml_string(quiet)
     assert mj.ngeom == 3
     model = engine.load_mjcf(quiet)
     assert len(model.cpair_geom) == 1  # floor and stick
+    # the plane : cone pair alone loads (no multi-contact search there)
+    alone = _REFUSED.format(name="odd", type=gtype, size=size, mask='contype="2" conaffinity="2"')
+    alone = alone.replace('<geom name="floor"', '<geom name="floor" contype="3" conaffinity="3"')
+    assert len(engine.load_mjcf(alone).cpair_geom) == 2  # floor and stick, floor and cone
 
 
 def test_uncollidable_geom_with_contacts_disabled():
     """With contacts disabled the model loads (smooth dynamics need no collisions), but
     collision() refuses to run rather than skip the pair silently."""
-    xml = _REFUSED.format(name="odd", type="mesh", size='mesh="tet"', mask="")
+    xml = _REFUSED.format(name="odd", type="mesh", size='mesh="cone"', mask="")
     xml = xml.replace(
         "<worldbody>", '<option><flag contact="disable" constraint="disable"/></option><worldbody>'
     )

@@ -15,8 +15,9 @@ pairs with a sphere or an ellipsoid that MuJoCo hands to its general convex solv
    ccd_tolerance (GJK and EPA stop there), the normal along the axis, the position midway.
 3. The loader: the pairs MuJoCo follows with its multi-contact search (capsule : cylinder,
    cylinder : cylinder, cylinder : box; their contacts are tested in
-   test_collision_multi.py) load with room for 2 or 4 contacts; meshes are refused by
-   name, and so is MuJoCo's libccd path (`<flag nativeccd="disable">`); `multiccd="disable"`
+   test_collision_multi.py) load with room for 2 or 4 contacts, and so do mesh pairs (their
+   contacts in test_collision_mesh.py) but those of a mesh too large for the multi-contact
+   search, refused by name, as is MuJoCo's libccd path (`<flag nativeccd="disable">`); `multiccd="disable"`
    loads (one contact either way for the pairs here) and still matches MuJoCo.
 """
 
@@ -270,17 +271,25 @@ def test_multicontact_pairs_load(t1, t2, maxcon):
     assert engine.load_mjcf(xml).cpair_maxcon.tolist() == [1]
 
 
-def test_mesh_refused_by_name():
+def test_mesh_pairs_load():
+    """Mesh pairs load with MuJoCo 4.0.0's contact counts (1 with an ellipsoid, 4 with a box,
+    1 with multiccd disabled); a mesh whose hull vertex lies in more polygons than the
+    multi-contact search holds is refused by name for the pairs that need it
+    (tests/engine/test_collision_mesh.py compares mesh contacts with MuJoCo's)."""
+    tet = '<asset><mesh name="tet" vertex="0 0 0  0.1 0 0  0 0.1 0  0 0 0.1"/></asset>'
+    for t1, maxcon in (("ellipsoid", 1), ("box", 4)):
+        for flags, n in (("", maxcon), ('multiccd="disable"', 1)):
+            xml = _PAIR.format(
+                flags=flags, t1=t1, s1=_SIZES[t1], t2="mesh", s2="", extra='mesh="tet"', assets=tet
+            )
+            assert engine.load_mjcf(xml).cpair_maxcon.tolist() == [n]
+    from tests.engine.test_collision import CONE
+
+    cone = f'<asset><mesh name="tet" vertex="{CONE}"/></asset>'
     xml = _PAIR.format(
-        flags="",
-        t1="ellipsoid",
-        s1=_SIZES["ellipsoid"],
-        t2="mesh",
-        s2="",
-        extra='mesh="tet"',
-        assets='<asset><mesh name="tet" vertex="0 0 0  0.1 0 0  0 0.1 0  0 0 0.1"/></asset>',
+        flags="", t1="box", s1=_SIZES["box"], t2="mesh", s2="", extra='mesh="tet"', assets=cone
     )
-    with pytest.raises(engine.UnsupportedModelError, match=r"'second' \(mesh\).*ellipsoid-mesh"):
+    with pytest.raises(engine.UnsupportedModelError, match=r"'second' \(mesh\).*hull vertex in 24 polygons"):
         engine.load_mjcf(xml)
 
 
