@@ -36,9 +36,10 @@ import pytest
 
 import engine
 from engine.collision_primitive import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_MESH, GEOM_PLANE
-from tests.engine.test_collision import our_contacts, random_poses
-from tests.engine.test_collision_multi import _err, _mj_contacts
-from tests.helpers import ASSETS, rel_err, report, without_contacts
+from tests.engine import test_collision_multi as multi
+from tests.engine.test_collision import random_poses
+from tests.engine.test_collision_multi import _err
+from tests.helpers import ASSETS, rel_err, report
 
 MESHES = ASSETS / "tests" / "collision_mesh.xml"
 TOL = 1e-9  # contact dist (m), pos (m), frame
@@ -111,28 +112,8 @@ class PairResult:
 
 def compare(label: str, xml: str, qpos: np.ndarray, poses: str = "mujoco") -> PairResult:
     """Our collision stage against mj_collision at each qpos, both on MuJoCo's geom poses or
-    both on ours (MuJoCo's collider given our kinematics' poses)."""
-    mj = mujoco.MjModel.from_xml_string(xml)
-    sim = engine.Simulator(engine.load_mjcf(without_contacts(xml)), batch=len(qpos))
-    sim.data.qpos[:] = qpos
-    sim.forward()
-    d = mujoco.MjData(mj)
-    if poses == "mujoco":
-        for i in range(len(qpos)):
-            d.qpos[:] = qpos[i]
-            mujoco.mj_kinematics(mj, d)
-            sim.data.geom_xpos[i] = d.geom_xpos
-            sim.data.geom_xmat[i] = d.geom_xmat.reshape(-1, 9)
-    sim.collision()
-    result = PairResult(label)
-    for i in range(len(qpos)):
-        if poses == "mujoco":
-            ref = _mj_contacts(mj, d, qpos[i])
-        else:
-            ref = _mj_contacts(mj, d, qpos[i], sim.data.geom_xpos[i], sim.data.geom_xmat[i])
-        result.add(mj, ref, our_contacts(sim.data, i), i)
-    result.report()
-    return result
+    both on ours (test_collision_multi.compare, contacts counted per pair type)."""
+    return multi.compare(label, xml, mujoco.MjModel.from_xml_string(xml), qpos, poses, kind=PairResult)
 
 
 def _check_all_pair_types(result: PairResult, least: int) -> None:

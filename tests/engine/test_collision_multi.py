@@ -213,10 +213,11 @@ class Result:
         )
 
 
-def compare(label: str, xml, mj: mujoco.MjModel, qpos: np.ndarray, poses: str = "mujoco") -> Result:
+def compare(label: str, xml, mj: mujoco.MjModel, qpos: np.ndarray, poses: str = "mujoco", kind=None):
     """Our collision stage against mj_collision at each qpos, both on MuJoCo's geom poses
     (poses="mujoco": the collider alone) or both on ours (poses="ours": our kinematics
-    feeding our collider; MuJoCo's collider is given the same poses)."""
+    feeding our collider; MuJoCo's collider is given the same poses). The contacts go into
+    a `kind` (Result unless given: anything with add() and report()), which is returned."""
     text = xml.read_text() if hasattr(xml, "read_text") else xml
     sim = engine.Simulator(engine.load_mjcf(without_contacts(text)), batch=len(qpos))
     sim.data.qpos[:] = qpos
@@ -229,7 +230,7 @@ def compare(label: str, xml, mj: mujoco.MjModel, qpos: np.ndarray, poses: str = 
             sim.data.geom_xpos[i] = d.geom_xpos
             sim.data.geom_xmat[i] = d.geom_xmat.reshape(-1, 9)
     sim.collision()
-    result = Result(label)
+    result = (kind or Result)(label)
     for i in range(len(qpos)):
         if poses == "mujoco":
             ref = _mj_contacts(mj, d, qpos[i])
