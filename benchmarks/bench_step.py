@@ -107,6 +107,7 @@ def model_sources() -> dict[str, str]:
         "humanoid_floor": (gym_assets() / "humanoid.xml").read_text(),
         "ant_floor": (gym_assets() / "ant.xml").read_text(),
         "dmc_humanoid": inline_includes(dm_control_suite() / "humanoid.xml"),
+        "dmc_quadruped": inline_includes(dm_control_suite() / "quadruped.xml"),
     }
 
 
@@ -753,8 +754,8 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--models",
         default="all",
-        help="comma-separated subset of double_pendulum,humanoid,humanoid_floor,ant_floor,dmc_humanoid "
-        "(default all)",
+        help="comma-separated subset of double_pendulum,humanoid,humanoid_floor,ant_floor,dmc_humanoid,"
+        "dmc_quadruped (default all)",
     )
     ap.add_argument(
         "--threads",
