@@ -38,7 +38,7 @@ import engine
 from engine.collision_primitive import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_MESH, GEOM_PLANE
 from tests.engine import test_collision_multi as multi
 from tests.engine.test_collision import random_poses
-from tests.engine.test_collision_multi import _err
+from tests.engine.test_collision_multi import _err, _mat_to_quat, _quat_to_mat
 from tests.helpers import ASSETS, rel_err, report
 
 MESHES = ASSETS / "tests" / "collision_mesh.xml"
@@ -124,18 +124,6 @@ def _check_all_pair_types(result: PairResult, least: int) -> None:
 
 
 # ---- resting poses ----------------------------------------------------------------------------------
-
-
-def _quat_to_mat(q: np.ndarray) -> np.ndarray:
-    m = np.zeros(9)
-    mujoco.mju_quat2Mat(m, q)
-    return m.reshape(3, 3)
-
-
-def _mat_to_quat(m: np.ndarray) -> np.ndarray:
-    q = np.zeros(4)
-    mujoco.mju_mat2Quat(q, m.reshape(-1))
-    return q
 
 
 def _hull(mj: mujoco.MjModel, g: int) -> np.ndarray:
