@@ -101,7 +101,7 @@ from engine.collision_primitive import (
     TANGENT,
     normalized,
 )
-from engine.jit import kernel
+from engine.jit import kernel, outline
 from engine.spatial import MINVAL, cross, mtv3, mv3
 
 # (type1, type2), type1 <= type2: pairs MuJoCo hands to mjc_Convex and this module collides
@@ -399,7 +399,7 @@ def _vertex_index(obj, x):
     return index
 
 
-@kernel
+@outline
 def _support(obj, d):
     """S(d), the object's point farthest along the unit world direction d, without the
     margin (mjc_*Support): see the module docstring for each shape."""
@@ -704,7 +704,7 @@ def _gjk_point(simplex, lam, n):
     return p
 
 
-@kernel
+@outline
 def _gjk(simplex, obj1, obj2, x1, x2, tolerance, kmax, cutoff):
     """GJK from the guess x1 - x2 (gjk of MuJoCo 4.0.0; see the module docstring). `cutoff`
     > 0 asks for distances (pairs farther apart than it are separated); 0 asks only whether
@@ -1014,7 +1014,7 @@ def _inside_face(vert, a, b, c, opposite, dist2, tol2):
     return _same_side(r, s, t, _row3(vert, opposite, VERT)) or dist2 < tol2
 
 
-@kernel
+@outline
 def _polytope3(ws, obj1, obj2, tolerance):
     """EPA's start from GJK's triangle simplex[0:3] (polytope3 of MuJoCo 4.0.0): the
     supports v4, v5 along both triangle normals; a hexahedron (v1 v2 v3 with apexes v4, v5;
@@ -1318,7 +1318,7 @@ def _repeated_vertex(vert, n, obj1, obj2):
     return False
 
 
-@kernel
+@outline
 def _epa(ws, obj1, obj2, tolerance, iterations, maxfaces):
     """Expand the polytope towards its face nearest the origin (epa): lower bound |v| of
     that face, upper bound min_k <v, w_k> / |v| from the support w_k along it; stop when
@@ -1437,7 +1437,7 @@ def _save_simplex(simplex, n):
         _copy_row(simplex, SAVED + i, simplex, i)
 
 
-@kernel
+@outline
 def _multi(ws, maxcon, nsimplex, x1, x2):
     """The multi-contact search (collision_multi.multicontact) after a penetrating first
     contact (x1, x2): its count (0: keep the one contact); the pairs are in ws's poly rows."""
@@ -1560,7 +1560,7 @@ def _put_contact(con, row, x1, x2, dist, margin):
     con[row, DIST] = margin + dist
 
 
-@kernel
+@outline
 def _penetration(con, ws, margin, tolerance, iterations, maxcon):
     """Contact rows of con from the objects of ws if they penetrate (mjc_penetration): one
     per witness pair (module docstring, step 5). Returns their number."""

@@ -29,15 +29,46 @@ Flags:
 
 from __future__ import annotations
 
-from numba import njit
+from numba import njit, types
 
 JIT_OPTIONS = dict(fastmath=False, error_model="numpy", boundscheck=False, nogil=True, _nrt=False)
+
+
+def _plain_argument_types(dispatcher):
+    """Make compiled callers type their calls to `dispatcher` with the arguments' plain types:
+    int64 for every signed integer (a constant 3, Literal[int](3), or an int32 read from a
+    Model array; unsigned ones, as in PGS's random generator, keep their width). numba would
+    otherwise compile a kernel, and everything it calls, once for every constant and integer
+    width some caller passes it (measured: the convex collider's unit compiled its
+    multi-contact search four times and a small row helper 20 times). Inlined into its
+    caller, a constant still folds."""
+    typed_as_given = dispatcher.get_call_template
+
+    def plain(t):
+        t = types.unliteral(t)
+        return types.int64 if isinstance(t, types.Integer) and t.signed else t
+
+    def get_call_template(args, kws):
+        return typed_as_given(tuple(plain(a) for a in args), {k: plain(v) for k, v in kws.items()})
+
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
 
 
 def kernel(fn):
     """Compile `fn` as a serial numba kernel, callable from other compiled code only."""
     options = dict(no_cpython_wrapper=True, no_cfunc_wrapper=True, cache=True, forceinline=True)
-    return njit(**options, **JIT_OPTIONS)(fn)
+    return _plain_argument_types(njit(**options, **JIT_OPTIONS)(fn))
+
+
+def outline(fn):
+    """Compile `fn` as a serial kernel that LLVM keeps as a function of its own (called, not
+    inlined): for large kernels called from several places (the convex collider's support
+    function, GJK, EPA, the multi-contact search), which inlining would copy into every
+    caller, and the drivers' per-row glue, which runs once per row-step, where inlining
+    saves nothing and makes LLVM optimize the whole pipeline again in every caller."""
+    options = dict(no_cpython_wrapper=True, no_cfunc_wrapper=True, cache=True)
+    return _plain_argument_types(njit(**options, **JIT_OPTIONS)(fn))
 
 
 def entry(fn):

@@ -20,7 +20,7 @@ from numba import prange
 
 from engine import types as T
 from engine.drive import acceleration_drive, pd_drive
-from engine.jit import kernel, parallel_entry
+from engine.jit import kernel, outline, parallel_entry
 from engine.ptr import call_unit, data_at, model_at
 from engine.warning import first_bad, is_bad, warn
 
@@ -30,7 +30,7 @@ JOB_STEP = 1
 JOB_ROLLOUT = 2
 
 
-@kernel
+@outline
 def reset_row(m, d, b):
     """Row b back to the model's initial state (MuJoCo's mj_resetData for the state):
     time 0, qpos0, zero velocities, activations (and act_dot, which a forward pass with
@@ -119,7 +119,7 @@ def forward_row(m, d, b):
         call_unit(m.unit_sensors, m, d, b)
 
 
-@kernel
+@outline
 def forward_for_step(m, d, b, drive, flags, index, gain, target):
     """The forward pass of one step of row b with its drive (mj_step1, the drive, mj_step2
     up to the sensors). Returns acc_ok."""
@@ -136,7 +136,7 @@ def forward_for_step(m, d, b, drive, flags, index, gain, target):
     return acc_ok(m, d, b)
 
 
-@kernel
+@outline
 def step_row(m, d, b, nstep, drive, flags, index, gain, target):
     """nstep steps of row b, each MuJoCo's mj_step1 / mj_step2 with a drive between them:
     the state check; position and velocity stages; a PD drive sets its motors' ctrl;
@@ -194,7 +194,7 @@ def block(B, nblock, k):
     return k * B // nblock, (k + 1) * B // nblock
 
 
-@kernel
+@outline
 def rollout_row(m, d, b, flags, ctrl, qpos, qvel, act, sensordata):
     """len(ctrl) steps of row b with ctrl[t] applied at step t, recording the state after
     each step (qpos, qvel, act) and the sensors of the state each step started from (as
@@ -217,7 +217,7 @@ def rollout_row(m, d, b, flags, ctrl, qpos, qvel, act, sensordata):
     return 0
 
 
-@kernel
+@outline
 def row_job(m, d, b, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, act, sensordata):
     """One row's part of a call: JOB_FORWARD (forward_row; 1 if qacc is bad or the
     contacts overflowed, or without running it if the mocap pose is bad), JOB_STEP
@@ -232,7 +232,7 @@ def row_job(m, d, b, job, nstep, drive, flags, index, gain, target, ctrl, qpos, 
     return rollout_row(m, d, b, flags, ctrl, qpos, qvel, act, sensordata)
 
 
-@kernel
+@outline
 def run_block(
     mtab, d, lo, hi, rows, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, act, sensordata
 ):
