@@ -29,6 +29,9 @@ from engine.model import MODEL_SPECS, Model
 from engine.notice import compiling
 from engine.ptr import DATA_PTR, MODEL_PTR, UNIT_SIGNATURE, UNITS
 
+# the sensors that read cacc or cfrc_int, which engine.rne_post computes
+RNE_POST_SENSORS = (T.SENS_ACCELEROMETER, T.SENS_FRAMELINACC, T.SENS_FRAMEANGACC, T.SENS_FORCE, T.SENS_TORQUE)
+
 
 class BindingError(RoboDynError, ValueError):
     """A Model or Data whose arrays do not match their declarations (or each other)."""
@@ -156,14 +159,19 @@ def units_for(model: Model) -> dict[str, Unit]:
     from engine.constraint import make_constraint, reference_constraint
     from engine.forward import forward
     from engine.integrate import euler, implicit, rk4
-    from engine.sensors import ray_sensors, sensors
-    from engine.solver import fwd_constraint
+    from engine.sensors import ray_sensors, rne_post, sensors
+    from engine.solver import fwd_constraint_newton, fwd_constraint_pgs, noslip_pass
+    from engine.tendon import spatial_tendons
 
     flags = model.opt_disableflags
     chosen = {"forward": forward}
+    if model.ntendon > 0 and (model.wrap_type[model.tendon_adr] == T.WRAP_SITE).any():
+        chosen["tendon"] = spatial_tendons
     chosen["integrate"] = {T.INT_EULER: euler, T.INT_RK4: rk4}.get(model.opt_integrator, implicit)
     if model.nsensor > 0 and not flags & T.DSBL_SENSOR:
         chosen["sensors"] = sensors
+        if np.isin(model.sensor_type, RNE_POST_SENSORS).any():
+            chosen["rne_post"] = rne_post
         if np.isin(model.sensor_type, (T.SENS_TOUCH, T.SENS_RANGEFINDER)).any():
             chosen["ray_sensors"] = ray_sensors
     if not flags & (T.DSBL_CONSTRAINT | T.DSBL_CONTACT) and model.cpair_geom.shape[0] > 0:
@@ -171,7 +179,10 @@ def units_for(model: Model) -> dict[str, Unit]:
     if model.nefcmax > 0:
         chosen["make_constraint"] = make_constraint
         chosen["reference_constraint"] = reference_constraint
-        chosen["solver"] = fwd_constraint
+        pgs = model.opt_solver == T.SOL_PGS
+        chosen["solver"] = fwd_constraint_pgs if pgs else fwd_constraint_newton
+        if model.opt_noslip_iterations > 0:
+            chosen["noslip"] = noslip_pass
     return chosen
 
 

@@ -1,5 +1,5 @@
 """MuJoCo's noslip pass (`<option noslip_iterations noslip_tolerance>`; solNoSlip in
-engine_solver.c), run by engine.solver's fwd_constraint after the main solver (Newton or
+engine_solver.c), run by engine.solver's noslip_pass unit after the main solver (Newton or
 PGS), island by island (all rows at once with islands disabled).
 
 The main solver solves the soft problem, in which a contact's friction rows are regularized
@@ -36,7 +36,7 @@ main solver's (below); the pass stops when it falls below noslip_tolerance or af
 noslip_iterations sweeps. Its iterations are added to the group's island_niter (MuJoCo adds
 them to solver_niter[island]) and recorded in noslip_niter, its last improvement in
 noslip_improvement (MuJoCo's mjData.solver stats at index island_niter after the main
-solver's). fwd_constraint then recomputes efc_state (MuJoCo's dualState, which the pass
+solver's). noslip_pass then recomputes efc_state (MuJoCo's dualState, which the pass
 leaves), qfrc_constraint = J^T f and qacc = qacc_smooth + M^-1 J^T f for all rows
 (mj_dualFinish), under Newton too.
 

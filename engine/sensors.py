@@ -454,24 +454,28 @@ def ray_sensors(m, d, b):
 
 
 @unit
+def rne_post(m, d, b):
+    """cacc, cfrc_ext and cfrc_int of row b (engine.rne_post, mj_rnePostConstraint) for the
+    sensors that read them: a unit of its own, which the sensors unit calls through
+    m.unit_rne_post; engine.binding sets it only for a model with such a sensor
+    (accelerometer, force, torque, framelinacc, frameangacc)."""
+    rne_post_constraint(m, d, b)
+
+
+@unit
 def sensors(m, d, b):
     """sensordata of row b; computes subtree_linvel and subtree_angmom, and cacc and
     cfrc_int, first if a sensor needs them; the touch and rangefinder readings come from
     the unit ray_sensors."""
     need_subtreevel = False
-    need_rnepost = False
     for s in range(m.nsensor):
         st = m.sensor_type[s]
         if st == T.SENS_SUBTREELINVEL or st == T.SENS_SUBTREEANGMOM:
             need_subtreevel = True
-        elif st == T.SENS_ACCELEROMETER or st == T.SENS_FRAMELINACC or st == T.SENS_FRAMEANGACC:
-            need_rnepost = True
-        elif st == T.SENS_FORCE or st == T.SENS_TORQUE:
-            need_rnepost = True
     if need_subtreevel:
         subtree_vel(m, d, b)
-    if need_rnepost:
-        rne_post_constraint(m, d, b)
+    if m.unit_rne_post != 0:  # set for the models whose sensors read cacc or cfrc_int
+        call_unit(m.unit_rne_post, m, d, b)
     data = d.sensordata[b]
     for s in range(m.nsensor):
         adr = m.sensor_adr[s]

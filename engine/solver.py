@@ -46,7 +46,7 @@ that of qacc_smooth (Newton), or its forces if their dual cost is negative (PGS)
 
 Islands (MuJoCo 4's default; engine.island finds them). The trees coupled by rows form
 islands, and the problem splits into one per island (M is block diagonal over the trees, and
-a row touches only its island's dofs), so fwd_constraint warm-starts all rows together, as
+a row touches only its island's dofs), so the solver warm-starts all rows together, as
 MuJoCo's warmstart does, then solves island after island, as mj_solNewton_island /
 mj_solPGS_island, with the same iterates as MuJoCo:
 - Newton gathers the island's dofs into local vectors (map_idof2dof) and its rows
@@ -93,6 +93,7 @@ from engine.factor import mul_m, solve_ld
 from engine.island import island
 from engine.jit import kernel, unit
 from engine.noslip import noslip
+from engine.ptr import call_unit
 
 _PCG_MULT = np.uint64(6364136223846793005)
 _MASK32 = np.uint64(0xFFFFFFFF)
@@ -1410,65 +1411,105 @@ def solve_newton(m, d, b, k):
 # ---- driver --------------------------------------------------------------------------------------
 
 
-@unit
-def fwd_constraint(m, d, b):
-    """qacc, qfrc_constraint and efc_force of row b (mj_fwdConstraint); after the smooth
-    acceleration (qacc_smooth) and the constraint rows (make_constraint, reference).
-    Called only when the row has constraint rows (fwd_acceleration handles nefc == 0).
-    Finds the islands (engine.island), warm-starts all rows together, then solves each
-    island on its own (all rows as one problem with islands disabled), then, with
-    noslip_iterations > 0, runs the noslip pass (engine.noslip) on each island's friction
-    forces and maps the forces to qacc as after PGS (MuJoCo's dualFinish). Reports the
-    iterations of each island (island_niter, the noslip pass's included as MuJoCo's
-    solver_niter counts them; noslip_niter apart), its convergence (the main solver's,
-    island_converged) and their sum (solver_niter)."""
-    nv = m.nv
+@kernel
+def _constraint_start(m, d, b):
+    """The first part of mj_fwdConstraint for row b, the same for every solver: the islands
+    (engine.island), qfrc_constraint cleared, efc_b = J qacc_smooth - aref, the warm start
+    of all rows together, the per-island statistics cleared. Returns the number of groups
+    solved on their own: the islands, or 1 (all rows) with islands disabled."""
     island(m, d, b)
-    for v in range(nv):
+    for v in range(m.nv):
         d.qfrc_constraint[b, v] = 0.0
         d.scratch_idof[b, 0, v] = -1
     mul_jar(m, d, b, d.efc_b[b], d.qacc_smooth[b])
     _warmstart(m, d, b)
-    ngroup = max(1, d.nisland[b])
     for k in range(m.ntree):
         d.island_niter[b, k] = 0
         d.island_converged[b, k] = 0
         d.noslip_niter[b, k] = 0
         d.noslip_improvement[b, k] = 0.0
-    niter = 0
-    improvement = 0.0
-    gradient = 0.0
-    converged = 1
-    if m.opt_solver == T.SOL_PGS:
-        minv_jt_rows(m, d, b)  # Y_i = M^-1 J_i^T and ARinv of every row
-        for k in range(ngroup):
-            it, imp, ok = solve_pgs(m, d, b, k)
-            d.island_niter[b, k] = it
-            d.island_converged[b, k] = ok
-            niter += it
-            improvement = max(improvement, imp)
-            converged = min(converged, ok)
-    else:
-        for k in range(ngroup):
-            it, imp, grad, ok = solve_newton(m, d, b, k)
-            d.island_niter[b, k] = it
-            d.island_converged[b, k] = ok
-            niter += it
-            improvement = max(improvement, imp)
-            gradient = max(gradient, grad)
-            converged = min(converged, ok)
-    if m.opt_noslip_iterations > 0:
-        if m.opt_solver != T.SOL_PGS:
-            minv_jt_rows(m, d, b)  # the rows Y_i the noslip pass reads A from
-        for k in range(ngroup):
-            it, imp = noslip(m, d, b, k)
-            d.island_niter[b, k] += it
-            d.noslip_niter[b, k] = it
-            d.noslip_improvement[b, k] = imp
-            niter += it
-    if m.opt_solver == T.SOL_PGS or m.opt_noslip_iterations > 0:
-        _dual_finish(m, d, b)
+    return max(1, d.nisland[b])
+
+
+@kernel
+def _constraint_end(m, d, b, niter, improvement, gradient, converged):
+    """The last part of mj_fwdConstraint for row b: the solver's statistics (solver_niter
+    the sum of the islands' iterations), then the noslip pass if the model has one (its own
+    unit, noslip_pass, which adds its iterations), else after PGS MuJoCo's dualFinish."""
     d.solver_niter[b] = niter
     d.solver_improvement[b] = improvement
     d.solver_gradient[b] = gradient
     d.solver_converged[b] = converged
+    if m.unit_noslip != 0:
+        call_unit(m.unit_noslip, m, d, b)
+    elif m.opt_solver == T.SOL_PGS:
+        _dual_finish(m, d, b)
+
+
+# mj_fwdConstraint is three units, so a model compiles only the solver it uses: Newton or
+# PGS (engine.binding.units_for picks one by opt_solver), and the noslip pass only with
+# noslip_iterations > 0. Each is called when the row has constraint rows (fwd_acceleration
+# handles nefc == 0). Each island k reports its iterations in island_niter[k] (the noslip
+# pass's included, as MuJoCo's solver_niter counts them; noslip_niter apart) and its
+# convergence (the main solver's) in island_converged[k].
+
+
+@unit
+def fwd_constraint_newton(m, d, b):
+    """qacc, qfrc_constraint and efc_force of row b by Newton (mj_fwdConstraint with
+    mjSOL_NEWTON): after the smooth acceleration (qacc_smooth) and the constraint rows
+    (make_constraint, reference), each island solved on its own (all rows as one problem
+    with islands disabled); its largest scaled improvement and gradient reported."""
+    ngroup = _constraint_start(m, d, b)
+    niter = 0
+    improvement = 0.0
+    gradient = 0.0
+    converged = 1
+    for k in range(ngroup):
+        it, imp, grad, ok = solve_newton(m, d, b, k)
+        d.island_niter[b, k] = it
+        d.island_converged[b, k] = ok
+        niter += it
+        improvement = max(improvement, imp)
+        gradient = max(gradient, grad)
+        converged = min(converged, ok)
+    _constraint_end(m, d, b, niter, improvement, gradient, converged)
+
+
+@unit
+def fwd_constraint_pgs(m, d, b):
+    """qacc, qfrc_constraint and efc_force of row b by PGS (mj_fwdConstraint with
+    mjSOL_PGS): the rows Y_i = M^-1 J_i^T and ARinv of every row, each island swept on its
+    own, then the forces mapped to qacc (MuJoCo's dualFinish, in _constraint_end or after
+    the noslip pass)."""
+    ngroup = _constraint_start(m, d, b)
+    minv_jt_rows(m, d, b)
+    niter = 0
+    improvement = 0.0
+    converged = 1
+    for k in range(ngroup):
+        it, imp, ok = solve_pgs(m, d, b, k)
+        d.island_niter[b, k] = it
+        d.island_converged[b, k] = ok
+        niter += it
+        improvement = max(improvement, imp)
+        converged = min(converged, ok)
+    _constraint_end(m, d, b, niter, improvement, 0.0, converged)
+
+
+@unit
+def noslip_pass(m, d, b):
+    """MuJoCo's noslip pass on row b after Newton or PGS (engine.noslip), island by island:
+    the rows Y_i it reads A from (PGS has them already), each island's sweeps added to its
+    island_niter and to solver_niter (as MuJoCo counts them) and kept in noslip_niter and
+    noslip_improvement, then efc_state, qfrc_constraint and qacc for all rows
+    (dualFinish, under Newton too)."""
+    if m.opt_solver != T.SOL_PGS:
+        minv_jt_rows(m, d, b)
+    for k in range(max(1, d.nisland[b])):
+        it, imp = noslip(m, d, b, k)
+        d.island_niter[b, k] += it
+        d.noslip_niter[b, k] = it
+        d.noslip_improvement[b, k] = imp
+        d.solver_niter[b] += it
+    _dual_finish(m, d, b)

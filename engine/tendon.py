@@ -27,7 +27,8 @@ import math
 from engine import types as T
 from engine.constraint import MINVAL, dot
 from engine.jacobian import jac_dif_pair
-from engine.jit import kernel
+from engine.jit import kernel, unit
+from engine.ptr import call_unit
 
 
 @kernel
@@ -388,25 +389,48 @@ def _spatial(m, d, b, t, count):
 
 
 @kernel
-def tendon(m, d, b):
-    """ten_length, ten_J and the spatial tendons' paths (ten_wrapadr, ten_wrapnum, wrap_obj,
-    wrap_xpos) of row b; a fixed tendon has no path points."""
+def _fixed(m, d, b, t, count):
+    """ten_length and ten_J of fixed tendon t; it has no path points (ten_wrapnum 0 from
+    point `count`)."""
+    for v in range(m.nv):
+        d.ten_J[b, t, v] = 0.0
+    d.ten_wrapadr[b, t] = count
+    d.ten_wrapnum[b, t] = 0
+    length = 0.0
+    for w in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t]):
+        j = m.wrap_objid[w]
+        coef = m.wrap_prm[w]
+        length += coef * d.qpos[b, m.jnt_qposadr[j]]
+        d.ten_J[b, t, m.jnt_dofadr[j]] += coef
+    d.ten_length[b, t] = length
+
+
+@unit
+def spatial_tendons(m, d, b):
+    """ten_length, ten_J and the paths (ten_wrapadr, ten_wrapnum, wrap_obj, wrap_xpos) of
+    every tendon of row b, for a model with a spatial tendon: the tendons in order, the path
+    points numbered as they come. A unit of its own, set in m.unit_tendon only for such
+    models (engine.binding), so a model of fixed tendons compiles no path or wrapping code."""
     count = 0
     for t in range(m.ntendon):
-        length = 0.0
-        for v in range(m.nv):
-            d.ten_J[b, t, v] = 0.0
         if m.wrap_type[m.tendon_adr[t]] == T.WRAP_SITE:
+            for v in range(m.nv):
+                d.ten_J[b, t, v] = 0.0
             count = _spatial(m, d, b, t, count)
-            continue
-        d.ten_wrapadr[b, t] = count
-        d.ten_wrapnum[b, t] = 0
-        for w in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t]):
-            j = m.wrap_objid[w]
-            coef = m.wrap_prm[w]
-            length += coef * d.qpos[b, m.jnt_qposadr[j]]
-            d.ten_J[b, t, m.jnt_dofadr[j]] += coef
-        d.ten_length[b, t] = length
+        else:
+            _fixed(m, d, b, t, count)
+
+
+@kernel
+def tendon(m, d, b):
+    """ten_length, ten_J and the spatial tendons' paths (ten_wrapadr, ten_wrapnum, wrap_obj,
+    wrap_xpos) of row b: through the spatial_tendons unit if the model has one, else every
+    tendon is fixed and has no path points."""
+    if m.unit_tendon != 0:
+        call_unit(m.unit_tendon, m, d, b)
+        return
+    for t in range(m.ntendon):
+        _fixed(m, d, b, t, 0)
 
 
 @kernel

@@ -1,0 +1,61 @@
+"""Which separately compiled units a model runs (engine.binding.units_for).
+
+A unit is compiled only for the models that call it, so that a new user's first run compiles
+only what the model uses: the one solver it names (Newton or PGS), the noslip pass only with
+noslip_iterations > 0, the spatial tendons' path and wrapping code only with a spatial
+tendon, and cacc / cfrc_int (mj_rnePostConstraint) only for sensors that read them. The
+physics through each unit is compared with MuJoCo in the tests of its stage (test_solver,
+test_noslip, test_tendon_spatial, test_sensors); here: that the right unit is chosen, and
+that the Model record a Simulator runs with points at it and at nothing else.
+"""
+
+import engine
+from engine.binding import units_for
+from engine.ptr import MODEL_PTR, UNITS
+from engine.sensors import rne_post
+from engine.solver import fwd_constraint_newton, fwd_constraint_pgs, noslip_pass
+from engine.tendon import spatial_tendons
+from tests.helpers import ASSETS, with_options
+
+QUADRUPED = ASSETS / "quadruped.xml"
+
+
+def test_solver_unit_is_the_model_s_solver():
+    assert units_for(engine.load_mjcf(QUADRUPED))["solver"] is fwd_constraint_newton
+    pgs = units_for(engine.load_mjcf(with_options(QUADRUPED, solver="PGS")))
+    assert pgs["solver"] is fwd_constraint_pgs
+    assert fwd_constraint_newton not in pgs.values()
+
+
+def test_noslip_unit_only_with_noslip_iterations():
+    assert "noslip" not in units_for(engine.load_mjcf(QUADRUPED))
+    for solver in ("Newton", "PGS"):
+        units = units_for(engine.load_mjcf(with_options(QUADRUPED, solver=solver, noslip_iterations=3)))
+        assert units["noslip"] is noslip_pass
+
+
+def test_spatial_tendon_unit_only_with_a_spatial_tendon():
+    for name in ("tendon_spatial.xml", "tendon_wrap.xml"):
+        assert units_for(engine.load_mjcf(ASSETS / "tests" / name))["tendon"] is spatial_tendons
+    fixed = engine.load_mjcf(ASSETS / "tests" / "constraint_equality.xml")
+    assert fixed.ntendon > 0
+    assert "tendon" not in units_for(fixed)
+
+
+def test_rne_post_unit_only_for_sensors_that_read_it():
+    # the quadruped's accelerometer reads cacc; the crane's sensors read positions and velocities
+    assert units_for(engine.load_mjcf(QUADRUPED))["rne_post"] is rne_post
+    crane = engine.load_mjcf(ASSETS / "crane.xml")
+    assert crane.nsensor > 0 and "rne_post" not in units_for(crane)
+
+
+def test_record_points_at_the_chosen_units_only():
+    """The bound Model record holds the address of each chosen unit and 0 in every other slot
+    (0: never called)."""
+    model = engine.load_mjcf(ASSETS / "crane.xml")
+    sim = engine.Simulator(model)
+    chosen = units_for(model)
+    record = sim._bound.model_record
+    for slot in UNITS:
+        word = int(record[MODEL_PTR.offsets[f"unit_{slot}"][0]])
+        assert (word != 0) == (slot in chosen), slot
