@@ -15,25 +15,29 @@ import time
 
 from numba.core import event
 
-# Seconds a cold compile of each unit or entry took on this project's 2-core machine
-# (`python -m benchmarks.bench_step --cold` measures them; kernels shared by several units
-# are counted with the first); the notice sums them.
+# Seconds a cold compile of each unit or entry took on this project's 2-core machine, idle,
+# on 2026-12-01 (`python -m benchmarks.bench_step --cold` measures them; kernels shared by
+# several units are counted with the first); the notice sums them.
 COMPILE_SECONDS = {
-    "forward.forward": 9.0,
-    "forward.forward_posvel": 7.5,
+    "forward.forward": 15.0,
+    "forward.forward_posvel": 2.5,  # after forward (a PD drive's two halves)
     "forward.forward_acc": 1.0,
-    "sensors.sensors": 5.0,
-    "sensors.ray_sensors": 2.0,
-    "collision_driver.collision": 10.5,
-    "collision_driver.collision_convex": 55.0,  # a model gets one of the two; GJK/EPA
-    "constraint.make_constraint": 6.0,
-    "constraint.reference_constraint": 1.5,
-    "solver.fwd_constraint": 10.0,
-    "integrate.euler": 1.0,
-    "integrate.rk4": 1.0,
-    "integrate.implicit": 3.0,
-    "step.run_rows": 13.5,
-    "setconst.set_const_rows": 4.0,  # a row's own parameters (engine.params)
+    "tendon.spatial_tendons": 7.0,
+    "sensors.sensors": 3.5,
+    "sensors.rne_post": 4.0,
+    "sensors.ray_sensors": 6.0,
+    "collision_driver.collision": 14.5,
+    "collision_driver.collision_convex": 300.0,  # a model gets one of the two; GJK/EPA
+    "constraint.make_constraint": 12.0,
+    "constraint.reference_constraint": 2.5,
+    "solver.fwd_constraint_newton": 37.5,
+    "solver.fwd_constraint_pgs": 35.0,  # a model gets one of the two
+    "solver.noslip_pass": 14.0,
+    "integrate.euler": 1.5,
+    "integrate.rk4": 2.5,
+    "integrate.implicit": 6.5,
+    "step.run_rows": 12.5,
+    "setconst.set_const_rows": 10.5,  # a row's own parameters (engine.params)
 }
 DEFAULT_SECONDS = 0.5  # a driver entry
 
