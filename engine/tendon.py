@@ -321,7 +321,7 @@ def _path_point(d, b, k, obj, x, y, z):
 
 @kernel
 def _spatial(m, d, b, t, count):
-    """ten_length and ten_J of spatial tendon t, ten_J already zero (MuJoCo's mj_tendon):
+    """ten_length and ten_J of spatial tendon t (MuJoCo's mj_tendon): ten_J cleared, then
     each site-site segment adds its length; a site-geom-site triple that wraps (see wrap;
     the geom's wrap_prm is its side site, -1 for none) adds the straight pieces to and from
     the wrap points and the length on the surface between them, else the straight segment.
@@ -330,6 +330,8 @@ def _spatial(m, d, b, t, count):
     points on the geom's body). A pulley starts a new branch with its divisor. The path's
     points (sites, wrap points, a pulley as obj -2 at the origin) go to wrap_obj and
     wrap_xpos from point `count` on (ten_wrapadr, ten_wrapnum); returns the next free one."""
+    for v in range(m.nv):
+        d.ten_J[b, t, v] = 0.0
     adr = m.tendon_adr[t]
     num = m.tendon_num[t]
     d.ten_wrapadr[b, t] = count
@@ -414,8 +416,6 @@ def spatial_tendons(m, d, b):
     count = 0
     for t in range(m.ntendon):
         if m.wrap_type[m.tendon_adr[t]] == T.WRAP_SITE:
-            for v in range(m.nv):
-                d.ten_J[b, t, v] = 0.0
             count = _spatial(m, d, b, t, count)
         else:
             _fixed(m, d, b, t, count)
