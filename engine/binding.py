@@ -15,18 +15,20 @@ and the driver entry points are compiled, telling the user when that takes a whi
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from numba import types
 
 from engine import fields
 from engine import types as T
-from engine.compile_workers import compile_in_workers, estimate, plan, workers
+from engine.compile_workers import claim, compile_in_workers, estimate, plan, wait, workers
 from engine.data import DATA_SPECS, Data
 from engine.errors import RoboDynError
 from engine.fields import ArraySpec
-from engine.jit import Unit, entry_is_cached
+from engine.jit import Unit, entry_cache_dir, entry_is_cached
 from engine.model import MODEL_SPECS, Model
-from engine.notice import compiling
+from engine.notice import compiling, waiting
 from engine.ptr import DATA_PTR, MODEL_PTR, UNIT_SIGNATURE, UNITS
 
 # the sensors that read cacc or cfrc_int, which engine.rne_post computes
@@ -209,13 +211,46 @@ def _driver_entries() -> list:
 def ensure_compiled(units, entries=()) -> None:
     """Compile (or load from the cache) `units` and `entries` ((dispatcher, argtypes)),
     telling the user first if anything has to be compiled. Several cold items are compiled
-    side by side in worker processes (engine.compile_workers), then loaded from the cache."""
-    jobs = [(u.label, None) for u in units if not u.is_cached(UNIT_SIGNATURE)]
-    jobs += [
-        (f"{e.__module__.removeprefix('engine.')}.{e.__name__}", a)
-        for e, a in entries
-        if not entry_is_cached(e, a)
-    ]
+    side by side in worker processes (engine.compile_workers), then loaded from the cache.
+    An item another process is compiling into the same cache is waited for, then loaded."""
+    items = [(u.label, None, u) for u in units]
+    items += [(f"{e.__module__.removeprefix('engine.')}.{e.__name__}", tuple(a), e) for e, a in entries]
+    missing = [it for it in items if not _is_cached(it)]
+    if missing:
+        locks = {it[0]: os.path.join(_cache_dir(it), it[0] + ".lock") for it in missing}
+        with claim(locks) as (mine, theirs):
+            _compile([it for it in missing if it[0] in mine])
+        if theirs:
+            with waiting(theirs):
+                wait([locks[label] for label in theirs])
+            _compile([it for it in missing if it[0] in theirs and not _is_cached(it)])
+    for _, argtypes, obj in items:
+        _load(obj, argtypes)
+
+
+def _is_cached(item) -> bool:
+    _, argtypes, obj = item
+    return obj.is_cached(UNIT_SIGNATURE) if argtypes is None else entry_is_cached(obj, argtypes)
+
+
+def _cache_dir(item) -> str:
+    _, argtypes, obj = item
+    return obj.cache_dir(UNIT_SIGNATURE) if argtypes is None else entry_cache_dir(obj)
+
+
+def _load(obj, argtypes) -> None:
+    """Compile `obj` in this process, or load it from the cache (a unit if argtypes is None,
+    else an entry for those argument types)."""
+    if argtypes is None:
+        obj.address(UNIT_SIGNATURE)
+    else:
+        obj.compile(argtypes)
+
+
+def _compile(items) -> None:
+    """Compile `items` ((label, argtypes, unit or entry), none of them cached) with the
+    notice: in worker processes when there are several, and load them into this process."""
+    jobs = [(label, argtypes) for label, argtypes, _ in items]
     shares = plan(jobs, workers()) if len(jobs) > 1 else []
     parallel = len(shares) > 1
     labels = [label for label, _ in jobs]
@@ -224,10 +259,8 @@ def ensure_compiled(units, entries=()) -> None:
     ):
         if parallel:
             compile_in_workers(shares)  # fills the on-disk cache; what a worker missed is compiled below
-        for u in units:
-            u.address(UNIT_SIGNATURE)
-        for e, argtypes in entries:
-            e.compile(argtypes)
+        for _, argtypes, obj in items:
+            _load(obj, argtypes)
 
 
 # ---- the binding ------------------------------------------------------------------------------------

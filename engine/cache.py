@@ -95,7 +95,10 @@ def invalidate_stale_cache(src_dir: Path = ENGINE_DIR) -> list[str]:
         for name in stale:
             for f in list(where.glob(f"{name}.*.nbi")) + list(where.glob(f"{name}.*.nbc")):
                 f.unlink(missing_ok=True)
-        stamp.write_text(json.dumps(digests, indent=0, sort_keys=True))
+        # written whole or not at all: another process may be reading it (pytest-xdist's workers)
+        part = stamp.with_name(f"{stamp.name}.{os.getpid()}")
+        part.write_text(json.dumps(digests, indent=0, sort_keys=True))
+        os.replace(part, stamp)
     except OSError:
         pass  # a read-only install: numba falls back to its own cache locations
     return stale

@@ -11,6 +11,11 @@ first, each to the least loaded worker. Workers are plain `python -c` processes 
 the caller's interpreter and `sys.path`; one that fails (or finds another `engine` package)
 costs nothing but its time, because the caller compiles whatever is still missing itself.
 
+Processes that share a cache (a SubprocVecEnv's or Ray's workers, pytest-xdist's) take a
+lock file per item, next to the item's cache (`claim`): an item another process is already
+compiling is waited for and then loaded from the cache, not compiled a second time, while the
+items nobody else has claimed are compiled meanwhile.
+
 ROBODYN_COMPILE_WORKERS sets the number of workers (1: compile in the calling process);
 the default is the cores this process may run on, at most 4 (each worker holds a compiler
 of its own, about 1 GB).
@@ -18,12 +23,18 @@ of its own, about 1 GB).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import subprocess
 import sys
 
 from engine.notice import COMPILE_SECONDS, DEFAULT_SECONDS
+
+try:
+    import fcntl
+except ImportError:  # not a POSIX system: no locks, so processes may compile an item twice
+    fcntl = None
 
 MAX_WORKERS = 4
 
@@ -101,3 +112,52 @@ def compile_in_workers(shares: list[list]) -> bool:
     except (OSError, ValueError, pickle.PicklingError):
         pass  # no interpreter to start (an embedded Python) or a worker gone: the caller compiles
     return len(procs) == len(shares) and all(proc.wait() == 0 for proc in procs)
+
+
+def _open_lock(path: str):
+    """An open file to lock at `path`, or None where it cannot be made (no fcntl, a cache
+    directory that cannot be written: numba then compiles without caching anyway)."""
+    if fcntl is None:
+        return None
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        return open(path, "a")
+    except OSError:
+        return None
+
+
+@contextlib.contextmanager
+def claim(locks: dict):
+    """Claim the items of `locks` (label -> lock file path) for this process: yields
+    (mine, theirs), the labels whose lock this process now holds, to compile while the `with`
+    lasts, and those another process holds (see `wait`). The locks are released when the
+    `with` ends or the process dies, so a crashed compile never blocks anyone."""
+    held, mine, theirs = [], [], []
+    try:
+        for label in sorted(locks):
+            f = _open_lock(locks[label])
+            if f is None:
+                mine.append(label)
+                continue
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                f.close()
+                theirs.append(label)
+                continue
+            held.append(f)
+            mine.append(label)
+        yield mine, theirs
+    finally:
+        for f in held:
+            f.close()  # releases its lock
+
+
+def wait(paths: list[str]) -> None:
+    """Block until no process holds any of the lock files at `paths` (each is taken and let
+    go in turn)."""
+    for path in sorted(paths):
+        f = _open_lock(path)
+        if f is not None:
+            with f:
+                fcntl.flock(f, fcntl.LOCK_EX)

@@ -124,6 +124,10 @@ class Unit:
         cfunc = self._compiler(signature)
         return cfunc._cache.load_overload(cfunc._sig, cfunc._targetdescr.target_context) is not None
 
+    def cache_dir(self, signature) -> str:
+        """The directory numba caches this unit's machine code in."""
+        return self._compiler(signature)._cache._cache_path
+
     def address(self, signature) -> int:
         """The C function's address (compiling or loading it on first use)."""
         cfunc = self._compiler(signature)
@@ -143,3 +147,8 @@ def entry_is_cached(dispatcher, argtypes: tuple) -> bool:
     if argtypes in dispatcher.overloads:
         return True
     return dispatcher._cache.load_overload(argtypes, dispatcher.targetctx) is not None
+
+
+def entry_cache_dir(dispatcher) -> str:
+    """The directory numba caches entry `dispatcher`'s machine code in."""
+    return dispatcher._cache._cache_path

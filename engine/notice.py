@@ -73,6 +73,19 @@ def compiling(labels: list[str], stream=None, processes: int = 1, seconds: float
     print(f"robodyn: compiled in {time.perf_counter() - start:.0f} s", file=stream, flush=True)
 
 
+@contextlib.contextmanager
+def waiting(labels: list[str], stream=None):
+    """Around a wait for another process that is compiling `labels` into the same cache."""
+    stream = stream or sys.stderr
+    names = ", ".join(label.split(".")[-1] for label in labels)
+    print(
+        f"robodyn: waiting for another process compiling {names} into the same cache", file=stream, flush=True
+    )
+    start = time.perf_counter()
+    yield
+    print(f"robodyn: waited {time.perf_counter() - start:.0f} s", file=stream, flush=True)
+
+
 class _Progress(event.Listener):
     """Counts numba's compile events and reports them: in place every half second on a
     terminal, one line every 15 s otherwise (a log)."""

@@ -6,20 +6,26 @@
    with ROBODYN_COMPILE_WORKERS=2: the workers compile both and the calling process compiles
    nothing (it loads them from the cache), and the notice says so. With 1 worker the calling
    process compiles them itself, and the notice has no "processes".
+3. Processes sharing a cache: `claim` gives this process the items whose lock file is free
+   and names those another process holds; `ensure_compiled` in a second process waits (and
+   says so) while a first holds a unit's lock, and compiles the unit itself once the first
+   lets go without having compiled it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 import engine
-from engine.compile_workers import MAX_WORKERS, estimate, plan, workers
+from engine.compile_workers import MAX_WORKERS, claim, estimate, plan, wait, workers
 from engine.notice import COMPILE_SECONDS
 
 
@@ -92,3 +98,102 @@ def test_cold_units_compiled_by_the_workers(tmp_path, n):
     else:
         assert "processes" not in out.stderr
         assert probe["here"] > 0
+
+
+# holds the lock files named on its command line until its stdin closes
+_HOLDER = """
+import sys
+from engine.compile_workers import claim
+with claim({p: p for p in sys.argv[1:]}) as (mine, theirs):
+    print(len(mine), len(theirs), flush=True)
+    sys.stdin.read()
+"""
+
+
+def _env(cache: Path) -> dict:
+    root = str(Path(engine.__file__).parent.parent)
+    return dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=os.pathsep.join([root, *sys.path]))
+
+
+def _holder(env: dict, *paths) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, *map(str, paths)],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout.readline().split() == ["1", "0"]  # it holds the lock
+    return proc
+
+
+def _line_with(stream, text: str, timeout: float) -> str:
+    """The first line of `stream` (a pipe) containing `text`, read within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    seen = []
+    while time.monotonic() < deadline:
+        if select.select([stream], [], [], 1.0)[0]:
+            line = stream.readline()
+            seen.append(line)
+            if text in line:
+                return line
+            if not line:
+                break
+    raise AssertionError(f"no line with {text!r} within {timeout} s; got {seen}")
+
+
+def test_claim_names_the_items_another_process_holds(tmp_path):
+    held, free = tmp_path / "a.lock", tmp_path / "b.lock"
+    proc = _holder(_env(tmp_path), held)
+    try:
+        with claim({"a": str(held), "b": str(free)}) as (mine, theirs):
+            assert (mine, theirs) == (["b"], ["a"])
+    finally:
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+    wait([str(held)])  # let go: returns at once
+    with claim({"a": str(held), "b": str(free)}) as (mine, theirs):
+        assert (mine, theirs) == (["a", "b"], [])
+
+
+_COMPILE_EULER = """
+import sys
+from engine.binding import ensure_compiled
+from engine.integrate import euler
+from engine.ptr import UNIT_SIGNATURE
+if sys.argv[1] == "lock-path":
+    import os
+    print(os.path.join(euler.cache_dir(UNIT_SIGNATURE), euler.label + ".lock"))
+else:
+    ensure_compiled((euler,))
+    print(euler.address(UNIT_SIGNATURE) != 0)
+"""
+
+
+def test_a_second_process_waits_for_the_first(tmp_path):
+    env = dict(_env(tmp_path), ROBODYN_COMPILE_WORKERS="1")
+    probe = [sys.executable, "-c", _COMPILE_EULER]
+    lock = subprocess.run([*probe, "lock-path"], env=env, capture_output=True, text=True, timeout=300)
+    assert lock.returncode == 0, lock.stderr
+    holder = _holder(env, lock.stdout.strip())
+    second = subprocess.Popen(
+        [*probe, "compile"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = _line_with(second.stderr, "waiting for another process compiling euler", timeout=300)
+        print(f"\n{line.strip()}")
+        time.sleep(1.0)
+        assert second.poll() is None, "the second process went on while the first held the lock"
+    finally:
+        holder.stdin.close()
+        assert holder.wait(timeout=60) == 0
+    out, err = second.communicate(timeout=600)
+    print(err)
+    assert second.returncode == 0, err
+    # the first let go without compiling: the second compiled euler itself
+    assert "compiling the engine's kernels for this model (euler)" in err
+    assert out.strip().splitlines()[-1] == "True"
