@@ -1437,6 +1437,21 @@ def _save_simplex(simplex, n):
         _copy_row(simplex, SAVED + i, simplex, i)
 
 
+@kernel
+def _multi_view(o, ids):
+    """An object of ws as the multi-contact search takes a geom: (type, pos, mat, size,
+    margin, its mesh block, the ids of its vertices in the saved simplex)."""
+    return (
+        int(o[OBJ_TYPE]),
+        o[OBJ_POS : OBJ_POS + 3],
+        o[OBJ_MAT : OBJ_MAT + 9],
+        o[OBJ_SIZE : OBJ_SIZE + 3],
+        o[OBJ_MARGIN],
+        o[OBJ_WIDTH:],
+        ids,
+    )
+
+
 @outline
 def _multi(ws, maxcon, nsimplex, x1, x2):
     """The multi-contact search (collision_multi.multicontact) after a penetrating first
@@ -1446,24 +1461,8 @@ def _multi(ws, maxcon, nsimplex, x1, x2):
     o2 = obj[1]
     t1 = int(o1[OBJ_TYPE])
     t2 = int(o2[OBJ_TYPE])
-    g1 = (
-        t1,
-        o1[OBJ_POS : OBJ_POS + 3],
-        o1[OBJ_MAT : OBJ_MAT + 9],
-        o1[OBJ_SIZE : OBJ_SIZE + 3],
-        o1[OBJ_MARGIN],
-        o1[OBJ_WIDTH:],
-        simplex[SAVED : SAVED + 3, VERT_I1],
-    )
-    g2 = (
-        t2,
-        o2[OBJ_POS : OBJ_POS + 3],
-        o2[OBJ_MAT : OBJ_MAT + 9],
-        o2[OBJ_SIZE : OBJ_SIZE + 3],
-        o2[OBJ_MARGIN],
-        o2[OBJ_WIDTH:],
-        simplex[SAVED : SAVED + 3, VERT_I2],
-    )
+    g1 = _multi_view(o1, simplex[SAVED : SAVED + 3, VERT_I1])
+    g2 = _multi_view(o2, simplex[SAVED : SAVED + 3, VERT_I2])
     # 4.0.0: the faces are the bare surfaces; each geom but a capsule adds half its margin
     m1 = 0.0 if t1 == GEOM_CAPSULE else 0.5 * o1[OBJ_MARGIN]
     m2 = 0.0 if t2 == GEOM_CAPSULE else 0.5 * o2[OBJ_MARGIN]

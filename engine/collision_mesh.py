@@ -264,7 +264,7 @@ def _mesh_vertex(m, vadr, i):
 
 
 @kernel
-def _quad_area(a, b, c, d):
+def quad_area(a, b, c, d):
     """0.5 |(a - c) x (b - d)|, summed as the binary does."""
     u = (a[0] - c[0], a[1] - c[1], a[2] - c[2])
     v = (b[0] - d[0], b[1] - d[1], b[2] - d[2])
@@ -335,7 +335,7 @@ def collide_plane_mesh(con, tail, m, mesh, margin, pos1, mat1, pos2, mat2):
     if k >= 5:
         pv = m.mesh_polyvert
         va = _mesh_vertex(m, vadr, pv[adr + j])
-        area = _quad_area(
+        area = quad_area(
             va,
             _mesh_vertex(m, vadr, pv[adr + b]),
             _mesh_vertex(m, vadr, pv[adr + c]),
@@ -344,7 +344,7 @@ def collide_plane_mesh(con, tail, m, mesh, margin, pos1, mat1, pos2, mat2):
         while True:
             dn = (d + 1) % k
             vb = _mesh_vertex(m, vadr, pv[adr + b])
-            a_next = _quad_area(
+            a_next = quad_area(
                 va, vb, _mesh_vertex(m, vadr, pv[adr + c]), _mesh_vertex(m, vadr, pv[adr + dn])
             )
             if area >= a_next:
@@ -354,7 +354,7 @@ def collide_plane_mesh(con, tail, m, mesh, margin, pos1, mat1, pos2, mat2):
             vd = _mesh_vertex(m, vadr, pv[adr + d])
             while True:
                 cn = (c + 1) % k
-                a_next = _quad_area(va, vb, _mesh_vertex(m, vadr, pv[adr + cn]), vd)
+                a_next = quad_area(va, vb, _mesh_vertex(m, vadr, pv[adr + cn]), vd)
                 if not area < a_next:
                     break
                 area = a_next
@@ -362,7 +362,7 @@ def collide_plane_mesh(con, tail, m, mesh, margin, pos1, mat1, pos2, mat2):
             vc = _mesh_vertex(m, vadr, pv[adr + c])
             while True:
                 bn = (b + 1) % k
-                a_next = _quad_area(va, _mesh_vertex(m, vadr, pv[adr + bn]), vc, vd)
+                a_next = quad_area(va, _mesh_vertex(m, vadr, pv[adr + bn]), vc, vd)
                 if not area < a_next:
                     break
                 area = a_next

@@ -427,14 +427,10 @@ def _face(poly, row, gtype, mat, pos, size, idx, i, tail, irow):
 
 @kernel
 def _quad_area(poly, base, a, b, c, d):
-    """Area of quadrilateral (a, b, c, d) of the polygon at poly[base:]: 0.5 |(a - c) x (b - d)|."""
-    pa, pb, pc, pd = _get(poly, base + a), _get(poly, base + b), _get(poly, base + c), _get(poly, base + d)
-    u = (pa[0] - pc[0], pa[1] - pc[1], pa[2] - pc[2])
-    v = (pb[0] - pd[0], pb[1] - pd[1], pb[2] - pd[2])
-    cx = u[1] * v[2] - u[2] * v[1]
-    cy = u[2] * v[0] - u[0] * v[2]
-    cz = u[0] * v[1] - u[1] * v[0]
-    return math.sqrt(cz * cz + (cx * cx + cy * cy)) * 0.5
+    """Area of quadrilateral (a, b, c, d) of the polygon at poly[base:] (collision_mesh.quad_area)."""
+    return CM.quad_area(
+        _get(poly, base + a), _get(poly, base + b), _get(poly, base + c), _get(poly, base + d)
+    )
 
 
 @kernel
