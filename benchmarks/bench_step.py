@@ -376,7 +376,7 @@ def contact_stats(mj, state) -> dict:
 
 # --- compile times (fresh subprocesses) ----------------------------------------------------------
 # With detail (the cold run), each unit and driver entry is compiled on its own before the
-# Simulator is made, so each gets its own time: unit.address(UNIT_SIGNATURE) for every unit
+# Simulator is made, so each gets its own time: unit.address(its signature) for every unit
 # engine.binding.units_for(model) lists, dispatcher.compile(argtypes) for every entry
 # engine.binding._driver_entries() lists. Each also counts the numba functions compiled
 # while it ran (numba's "numba:compile" events): a kernel several units call is compiled
@@ -425,7 +425,7 @@ for name, src in sources.items():
     if detail:
         r["units"] = {}
         for slot, u in binding.units_for(model).items():
-            r["units"][slot] = timed(lambda: u.address(binding.UNIT_SIGNATURE), u.label, first, name)
+            r["units"][slot] = timed(lambda: u.address(binding.signature(u)), u.label, first, name)
         r["entries"] = []
         for e, argtypes in binding._driver_entries():
             label = e.__module__.removeprefix("engine.") + "." + e.__name__

@@ -115,6 +115,7 @@ def collision(bound: Bound) -> None:
         raise UnsupportedModelError(f"collision: {pairs} can collide, but that type pair is not implemented")
     unit = collision_unit(m)
     ensure_compiled((unit,))
+    bound.add_pair_units()
     _collision_rows(bound.model_table, bound.data_address, unit.address(UNIT_SIGNATURE))
     lost = np.flatnonzero(d.contact_lost)
     if len(lost):

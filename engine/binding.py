@@ -29,7 +29,7 @@ from engine.fields import ArraySpec
 from engine.jit import Unit, entry_cache_dir, entry_is_cached
 from engine.model import MODEL_SPECS, Model
 from engine.notice import compiling, waiting
-from engine.ptr import DATA_PTR, MODEL_PTR, UNIT_SIGNATURE, UNITS
+from engine.ptr import DATA_PTR, MODEL_PTR, UNIT_SIGNATURE, UNITS, signature
 
 # the sensors that read cacc or cfrc_int, which engine.rne_post computes
 RNE_POST_SENSORS = (T.SENS_ACCELEROMETER, T.SENS_FRAMELINACC, T.SENS_FRAMEANGACC, T.SENS_FORCE, T.SENS_TORQUE)
@@ -153,6 +153,20 @@ def collision_unit(model: Model) -> Unit:
     return collision_convex if has_convex_pair(model) else collision
 
 
+def pair_units(model: Model) -> dict[str, Unit]:
+    """{unit slot: pair unit} the collision_convex unit calls for the model's candidate
+    pairs: convex_pair for the convex collider's pairs, hfield_pair for a height field's."""
+    from engine.collision_convex import convex_pair_kinds
+    from engine.collision_driver import convex_pair, hfield_pair
+
+    convex, hfield = convex_pair_kinds(model)
+    return {
+        slot: u
+        for slot, u, needed in (("convex_pair", convex_pair, convex), ("hfield_pair", hfield_pair, hfield))
+        if needed
+    }
+
+
 def units_for(model: Model) -> dict[str, Unit]:
     """{unit slot: Unit} the model's pipeline calls; slots it never calls stay 0.
 
@@ -178,6 +192,7 @@ def units_for(model: Model) -> dict[str, Unit]:
             chosen["ray_sensors"] = ray_sensors
     if not flags & (T.DSBL_CONSTRAINT | T.DSBL_CONTACT) and model.cpair_geom.shape[0] > 0:
         chosen["collision"] = collision_unit(model)
+        chosen.update(pair_units(model))
     if model.nefcmax > 0:
         chosen["make_constraint"] = make_constraint
         chosen["reference_constraint"] = reference_constraint
@@ -230,19 +245,19 @@ def ensure_compiled(units, entries=()) -> None:
 
 def _is_cached(item) -> bool:
     _, argtypes, obj = item
-    return obj.is_cached(UNIT_SIGNATURE) if argtypes is None else entry_is_cached(obj, argtypes)
+    return obj.is_cached(signature(obj)) if argtypes is None else entry_is_cached(obj, argtypes)
 
 
 def _cache_dir(item) -> str:
     _, argtypes, obj = item
-    return obj.cache_dir(UNIT_SIGNATURE) if argtypes is None else entry_cache_dir(obj)
+    return obj.cache_dir(signature(obj)) if argtypes is None else entry_cache_dir(obj)
 
 
 def _load(obj, argtypes) -> None:
     """Compile `obj` in this process, or load it from the cache (a unit if argtypes is None,
     else an entry for those argument types)."""
     if argtypes is None:
-        obj.address(UNIT_SIGNATURE)
+        obj.address(signature(obj))
     else:
         obj.compile(argtypes)
 
@@ -288,7 +303,7 @@ class Bound:
         units = units_for(model)
         ensure_compiled(units.values(), _driver_entries())
         addresses = {f"unit_{slot}": 0 for slot in UNITS}
-        addresses.update({f"unit_{slot}": u.address(UNIT_SIGNATURE) for slot, u in units.items()})
+        addresses.update({f"unit_{slot}": u.address(signature(u)) for slot, u in units.items()})
         self.model = model
         self.data = data
         self.model_record = _record(model, MODEL_PTR, addresses)
@@ -338,6 +353,17 @@ class Bound:
         for record in (self.model_record, *self.row_records.values()):
             record[acc_offset] = forward_acc.address(UNIT_SIGNATURE)
             record[offset] = forward_posvel.address(UNIT_SIGNATURE)
+
+    def add_pair_units(self) -> None:
+        """Compile (once) and set the pair units of the model's candidate pairs, for a
+        collision pass that runs whatever the disable flags say (engine.api.collision), where
+        the Simulator's units may hold none. Writes only the pair units' words."""
+        units = pair_units(self.model)
+        ensure_compiled(units.values())
+        for slot, u in units.items():
+            offset = MODEL_PTR.offsets[f"unit_{slot}"][0]
+            for record in (self.model_record, *self.row_records.values()):
+                record[offset] = u.address(signature(u))
 
     def __setattr__(self, name, value):
         if hasattr(self, "data_address"):

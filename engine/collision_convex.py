@@ -204,9 +204,21 @@ def ccd_sizes(iterations: int) -> tuple[int, int]:
 def has_convex_pair(m) -> bool:
     """Whether a Model (engine.model.Model) has a candidate pair (cpair_geom) of CONVEX_PAIRS:
     whether it needs this collider, its work space and the collision_convex unit."""
+    return convex_pair_kinds(m) != (False, False)
+
+
+def convex_pair_kinds(m) -> tuple[bool, bool]:
+    """(whether a candidate pair of a Model is one of CONVEX_PAIRS other than a height field,
+    whether one is a height field against a convex geom): the pair units it needs."""
     types = m.geom_type[m.cpair_geom] if len(m.cpair_geom) else ()
-    # a height-field pair collides each prism through this collider (collision_hfield)
-    return any((int(t1), int(t2)) in CONVEX_PAIRS or int(t1) == GEOM_HFIELD for t1, t2 in types)
+    convex = hfield = False
+    for t1, t2 in types:
+        # a height-field pair collides each prism through this collider (collision_hfield)
+        if int(t1) == GEOM_HFIELD:
+            hfield = True
+        elif (int(t1), int(t2)) in CONVEX_PAIRS:
+            convex = True
+    return convex, hfield
 
 
 # ---- 3-vectors as tuples -------------------------------------------------------------------------

@@ -45,7 +45,10 @@ and nothing differs; pairs with a world (or static) body skip the sweep in MuJoC
 Two units run that loop (`engine.jit.unit`, the same kernels): `collision`, closed-form
 colliders only, and `collision_convex`, which adds the convex collider. GJK/EPA is most of a
 collision unit's compile time, so `engine.binding.units_for` gives a model the convex unit
-only when one of its candidate pairs needs it.
+only when one of its candidate pairs needs it. `collision_convex` calls the convex collider
+through two pair units of its own (`engine.jit.pair_unit`), `convex_pair` and, for a height
+field, `hfield_pair`: each is compiled only for a model with such a pair, the two compile
+side by side on a cold start, and none of them is optimized again inside its caller.
 
 A contact with dist >= includemargin (= margin; the gap only widens detection) is
 flagged `exclude`: MuJoCo reports it but makes no constraint from it.
@@ -54,13 +57,16 @@ flagged `exclude`: MuJoCo reports it but makes no constraint from it.
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
 from engine import collision_convex as C
 from engine import collision_hfield as H
 from engine import collision_mesh as CM
 from engine import collision_primitive as P
 from engine import types as T
-from engine.jit import kernel, unit
+from engine.jit import kernel, pair_unit, unit
 
 MINMU = 1e-5  # MuJoCo's mjMINMU: smallest friction coefficient
 MINVAL = 1e-15
@@ -412,15 +418,9 @@ def _primitive_pair(m, d, b, p):
 
 
 @kernel
-def _convex_pair(m, d, b, p):
-    """Contacts of candidate pair p of row b (one of collision_convex.CONVEX_PAIRS, its
-    bounding spheres not apart) from the convex collider, in row b's scratch_con: their
-    count (0 or 1, up to cpair_maxcon with the multi-contact search; a height-field pair
-    of collision_hfield.HFIELD_PAIRS, up to 50, one per prism). The collider works in the
-    row's scratch_ccd_* arrays."""
-    g1 = m.cpair_geom[p, 0]
-    g2 = m.cpair_geom[p, 1]
-    ccd = (
+def _ccd_work(d, b):
+    """Row b's work space of the convex collider (collision_convex's ws)."""
+    return (
         d.scratch_ccd_obj[b],
         d.scratch_ccd_simplex[b],
         d.scratch_ccd_vert[b],
@@ -429,25 +429,43 @@ def _convex_pair(m, d, b, p):
         d.scratch_ccd_list[b],
         d.scratch_ccd_poly[b],
     )
-    if m.geom_type[g1] == P.GEOM_HFIELD:  # a height field (collision_hfield): prism by prism
-        h = m.geom_dataid[g1]
-        adr = m.hfield_adr[h]
-        nrow = m.hfield_nrow[h]
-        ncol = m.hfield_ncol[h]
-        return H.collide_hfield(
-            d.scratch_con[b],
-            ccd,
-            (m.hfield_size[h], nrow, ncol, m.hfield_data[adr : adr + nrow * ncol]),
-            m.geom_type[g2],
-            m.geom_rbound[g2],
-            m.cpair_margin[p] + m.cpair_gap[p],
-            d.geom_xpos[b, g1],
-            d.geom_xmat[b, g1],
-            d.geom_xpos[b, g2],
-            d.geom_xmat[b, g2],
-            m.geom_size[g2],
-            (m.opt_ccd_tolerance, m.opt_ccd_iterations),
-        )
+
+
+@pair_unit
+def hfield_pair(m, d, b, p):
+    """Contacts of candidate pair p of row b, a height field against a convex geom
+    (collision_hfield.HFIELD_PAIRS, bounding spheres not apart), prism by prism through the
+    convex collider, in row b's scratch_con: their count (up to 50, one per prism)."""
+    g1 = m.cpair_geom[p, 0]
+    g2 = m.cpair_geom[p, 1]
+    h = m.geom_dataid[g1]
+    adr = m.hfield_adr[h]
+    nrow = m.hfield_nrow[h]
+    ncol = m.hfield_ncol[h]
+    return H.collide_hfield(
+        d.scratch_con[b],
+        _ccd_work(d, b),
+        (m.hfield_size[h], nrow, ncol, m.hfield_data[adr : adr + nrow * ncol]),
+        m.geom_type[g2],
+        m.geom_rbound[g2],
+        m.cpair_margin[p] + m.cpair_gap[p],
+        d.geom_xpos[b, g1],
+        d.geom_xmat[b, g1],
+        d.geom_xpos[b, g2],
+        d.geom_xmat[b, g2],
+        m.geom_size[g2],
+        (m.opt_ccd_tolerance, m.opt_ccd_iterations),
+    )
+
+
+@pair_unit
+def convex_pair(m, d, b, p):
+    """Contacts of candidate pair p of row b (one of collision_convex.CONVEX_PAIRS, bounding
+    spheres not apart) from the convex collider, in row b's scratch_con: their count (0 or
+    1, up to cpair_maxcon with the multi-contact search). The collider works in the row's
+    scratch_ccd_* arrays."""
+    g1 = m.cpair_geom[p, 0]
+    g2 = m.cpair_geom[p, 1]
     for k, g in ((0, g1), (1, g2)):
         if m.geom_type[g] == P.GEOM_MESH:  # a copy of the hull for the support function
             CM.init_tail(d.scratch_ccd_obj[b, k, C.OBJ_WIDTH :], m, m.geom_dataid[g])
@@ -455,7 +473,7 @@ def _convex_pair(m, d, b, p):
     pose2 = (d.geom_xpos[b, g2], d.geom_xmat[b, g2], m.geom_size[g2])
     return C.collide_convex(
         d.scratch_con[b],
-        ccd,
+        _ccd_work(d, b),
         m.geom_type[g1],
         m.geom_type[g2],
         m.cpair_margin[p] + m.cpair_gap[p],
@@ -463,6 +481,38 @@ def _convex_pair(m, d, b, p):
         *pose2,
         (m.opt_ccd_tolerance, m.opt_ccd_iterations, m.cpair_maxcon[p]),
     )
+
+
+@intrinsic
+def call_pair_unit(typingctx, address, m, d, b, p):
+    """unit(m, d, b, p) for the pair unit compiled at `address` (m.unit_convex_pair or
+    m.unit_hfield_pair): the number of contacts it found. (Here rather than beside
+    engine.ptr.call_unit: engine.ptr needs engine.model, which needs this module.)"""
+    if getattr(m, "kind", None) != "Model" or getattr(d, "kind", None) != "Data":
+        return None
+    if not (isinstance(b, types.Integer) and isinstance(p, types.Integer)):
+        return None
+    signature = types.int64(address, m, d, b, p)
+
+    def codegen(context, builder, sig, args):
+        fn_address, mp, dp, row, pair = args
+        fn_address = context.cast(builder, fn_address, sig.args[0], types.int64)
+        row = context.cast(builder, row, sig.args[3], types.int64)
+        pair = context.cast(builder, pair, sig.args[4], types.int64)
+        fnty = ir.FunctionType(ir.IntType(64), [mp.type, dp.type, row.type, pair.type])
+        return builder.call(builder.inttoptr(fn_address, fnty.as_pointer()), [mp, dp, row, pair])
+
+    return signature, codegen
+
+
+@kernel
+def _convex_pair(m, d, b, p):
+    """Contacts of candidate pair p of row b that has no closed-form collider, from the pair
+    unit for it (hfield_pair or convex_pair; engine.binding sets both addresses for a model
+    with such pairs)."""
+    if m.geom_type[m.cpair_geom[p, 0]] == P.GEOM_HFIELD:
+        return call_pair_unit(m.unit_hfield_pair, m, d, b, p)
+    return call_pair_unit(m.unit_convex_pair, m, d, b, p)
 
 
 @kernel

@@ -45,12 +45,12 @@ share = pickle.load(sys.stdin.buffer)
 import engine
 if os.path.abspath(engine.__file__) != share["engine"]:
     sys.exit(3)  # another engine package on this path: its cache would not be the caller's
-from engine.ptr import UNIT_SIGNATURE
+from engine.ptr import signature
 for label, argtypes in share["items"]:
     module, name = label.rsplit(".", 1)
     obj = getattr(importlib.import_module("engine." + module), name)
     if argtypes is None:
-        obj.address(UNIT_SIGNATURE)
+        obj.address(signature(obj))
     else:
         obj.compile(argtypes)
 """

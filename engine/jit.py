@@ -10,9 +10,11 @@ Three kinds of compiled function:
   inlining, unlike numba's `inline="always"`, which re-typed the callee at every call site.
 - `@unit`: a pipeline stage compiled on its own into a C function
   `void f(ModelPtr m, DataPtr d, int64 row)`, called through its address in the Model
-  record (`call_unit(m.unit_collision, m, d, b)`). A unit is compiled only for the models
-  that use it (a model without contacts never compiles the collision, constraint or solver
-  units), and its callers never contain its code, so editing it recompiles it alone.
+  record (`call_unit(m.unit_collision, m, d, b)`). A `@pair_unit` is one collider compiled
+  the same way, as `int64 f(ModelPtr m, DataPtr d, int64 row, int64 pair)`. A unit is
+  compiled only for the models that use it (a model without contacts never compiles the
+  collision, constraint or solver units), and its callers never contain its code, so
+  editing it recompiles it alone.
 - `@entry` / `@parallel_entry`: called from Python with the records' addresses and plain
   integers; a parallel entry splits the batch over numba's threads.
 
@@ -89,8 +91,9 @@ class Unit:
     C signature (engine.ptr.UNIT_SIGNATURE), so this module needs nothing above it.
     """
 
-    def __init__(self, fn):
+    def __init__(self, fn, pair: bool = False):
         self.py_func = fn
+        self.pair = pair  # a pair unit: engine.ptr.PAIR_SIGNATURE, else UNIT_SIGNATURE
         self.__name__ = fn.__name__
         self.__qualname__ = fn.__qualname__
         self.__module__ = fn.__module__
@@ -139,6 +142,12 @@ class Unit:
 def unit(fn) -> Unit:
     """Declare `fn(m, d, b)` a separately compiled pipeline unit (see the module docstring)."""
     return Unit(fn)
+
+
+def pair_unit(fn) -> Unit:
+    """Declare `fn(m, d, b, p)` (the contacts of candidate pair p of row b: their number) a
+    separately compiled collider unit."""
+    return Unit(fn, pair=True)
 
 
 def entry_is_cached(dispatcher, argtypes: tuple) -> bool:

@@ -27,7 +27,9 @@ COMPILE_SECONDS = {
     "sensors.rne_post": 4.0,
     "sensors.ray_sensors": 6.0,
     "collision_driver.collision": 14.5,
-    "collision_driver.collision_convex": 300.0,  # a model gets one of the two; GJK/EPA
+    "collision_driver.collision_convex": 15.5,  # a model gets one of the two
+    "collision_driver.convex_pair": 103.0,  # GJK/EPA, meshes
+    "collision_driver.hfield_pair": 121.0,  # GJK/EPA on a height field's prisms
     "constraint.make_constraint": 12.0,
     "constraint.reference_constraint": 2.5,
     "solver.fwd_constraint_newton": 37.5,

@@ -47,6 +47,8 @@ UNITS = (
     "rne_post",  # cacc, cfrc_int for the sensors that read them (engine.sensors.rne_post)
     "ray_sensors",  # touch and rangefinder readings (engine.sensors.ray_sensors)
     "collision",  # contacts (engine.collision_driver.collision, or collision_convex)
+    "convex_pair",  # the convex collider of one pair (engine.collision_driver.convex_pair)
+    "hfield_pair",  # a height field against a convex geom (engine.collision_driver.hfield_pair)
     "make_constraint",  # constraint rows (engine.constraint.make_constraint)
     "reference_constraint",  # efc_vel, efc_aref (engine.constraint.reference_constraint)
     "solver",  # qacc, efc_force (engine.solver.fwd_constraint_newton or _pgs)
@@ -136,8 +138,15 @@ MODEL_PTR = StructPtr(
 )
 DATA_PTR = StructPtr("Data", tuple((name, _numba_type(spec)) for name, spec in DATA_SPECS.items()))
 
-# every unit is compiled as a C function  void unit(ModelPtr m, DataPtr d, int64 b)
+# every unit is compiled as a C function  void unit(ModelPtr m, DataPtr d, int64 b), and
+# a pair unit (engine.jit.pair_unit) as  int64 unit(ModelPtr m, DataPtr d, int64 b, int64 p)
 UNIT_SIGNATURE = types.void(MODEL_PTR, DATA_PTR, types.int64)
+PAIR_SIGNATURE = types.int64(MODEL_PTR, DATA_PTR, types.int64, types.int64)
+
+
+def signature(unit):
+    """The C signature `unit` (an engine.jit.Unit) is compiled with."""
+    return PAIR_SIGNATURE if unit.pair else UNIT_SIGNATURE
 
 
 @intrinsic

@@ -3,7 +3,8 @@
 A unit is compiled only for the models that call it, so that a new user's first run compiles
 only what the model uses: the one solver it names (Newton or PGS), the noslip pass only with
 noslip_iterations > 0, the spatial tendons' path and wrapping code only with a spatial
-tendon, and cacc / cfrc_int (mj_rnePostConstraint) only for sensors that read them. The
+tendon, cacc / cfrc_int (mj_rnePostConstraint) only for sensors that read them, and the
+convex collider's pair units (convex_pair, hfield_pair) only for the pairs that need them. The
 physics through each unit is compared with MuJoCo in the tests of its stage (test_solver,
 test_noslip, test_tendon_spatial, test_sensors); here: that the right unit is chosen, and
 that the Model record a Simulator runs with points at it and at nothing else.
@@ -11,11 +12,12 @@ that the Model record a Simulator runs with points at it and at nothing else.
 
 import engine
 from engine.binding import units_for
-from engine.ptr import MODEL_PTR, UNITS
+from engine.collision_driver import collision, collision_convex, convex_pair, hfield_pair
+from engine.ptr import MODEL_PTR, PAIR_SIGNATURE, UNITS
 from engine.sensors import rne_post
 from engine.solver import fwd_constraint_newton, fwd_constraint_pgs, noslip_pass
 from engine.tendon import spatial_tendons
-from tests.helpers import ASSETS, with_options
+from tests.helpers import ASSETS, with_options, without_contacts
 
 QUADRUPED = ASSETS / "quadruped.xml"
 
@@ -59,3 +61,35 @@ def test_record_points_at_the_chosen_units_only():
     for slot in UNITS:
         word = int(record[MODEL_PTR.offsets[f"unit_{slot}"][0]])
         assert (word != 0) == (slot in chosen), slot
+
+
+def test_pair_units_only_for_their_pairs():
+    """collision_convex reaches the convex collider through pair units: convex_pair for a
+    model with a convex pair, hfield_pair for one with a height field; a model whose pairs
+    all have closed-form colliders runs `collision` and neither."""
+    convex = units_for(engine.load_mjcf(ASSETS / "tests" / "collision_convex.xml"))
+    assert convex["collision"] is collision_convex and convex["convex_pair"] is convex_pair
+    assert "hfield_pair" not in convex
+    hfield = units_for(engine.load_mjcf(ASSETS / "tests" / "collision_hfield.xml"))
+    assert hfield["collision"] is collision_convex and hfield["hfield_pair"] is hfield_pair
+    assert "convex_pair" not in hfield
+    closed = units_for(engine.load_mjcf(QUADRUPED))
+    assert closed["collision"] is collision and not {"convex_pair", "hfield_pair"} & set(closed)
+
+
+def test_collision_pass_sets_the_pair_units_it_calls():
+    """Simulator.collision() runs whatever the disable flags say: on a model whose contacts
+    are disabled (no collision units in its record) it compiles and sets the pair unit its
+    pairs need, and only that one."""
+    model = engine.load_mjcf(without_contacts(ASSETS / "tests" / "collision_hfield.xml"))
+    sim = engine.Simulator(model)
+    record = sim._bound.model_record
+
+    def word(slot):
+        return int(record[MODEL_PTR.offsets[f"unit_{slot}"][0]])
+
+    assert word("collision") == word("hfield_pair") == word("convex_pair") == 0
+    sim.forward()
+    sim.collision()
+    assert word("hfield_pair") == hfield_pair.address(PAIR_SIGNATURE)
+    assert word("convex_pair") == 0
