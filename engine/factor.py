@@ -81,8 +81,13 @@ def mul_m(res, qM, x, m):
     for i in range(m.nv):
         start = m.M_rowadr[i]
         diag = start + m.M_rownnz[i] - 1
-        res[i] += qM[diag] * x[i]
+        # row i's own sum in a register: rows before i never write res[i] (their columns
+        # are below them), so this adds the same terms in the same order
+        s = 0.0
+        s += qM[diag] * x[i]
+        xi = x[i]
         for adr in range(start, diag):
             j = m.M_colind[adr]
-            res[i] += qM[adr] * x[j]
-            res[j] += qM[adr] * x[i]
+            s += qM[adr] * x[j]
+            res[j] += qM[adr] * xi
+        res[i] = s

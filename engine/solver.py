@@ -425,11 +425,14 @@ def _mul_m_local(m, d, b, res, x, trees):
             start = m.M_rowadr[i]
             diag = start + m.M_rownnz[i] - 1
             li = i + shift
-            res[li] += qM[diag] * x[li]
+            s = 0.0  # row i's own sum in a register, as in factor.mul_m
+            s += qM[diag] * x[li]
+            xi = x[li]
             for adr in range(start, diag):
                 lj = m.M_colind[adr] + shift
-                res[li] += qM[adr] * x[lj]
-                res[lj] += qM[adr] * x[li]
+                s += qM[adr] * x[lj]
+                res[lj] += qM[adr] * xi
+            res[li] = s
 
 
 @kernel
@@ -976,14 +979,18 @@ def _chol_update(H, x, n, plus):
         cinv = 1.0 / c
         s = xk / Lkk
         H[k, k] = r
+        # one pass per column: each x[i] update reads the H[i, k] just written, as
+        # mju_cholUpdate's second loop does, so the arithmetic is the same
         if plus:
             for i in range(k + 1, n):
-                H[i, k] = (H[i, k] + s * x[i]) * cinv
+                h = (H[i, k] + s * x[i]) * cinv
+                H[i, k] = h
+                x[i] = c * x[i] - s * h
         else:
             for i in range(k + 1, n):
-                H[i, k] = (H[i, k] - s * x[i]) * cinv
-        for i in range(k + 1, n):
-            x[i] = c * x[i] - s * H[i, k]
+                h = (H[i, k] - s * x[i]) * cinv
+                H[i, k] = h
+                x[i] = c * x[i] - s * h
     return rank
 
 
