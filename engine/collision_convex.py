@@ -204,7 +204,7 @@ def ccd_sizes(iterations: int) -> tuple[int, int]:
 def has_convex_pair(m) -> bool:
     """Whether a Model (engine.model.Model) has a candidate pair (cpair_geom) of CONVEX_PAIRS:
     whether it needs this collider, its work space and the collision_convex unit."""
-    return convex_pair_kinds(m) != (False, False)
+    return any(convex_pair_kinds(m))
 
 
 def convex_pair_kinds(m) -> tuple[bool, bool]:

@@ -57,7 +57,6 @@ flagged `exclude`: MuJoCo reports it but makes no constraint from it.
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
@@ -66,7 +65,7 @@ from engine import collision_hfield as H
 from engine import collision_mesh as CM
 from engine import collision_primitive as P
 from engine import types as T
-from engine.jit import kernel, pair_unit, unit
+from engine.jit import kernel, pair_unit, unit, unit_call
 
 MINMU = 1e-5  # MuJoCo's mjMINMU: smallest friction coefficient
 MINVAL = 1e-15
@@ -492,17 +491,7 @@ def call_pair_unit(typingctx, address, m, d, b, p):
         return None
     if not (isinstance(b, types.Integer) and isinstance(p, types.Integer)):
         return None
-    signature = types.int64(address, m, d, b, p)
-
-    def codegen(context, builder, sig, args):
-        fn_address, mp, dp, row, pair = args
-        fn_address = context.cast(builder, fn_address, sig.args[0], types.int64)
-        row = context.cast(builder, row, sig.args[3], types.int64)
-        pair = context.cast(builder, pair, sig.args[4], types.int64)
-        fnty = ir.FunctionType(ir.IntType(64), [mp.type, dp.type, row.type, pair.type])
-        return builder.call(builder.inttoptr(fn_address, fnty.as_pointer()), [mp, dp, row, pair])
-
-    return signature, codegen
+    return types.int64(address, m, d, b, p), unit_call
 
 
 @kernel

@@ -31,6 +31,7 @@ Flags:
 
 from __future__ import annotations
 
+from llvmlite import ir
 from numba import njit, types
 
 JIT_OPTIONS = dict(fastmath=False, error_model="numpy", boundscheck=False, nogil=True, _nrt=False)
@@ -137,6 +138,20 @@ class Unit:
         if cfunc.address is None:
             cfunc.compile()
         return int(cfunc.address)
+
+
+def unit_call(context, builder, sig, args):
+    """Codegen of an intrinsic that calls a unit (or pair unit) through its address: args are
+    (address, m, d, row[, pair]), the integers passed as int64 as the unit was compiled; the
+    result is the pair unit's int64, nothing for a void unit. engine.ptr.call_unit and
+    engine.collision_driver.call_pair_unit type the calls; this emits them."""
+    fn_address = context.cast(builder, args[0], sig.args[0], types.int64)
+    ints = [context.cast(builder, a, t, types.int64) for a, t in zip(args[3:], sig.args[3:], strict=True)]
+    ptrs = list(args[1:3])
+    ret = context.get_value_type(sig.return_type)
+    fnty = ir.FunctionType(ret, [p.type for p in ptrs] + [i.type for i in ints])
+    out = builder.call(builder.inttoptr(fn_address, fnty.as_pointer()), ptrs + ints)
+    return context.get_dummy_value() if sig.return_type == types.void else out
 
 
 def unit(fn) -> Unit:

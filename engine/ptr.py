@@ -35,6 +35,7 @@ from numba.np import numpy_support
 
 from engine.data import DATA_SPECS
 from engine.fields import ArraySpec
+from engine.jit import unit_call
 from engine.model import MODEL_SPECS
 
 # the separately compiled units a Model record points to (0: the model never calls it)
@@ -185,15 +186,4 @@ def call_unit(typingctx, address, m, d, b):
     """unit(m, d, b) for the unit compiled at `address` (a `m.unit_*` field)."""
     if m != MODEL_PTR or d != DATA_PTR or not isinstance(b, types.Integer):
         return None
-    signature = types.void(address, m, d, b)
-
-    def codegen(context, builder, sig, args):
-        fn_address, mp, dp, row = args
-        fn_address = context.cast(builder, fn_address, sig.args[0], types.int64)
-        row = context.cast(builder, row, sig.args[3], types.int64)
-        ret = context.get_value_type(types.void)
-        fnty = ir.FunctionType(ret, [mp.type, dp.type, row.type])
-        builder.call(builder.inttoptr(fn_address, fnty.as_pointer()), [mp, dp, row])
-        return context.get_dummy_value()
-
-    return signature, codegen
+    return types.void(address, m, d, b), unit_call
