@@ -265,5 +265,8 @@ def test_default_settings_follow_mujoco(path):
         label = f"{path.name} default settings{', islands disabled' if flags else ''}"
         print(f"[solver] {label}: {same}/{len(ref)} iteration counts equal MuJoCo's (every island)")
         report(f"{label} qacc", worst, 1e-9, len(ref))
-        assert same >= 0.95 * len(ref)
+        # every state compared, and in every one each island's count is MuJoCo's (the
+        # solvers repeat its iterations; 11 cases x 40 states = the 440/440 in tests/README.md)
+        assert len(ref) == N_STATES
+        assert same == len(ref), f"{label}: {len(ref) - same} of {len(ref)} states with another count"
         assert worst <= 1e-9
