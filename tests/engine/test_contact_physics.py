@@ -27,7 +27,12 @@ GYM_MODELS = ["ant.xml", "humanoid.xml", "hopper.xml", "walker2d.xml", "half_che
 OUR_MODELS = ["constraint_equality.xml", "constraint_fourbar.xml", "constraint_stack.xml"]
 N_ROLL = 6  # rollouts per model
 N_STEP = 200  # steps per rollout
-TOL_TRAJ = 1e-6  # qpos, relative to max(1, |qpos|)
+# Trajectory tolerances, relative to max(1, |x|). Contact makes the dynamics non-smooth and
+# the last bits of rounding grow along a trajectory; the worst seen over the gymnasium
+# robots and our models (pytest -s prints each) was qpos 1.6e-12 (ant) and qvel 9.2e-11
+# (constraint_equality.xml, implicitfast), so the bars are about 60x and 50x those.
+TOL_TRAJ = 1e-10  # qpos
+TOL_TRAJ_VEL = 5e-9  # qvel
 
 
 def _start_states(mj: mujoco.MjModel, n: int, seed: int):
@@ -87,10 +92,10 @@ def test_gym_trajectories(name: str):
     qpos, qvel = _start_states(mj, N_ROLL, seed=sum(map(ord, name)))
     worst_q, worst_v, touching = _rollout_pair(text, qpos, qvel, N_STEP, seed=1)
     report(f"{name} {N_STEP}-step trajectories qpos", worst_q, TOL_TRAJ, N_ROLL)
-    report(f"{name} {N_STEP}-step trajectories qvel", worst_v, 100 * TOL_TRAJ, N_ROLL)
+    report(f"{name} {N_STEP}-step trajectories qvel", worst_v, TOL_TRAJ_VEL, N_ROLL)
     assert touching >= N_ROLL * N_STEP // 4, f"only {touching} steps with contacts"
     assert worst_q <= TOL_TRAJ
-    assert worst_v <= 100 * TOL_TRAJ
+    assert worst_v <= TOL_TRAJ_VEL
 
 
 @pytest.mark.parametrize("integrator", ["Euler", "implicitfast"])
@@ -105,13 +110,15 @@ def test_model_trajectories(model: str, integrator: str):
     qvel = rng.normal(0.0, 0.5, (4, mj.nv))
     worst_q, worst_v, _ = _rollout_pair(text, qpos, qvel, N_STEP, seed=2)
     report(f"{model} {integrator} {N_STEP}-step qpos", worst_q, TOL_TRAJ, 4)
-    report(f"{model} {integrator} {N_STEP}-step qvel", worst_v, 100 * TOL_TRAJ, 4)
+    report(f"{model} {integrator} {N_STEP}-step qvel", worst_v, TOL_TRAJ_VEL, 4)
     assert worst_q <= TOL_TRAJ
-    assert worst_v <= 100 * TOL_TRAJ
+    assert worst_v <= TOL_TRAJ_VEL
 
 
 PILE = ASSETS / "tests" / "constraint_pile.xml"  # 40 free bodies, nv = 240
-TOL_PILE = 1e-9  # qpos, relative to max(1, |qpos|); qvel 100 times that
+# relative to max(1, |x|); worst seen (Newton and PGS) qpos 4.1e-14, qvel 5.5e-14: about 100x
+TOL_PILE = 4e-12  # qpos
+TOL_PILE_VEL = 5e-12  # qvel
 
 
 @pytest.mark.parametrize("solver", ["Newton", "PGS"])
@@ -128,10 +135,10 @@ def test_many_bodies_trajectories(solver: str):
     qvel = rng.normal(0.0, 0.3, (3, mj.nv))
     worst_q, worst_v, touching = _rollout_pair(text, qpos, qvel, N_STEP, seed=0)
     report(f"pile {solver} {N_STEP}-step qpos", worst_q, TOL_PILE, 3)
-    report(f"pile {solver} {N_STEP}-step qvel", worst_v, 100 * TOL_PILE, 3)
+    report(f"pile {solver} {N_STEP}-step qvel", worst_v, TOL_PILE_VEL, 3)
     assert touching >= 3 * N_STEP * 9 // 10, f"only {touching} steps with contacts"
     assert worst_q <= TOL_PILE
-    assert worst_v <= 100 * TOL_PILE
+    assert worst_v <= TOL_PILE_VEL
 
 
 # ---- physical checks ----------------------------------------------------------------------------
@@ -224,7 +231,9 @@ def test_contact_forces_in_cone_along_rollouts():
                         worst = max(worst, excess / max(1.0, fn))
                     count += 1
     report("rollouts: cone violation (relative)", worst, 1e-12, count)
-    assert count >= 1000
+    # 8,997 contacts with forces in these rollouts (the "9,000" of tests/README.md); the
+    # tipping stack's contacts may come and go with the last bits of rounding, so 1 % less
+    assert count >= 8900, f"only {count} contacts checked"
     assert worst <= 1e-12
 
 
