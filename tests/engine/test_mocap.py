@@ -74,7 +74,11 @@ N_STATES = 200
 TOL_POSE = 1e-12  # poses: the same arithmetic as MuJoCo's
 TOL_QACC = 1e-9  # qacc with contacts (Newton, the model's default tolerance), relative
 N_STEP = 400  # steps per trajectory (0.8 s: the pusher crosses the arm)
-TOL_TRAJ = 1e-6  # qpos after each step, relative to max(1, |qpos|) (as test_contact_physics)
+# After each step, relative to max(1, |x|): contact lets the last bits of rounding grow along
+# the trajectory; the worst seen (pytest -s) was qpos 1.5e-14 and qvel 1.7e-13 (2.5e-13 on an
+# earlier engine), so the bars are about 70x and 60x those.
+TOL_TRAJ = 1e-12  # qpos
+TOL_TRAJ_VEL = 1e-11  # qvel
 
 POSE_FIELDS = (
     "xpos xquat xmat xipos ximat xanchor xaxis geom_xpos geom_xmat site_xpos site_xmat "
@@ -217,9 +221,9 @@ def test_pusher_trajectories_against_mujoco(pair):
             worst_q = max(worst_q, rel_err(sim.data.qpos[i], md.qpos))
             worst_v = max(worst_v, rel_err(sim.data.qvel[i], md.qvel))
     report(f"mocap pusher {N_STEP}-step trajectories qpos", worst_q, TOL_TRAJ, n)
-    report(f"mocap pusher {N_STEP}-step trajectories qvel", worst_v, 100 * TOL_TRAJ, n)
+    report(f"mocap pusher {N_STEP}-step trajectories qvel", worst_v, TOL_TRAJ_VEL, n)
     assert worst_q <= TOL_TRAJ
-    assert worst_v <= 100 * TOL_TRAJ
+    assert worst_v <= TOL_TRAJ_VEL
     # the pusher really pushed: every arm was touched for a while and turned clockwise
     shoulder = mj.jnt_qposadr[mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_JOINT, "shoulder")]
     turned = sim.data.qpos[:, shoulder]
