@@ -12,9 +12,9 @@ it as MuJoCo does.
    feet on the floor throughout.
 4. Standing (a physics check of the model, no oracle): a plain joint PD toward the home pose,
    clipped to the motors' limits, holds the robot for 20 s in our engine: the trunk stays
-   within 3 cm of its home height and within 0.05 rad of upright, no joint leaves its range,
-   the feet sink less than 2 mm into the floor, and the final state is MuJoCo's under the
-   same law.
+   within 12 mm of its home height and within 0.011 rad of upright (11.6 mm and 0.0104 rad
+   seen), no joint leaves its range, the feet sink less than 2 mm into the floor, and the
+   final state is MuJoCo's under the same law.
 """
 
 from __future__ import annotations
@@ -47,7 +47,14 @@ HOME_Z = 0.2848  # = 2 LINK cos(0.9) + FOOT_RADIUS, rounded to 0.1 mm
 
 N_ROW = 8
 N_STEP = 200
-TOL_TRAJ = 1e-6  # qpos, relative to max(1, |qpos|); qvel and sensordata 100 times that
+# 200-step trajectories, relative to max(1, |x|): contact lets the last bits of rounding grow;
+# worst seen (pytest -s) qpos 3.1e-15, qvel 7.8e-14, sensordata 9.4e-14 (1.3e-13 and 1.0e-13
+# on an earlier engine), so the bars are about 65x, 65x and 50x those.
+TOL_TRAJ = 2e-13  # qpos
+TOL_TRAJ_VEL = 5e-12  # qvel and sensordata
+# The standing check's final qpos after 10,000 steps under the PD against MuJoCo's: worst
+# seen 1.5e-10, the bar about 70x that.
+TOL_STAND = 1e-8
 KP, KD = 100.0, 2.0  # the standing check's PD (N m/rad, N m s/rad), every joint
 STAND_S = 20.0
 
@@ -218,8 +225,8 @@ def test_trajectories_match_mujoco(mj):
             worst_v = max(worst_v, rel_err(sim.data.qvel[i], d.qvel))
             worst_s = max(worst_s, rel_err(sim.data.sensordata[i], d.sensordata))
     report(f"quadruped {N_STEP}-step trajectories qpos", worst_q, TOL_TRAJ, N_ROW)
-    report(f"quadruped {N_STEP}-step trajectories qvel", worst_v, 100 * TOL_TRAJ, N_ROW)
-    report(f"quadruped {N_STEP}-step trajectories sensordata", worst_s, 100 * TOL_TRAJ, N_ROW)
+    report(f"quadruped {N_STEP}-step trajectories qvel", worst_v, TOL_TRAJ_VEL, N_ROW)
+    report(f"quadruped {N_STEP}-step trajectories sensordata", worst_s, TOL_TRAJ_VEL, N_ROW)
     print(
         f"[oracle] quadruped: row-steps with a foot on the floor {on_feet[~hold].sum()} (falling rows), "
         f"{on_feet[hold].sum()} (standing rows) of {N_ROW // 2 * N_STEP} each; trunk on the floor "
@@ -231,8 +238,8 @@ def test_trajectories_match_mujoco(mj):
     assert on_feet[~hold].sum() >= 0.5 * N_ROW // 2 * N_STEP and np.all(on_trunk[~hold] > 0)
     assert at_limit > 0
     assert worst_q <= TOL_TRAJ
-    assert worst_v <= 100 * TOL_TRAJ
-    assert worst_s <= 100 * TOL_TRAJ
+    assert worst_v <= TOL_TRAJ_VEL
+    assert worst_s <= TOL_TRAJ_VEL
 
 
 # ---- 4. standing under a joint PD ---------------------------------------------------------------
@@ -265,7 +272,9 @@ def test_stands_under_a_joint_pd(mj):
         f"{worst_dz * 1e3:.1f} mm of home, tilt {worst_tilt:.4f} rad, feet {sink.min() * 1e3:.2f}-"
         f"{sink.max() * 1e3:.2f} mm into the floor, final max |qvel| {speed:.1e}"
     )
-    assert worst_dz < 0.03 and worst_tilt < 0.05 and inside
+    # the state is pinned by the comparison with MuJoCo below, so these move only with the
+    # model: bars just above the 11.6 mm and 0.0104 rad seen (the numbers tests/README.md states)
+    assert worst_dz < 0.012 and worst_tilt < 0.011 and inside
     assert np.all((sink > 0.0) & (sink < 2e-3)) and int(sim.data.ncon[0]) == 4
     assert speed < 1e-4
 
@@ -275,5 +284,5 @@ def test_stands_under_a_joint_pd(mj):
         d.ctrl[:] = np.clip(KP * (home[7:] - d.qpos[7:]) - KD * d.qvel[6:], *mj.actuator_ctrlrange.T)
         mujoco.mj_step(mj, d)
     err = rel_err(sim.data.qpos[0], d.qpos)
-    report(f"quadruped standing {STAND_S:.0f} s under the PD, final qpos vs MuJoCo", err, TOL_TRAJ, 1)
-    assert err <= TOL_TRAJ
+    report(f"quadruped standing {STAND_S:.0f} s under the PD, final qpos vs MuJoCo", err, TOL_STAND, 1)
+    assert err <= TOL_STAND
