@@ -24,8 +24,10 @@ a floor, a sphere, a capsule, an ellipsoid, a cylinder, a box and each other.
    Every other pair matches to 1e-9.
 3. Through our own kinematics: our contacts against MuJoCo's collider given our geom poses.
 4. 200-step trajectories of the bodies dropped in stacks of two onto the floor and onto each
-   other, with gravity and MuJoCo's default collider options, against mj_step: qpos to 1e-6
-   and qvel to 1e-4 (relative; the suite's trajectory tolerances), contact counts equal.
+   other, with gravity and MuJoCo's default collider options, against mj_step: qpos to 3e-6
+   and qvel to 1e-5 (relative), contact counts equal. These trajectories genuinely drift:
+   at the default ccd_tolerance our EPA ends up to ~6e-7 from the binary's (2.), and that
+   enters every step (worst seen qpos 2.9e-7, qvel 7.0e-7).
 """
 
 from __future__ import annotations
@@ -116,9 +118,12 @@ def compare(label: str, xml: str, qpos: np.ndarray, poses: str = "mujoco") -> Pa
     return multi.compare(label, xml, mujoco.MjModel.from_xml_string(xml), qpos, poses, kind=PairResult)
 
 
-def _check_all_pair_types(result: PairResult, least: int) -> None:
+def _check_all_pair_types(result: PairResult, least: int, swaps: int) -> None:
+    """Every pair type touched at least `least` times, and at most `swaps` pairs of two in the
+    other order (after EPA, see test_collision_multi.Result; the caller states the count seen)."""
     twos = sum(s.get(2, 0) for s in result.sizes.values())
-    assert result.swapped <= 0.1 * twos, (result.swapped, twos)
+    print(f"[mesh] {result.label}: {result.swapped} of {twos} pairs of two in the other order (bar {swaps})")
+    assert result.swapped <= swaps, (result.swapped, twos)
     for name in PAIR_NAMES.values():
         assert result.npairs.get(name, 0) >= least, f"{name}: {result.npairs.get(name, 0)} pairs"
 
@@ -247,7 +252,7 @@ def test_random_poses_match_mujoco(spread, height, seed):
     result = compare(f"collision_mesh spread {spread}", xml, qpos)
     assert result.nstate == N_POSES
     assert not result.diverged, result.diverged[:4]
-    _check_all_pair_types(result, 100)
+    _check_all_pair_types(result, 100, swaps=10)  # seen 5 of 1,217 and 2 of 648 pairs of two
     assert sum(result.sizes["mesh:mesh"].get(k, 0) for k in (2, 3, 4)) >= 20, result.sizes["mesh:mesh"]
     assert result.sizes["plane:mesh"].get(4, 0) >= 10, result.sizes["plane:mesh"]
 
@@ -262,7 +267,7 @@ def test_resting_poses_match_mujoco(seed):
     qpos = resting_poses(mj, N_RESTING, seed)
     result = compare(f"collision_mesh resting {seed}", xml, qpos)
     assert not result.diverged, result.diverged[:4]
-    _check_all_pair_types(result, 10)
+    _check_all_pair_types(result, 10, swaps=3)  # seen 1 of 81 and 0 of 69 pairs of two
     multi = sum(
         n for name, s in result.sizes.items() for k, n in s.items() if k >= 2 and name != "plane:mesh"
     )
@@ -290,6 +295,9 @@ def test_default_tolerance_matches_mujoco():
         f"{len(result.diverged) - len(same_count)} of them with another count"
     )
     assert len(result.diverged) <= 0.02 * total
+    twos = sum(s.get(2, 0) for s in result.sizes.values())
+    print(f"[mesh] default ccd_tolerance: {result.swapped} of {twos} pairs of two in the other order")
+    assert result.swapped <= 30, (result.swapped, twos)  # seen 15 of 1,328
     assert all(x[4] < 10 * mj.opt.ccd_tolerance for x in same_count), same_count
 
 
@@ -306,14 +314,19 @@ def test_pipeline_matches_mujoco():
     )
     result = compare("collision_mesh through our kinematics", xml, qpos, poses="ours")
     assert not result.diverged, result.diverged[:4]
-    _check_all_pair_types(result, 50)
+    _check_all_pair_types(result, 50, swaps=25)  # seen 13 of 912 pairs of two
 
 
 # ---- trajectories ----------------------------------------------------------------------------------
 
 N_TRAJ = 8
 STEPS = 200
-TOL_TRAJ = 1e-6  # qpos, relative to max(1, |qpos|); qvel 100 times that
+# Relative to max(1, |x|). MuJoCo's default ccd_tolerance (1e-6) lets EPA stop up to ~6e-7
+# from the binary's answer (test_default_tolerance_matches_mujoco), and that enters each step,
+# so these trajectories drift far above rounding: worst seen qpos 2.9e-7, qvel 7.0e-7; the
+# bars are about 10x and 14x those.
+TOL_TRAJ = 3e-6  # qpos
+TOL_TRAJ_VEL = 1e-5  # qvel
 
 
 def drop_poses(mj: mujoco.MjModel, n: int, seed: int) -> np.ndarray:
@@ -366,11 +379,11 @@ def test_dropped_meshes_trajectories():
             mesh_mesh += (GEOM_MESH, GEOM_MESH) in types
             on_floor += (GEOM_PLANE, GEOM_MESH) in types
     report(f"dropped meshes {STEPS}-step trajectories qpos", worst_q, TOL_TRAJ, N_TRAJ)
-    report(f"dropped meshes {STEPS}-step trajectories qvel", worst_v, 100 * TOL_TRAJ, N_TRAJ)
+    report(f"dropped meshes {STEPS}-step trajectories qvel", worst_v, TOL_TRAJ_VEL, N_TRAJ)
     print(
         f"[mesh] trajectories: contact counts equal in {ncon_equal} of {N_TRAJ * STEPS} row-steps, "
         f"mesh on mesh in {mesh_mesh}, mesh on the floor in {on_floor}"
     )
     assert on_floor >= N_TRAJ * STEPS // 2 and mesh_mesh >= 50, (on_floor, mesh_mesh)
     assert worst_q <= TOL_TRAJ
-    assert worst_v <= 100 * TOL_TRAJ
+    assert worst_v <= TOL_TRAJ_VEL

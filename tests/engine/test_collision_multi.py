@@ -17,7 +17,8 @@ contacts on aligned faces and edges.
    after EPA (deep poses) the two contacts of an edge clipped at one end may come in the
    other order, because the farthest-pair choice between two crossing points 1e-17 apart
    follows the last bits of EPA's witness point, which our EPA reproduces to ~1e-12, not
-   bit for bit; seen in 1 to 4 % of deep two-contact pairs, never in the resting poses.
+   bit for bit; seen in under 1 % of two-contact pairs (0 to 3 pairs per test, bars of 5
+   and 8 pairs stated at the asserts), never in the resting poses (asserted).
 3. Through our own kinematics (poses off MuJoCo's by ~2e-16): our contacts against MuJoCo's
    collider given the same geom poses, as strictly; MuJoCo's own contacts change between
    its poses and ours in some states (GJK/EPA stop within ccd_tolerance and the features
@@ -256,7 +257,8 @@ def test_random_poses_match_mujoco(spread: float, seed: int):
     for pair in PAIRS:
         assert result.pair_types.get(pair, 0) >= 100, f"pair types {pair}: {result.pair_types.get(pair, 0)}"
     assert result.sizes.get(2, 0) >= 50
-    assert result.swapped <= 0.1 * result.sizes.get(2, 0), result.swapped
+    # pairs of two in the other order (see Result): seen 2 of 226, 1 of 151 and 0 of 72
+    assert result.swapped <= 5, (result.swapped, result.sizes.get(2, 0))
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -290,7 +292,8 @@ def test_pipeline_matches_mujoco():
     )
     result = compare("collision_cylinder through our kinematics", CYLINDERS, mj, qpos, poses="ours")
     assert result.nstate == len(qpos) and result.ncon >= 1000
-    assert result.swapped <= 0.1 * result.sizes.get(2, 0), result.swapped
+    # pairs of two in the other order (see Result): seen 3 of 361
+    assert result.swapped <= 8, (result.swapped, result.sizes.get(2, 0))
     # MuJoCo's own sensitivity to the ~1e-16 pose differences
     sim = engine.Simulator(engine.load_mjcf(without_contacts(CYLINDERS)), batch=len(qpos))
     sim.data.qpos[:] = qpos
@@ -372,7 +375,13 @@ def test_multiccd_disabled_matches_mujoco():
 
 N_PUSH = 12  # rollouts
 PUSH_STEPS = 200
-TOL_TRAJ = 1e-6  # qpos, relative to max(1, |qpos|); qvel 100 times that
+# (qpos, qvel) bars, relative to max(1, |x|), each about 50x the worst seen (pytest -s). In
+# pusher_v5.xml the object is 1,000 times heavier than in pusher.xml, so the capsule :
+# cylinder contacts (from EPA, which ours repeats to ~1e-12, not bit for bit) push the arm
+# back, and over 200 steps of 10 ms those differences grow: a genuine drift (worst seen
+# 2.2e-8 / 2.0e-7; with ccd_tolerance 1e-9 it grows as much, 4.0e-8 / 3.5e-7, measured once).
+# pusher.xml's trajectories stay near rounding (1.5e-11 / 8.0e-11).
+TOL_TRAJ = {"pusher.xml": (1e-9, 5e-9), "pusher_v5.xml": (1e-6, 1e-5)}
 
 
 def _pusher_starts(mj: mujoco.MjModel, n: int, seed: int):
@@ -453,9 +462,10 @@ def test_gymnasium_pusher_trajectories(name: str):
             multi += len(on_object) > len({tuple(d.contact.geom[c]) for c in on_object})
             worst_q = max(worst_q, rel_err(sim.data.qpos[i], d.qpos))
             worst_v = max(worst_v, rel_err(sim.data.qvel[i], d.qvel))
-    report(f"{name} {PUSH_STEPS}-step trajectories qpos", worst_q, TOL_TRAJ, N_PUSH)
-    report(f"{name} {PUSH_STEPS}-step trajectories qvel", worst_v, 100 * TOL_TRAJ, N_PUSH)
+    tol_q, tol_v = TOL_TRAJ[name]
+    report(f"{name} {PUSH_STEPS}-step trajectories qpos", worst_q, tol_q, N_PUSH)
+    report(f"{name} {PUSH_STEPS}-step trajectories qvel", worst_v, tol_v, N_PUSH)
     print(f"[multi] {name}: {touching} steps touching the object, {multi} with 2 contacts on one pair")
     assert touching >= 50, touching
-    assert worst_q <= TOL_TRAJ
-    assert worst_v <= 100 * TOL_TRAJ
+    assert worst_q <= tol_q
+    assert worst_v <= tol_v
