@@ -5,7 +5,9 @@ numba keys a cached function on its own source file only, but compiled code cont
 kernels it calls from other files. `engine.cache.invalidate_stale_cache` drops the cache of
 every module whose source, or the source of any engine module it imports (transitively),
 changed. Checked two ways: on the digests of a synthetic package, and end to end by editing
-a callee kernel in a copy of the engine and running it again in a fresh interpreter.
+a callee kernel in a copy of the engine and running it again in a fresh interpreter; the same
+end-to-end run with the guard switched off (ROBODYN_KEEP_STALE_CACHE=1) serves the stale
+code, which is what the guard prevents.
 """
 
 from __future__ import annotations
@@ -74,9 +76,13 @@ print(json.dumps({"file": engine.__file__, "sensordata": sim.data.sensordata[0].
 """
 
 
-def _probe(root: Path) -> dict:
+def _probe(root: Path, keep_stale: bool = False) -> dict:
+    """The sensors model's readings from the engine under `root`, in a fresh interpreter,
+    with the cache guard on (or switched off by ROBODYN_KEEP_STALE_CACHE=1)."""
     env = dict(os.environ, PYTHONPATH=str(root))
     env.pop("ROBODYN_KEEP_STALE_CACHE", None)
+    if keep_stale:
+        env["ROBODYN_KEEP_STALE_CACHE"] = "1"
     out = subprocess.run(
         [sys.executable, "-c", _PROBE, str(ASSETS / "tests" / "sensors.xml")],
         cwd=root,
@@ -93,25 +99,37 @@ def _cache_files(cache: Path, module: str) -> dict[str, int]:
     return {f.name: f.stat().st_mtime_ns for f in cache.glob(f"{module}.*.nb*")}
 
 
-def test_an_edited_callee_is_recompiled_and_nothing_else(tmp_path):
-    """Copy the engine (with its cache), run the sensors model, then edit rne_post.py (a kernel the sensors
-    unit calls; sensors.py itself is unchanged): the next run must read the edited code
-    (accelerometer readings change), recompile rne_post and sensors, and keep the cache of
-    modules that do not import rne_post (kinematics, forward)."""
+def _copy_and_run(tmp_path: Path) -> tuple[Path, dict]:
+    """A copy of the engine with its cache (the files' times kept, so the copy's first run
+    loads what it can) and its first run's readings."""
     root = tmp_path / "copy"
-    # the copy keeps the cache and the files' times, so its first run loads what it can
     shutil.copytree(ENGINE_DIR, root / "engine")
     first = _probe(root)
     assert Path(first["file"]).parent == root / "engine"
-    cache = root / "engine" / "__pycache__"
-    kept = {m: _cache_files(cache, m) for m in ("kinematics", "forward")}
-    assert all(kept.values()), f"expected cached kernels of kinematics and forward in {cache}"
+    return root, first
 
+
+def _edit_rne_post(root: Path) -> None:
+    """Double gravity in the copy's rne_post_constraint (cacc of the world body), which the
+    accelerometer reads through the sensors module's rne_post unit."""
     rne_post = root / "engine" / "rne_post.py"
     text = rne_post.read_text()
     old = "cacc[0, 3 + k] = -m.opt_gravity[k]"
     assert text.count(old) == 1
     rne_post.write_text(text.replace(old, "cacc[0, 3 + k] = -2.0 * m.opt_gravity[k]"))
+
+
+def test_an_edited_callee_is_recompiled_and_nothing_else(tmp_path):
+    """Copy the engine (with its cache), run the sensors model, then edit rne_post.py (a kernel the sensors
+    unit calls; sensors.py itself is unchanged): the next run must read the edited code
+    (accelerometer readings change), recompile rne_post and sensors, and keep the cache of
+    modules that do not import rne_post (kinematics, forward)."""
+    root, first = _copy_and_run(tmp_path)
+    cache = root / "engine" / "__pycache__"
+    kept = {m: _cache_files(cache, m) for m in ("kinematics", "forward")}
+    assert all(kept.values()), f"expected cached kernels of kinematics and forward in {cache}"
+
+    _edit_rne_post(root)
     second = _probe(root)
 
     assert second["sensordata"] != first["sensordata"], "the edited kernel was not recompiled"
@@ -119,3 +137,22 @@ def test_an_edited_callee_is_recompiled_and_nothing_else(tmp_path):
         assert _cache_files(cache, module) == files, f"{module} was recompiled; it does not import rne_post"
     stamp = json.loads((cache / "robodyn-dependencies.json").read_text())
     assert stamp == dependency_digests(root / "engine")
+
+
+def test_without_the_guard_the_stale_unit_is_served(tmp_path):
+    """The same edit with the guard switched off (ROBODYN_KEEP_STALE_CACHE=1): numba checks
+    only sensors.py, which is unchanged, so it serves the cached sensors code with the old
+    rne_post compiled in. The readings are the first run's to the bit (the guarded run above
+    reads the edit), the sensors cache is not rewritten, and the guard's stamp is left alone."""
+    root, first = _copy_and_run(tmp_path)
+    cache = root / "engine" / "__pycache__"
+    sensors = _cache_files(cache, "sensors")
+    assert sensors, f"expected cached kernels of sensors in {cache}"
+    stamp = (cache / "robodyn-dependencies.json").read_text()
+
+    _edit_rne_post(root)
+    stale = _probe(root, keep_stale=True)
+
+    assert stale["sensordata"] == first["sensordata"], "the guard is off, yet the edit was compiled in"
+    assert _cache_files(cache, "sensors") == sensors
+    assert (cache / "robodyn-dependencies.json").read_text() == stamp
