@@ -20,7 +20,7 @@ from engine import types as T
 from engine.binding import Bound, collision_unit, ensure_compiled
 from engine.collision_driver import GEOM_TYPE_NAMES
 from engine.constraint import contact_force as contact_force_row
-from engine.errors import RoboDynError
+from engine.errors import ArgumentTypeError, IndexOutOfRangeError, InvalidArgumentError, RoboDynError
 from engine.factor import mul_m
 from engine.forward import fwd_position, fwd_velocity
 from engine.jacobian import apply_ft, jac
@@ -212,12 +212,12 @@ def real_array(name: str, value) -> np.ndarray:
     try:
         a = np.asarray(value)
     except ValueError as e:  # ragged nesting
-        raise ValueError(f"{name} must be an array of numbers: {e}") from None
+        raise InvalidArgumentError(f"{name} must be an array of numbers: {e}") from None
     if a.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must hold real numbers, got dtype {a.dtype}")
+        raise ArgumentTypeError(f"{name} must hold real numbers, got dtype {a.dtype}")
     a = a.astype(np.float64)
     if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} contains NaN or inf")
+        raise InvalidArgumentError(f"{name} contains NaN or inf")
     return a
 
 
@@ -228,16 +228,16 @@ def _rows3(bound: Bound, name: str, value) -> np.ndarray:
     if a.shape == (3,):
         a = np.broadcast_to(a, (B, 3))
     if a.shape != (B, 3):
-        raise ValueError(f"{name} must have shape (3,) or ({B}, 3), got {np.shape(value)}")
+        raise InvalidArgumentError(f"{name} must have shape (3,) or ({B}, 3), got {np.shape(value)}")
     return np.ascontiguousarray(a)
 
 
 def _points(bound: Bound, body, point, default: np.ndarray) -> np.ndarray:
     m = bound.model
     if isinstance(body, bool) or not isinstance(body, int | np.integer):
-        raise TypeError(f"body must be an int body id, got {type(body).__name__}")
+        raise ArgumentTypeError(f"body must be an int body id, got {type(body).__name__}")
     if not 0 <= body < m.nbody:
-        raise IndexError(f"body {body!r} out of range (model has {m.nbody} bodies)")
+        raise IndexOutOfRangeError(f"body {body!r} out of range (model has {m.nbody} bodies)")
     if point is None:
         return np.ascontiguousarray(default[:, body])
     return _rows3(bound, "point", point)
@@ -252,7 +252,7 @@ def jacobian(bound: Bound, body: int, point=None, row=None):
         or not isinstance(row, int | np.integer)
         or not -bound.batch <= row < bound.batch
     ):
-        raise IndexError(f"row {row!r} out of range for batch {bound.batch}")
+        raise IndexOutOfRangeError(f"row {row!r} out of range for batch {bound.batch}")
     nv = bound.model.nv
     jacp = np.zeros((bound.batch, 3, nv))
     jacr = np.zeros((bound.batch, 3, nv))
@@ -303,16 +303,16 @@ def _positions(bound: Bound, name: str, value, rows: int | None = None) -> np.nd
     a = np.array(real_array(name, value), ndmin=2, order="C")
     if a.ndim != 2 or a.shape[1] != n or (rows is not None and a.shape[0] != rows):
         want = f"({rows if rows is not None else 'N'}, {n})"
-        raise ValueError(f"{name} must have shape {want} (or ({n},)), got {np.shape(value)}")
+        raise InvalidArgumentError(f"{name} must have shape {want} (or ({n},)), got {np.shape(value)}")
     return a
 
 
 def _timestep(dt, positive: bool) -> float:
     """dt as a float: a finite real number (and > 0 if `positive`), else an error naming it."""
     if isinstance(dt, bool) or not isinstance(dt, int | float | np.integer | np.floating):
-        raise TypeError(f"dt must be a real number, got {type(dt).__name__}")
+        raise ArgumentTypeError(f"dt must be a real number, got {type(dt).__name__}")
     if not np.isfinite(dt) or (positive and not dt > 0):
-        raise ValueError(f"dt must be finite{' and > 0' if positive else ''}, got {dt}")
+        raise InvalidArgumentError(f"dt must be finite{' and > 0' if positive else ''}, got {dt}")
     return float(dt)
 
 

@@ -24,7 +24,7 @@ from engine import fields
 from engine import types as T
 from engine.compile_workers import claim, compile_in_workers, estimate, plan, wait, workers
 from engine.data import DATA_SPECS, Data
-from engine.errors import RoboDynError
+from engine.errors import ArgumentTypeError, RoboDynError
 from engine.fields import ArraySpec
 from engine.jit import Unit, entry_cache_dir, entry_is_cached
 from engine.model import MODEL_SPECS, Model
@@ -86,7 +86,9 @@ def _check_array(value, spec: ArraySpec, label: str, sizes: dict, writable: bool
 def check_model(model) -> dict:
     """Check a Model's arrays against its own counts; returns {dim name: size}."""
     if not isinstance(model, Model):
-        raise TypeError(f"expected an engine.Model (from engine.load_mjcf), got {type(model).__name__}")
+        raise ArgumentTypeError(
+            f"expected an engine.Model (from engine.load_mjcf), got {type(model).__name__}"
+        )
     sizes = {}
     for name, spec in MODEL_SPECS.items():
         if spec is int:
@@ -104,7 +106,7 @@ def check_data(model: Model, data, sizes: dict | None = None) -> int:
     """Check that every Data array has the shape `model` and the batch size call for;
     returns the batch size."""
     if not isinstance(data, Data):
-        raise TypeError(f"expected an engine.Data (from engine.make_data), got {type(data).__name__}")
+        raise ArgumentTypeError(f"expected an engine.Data (from engine.make_data), got {type(data).__name__}")
     sizes = dict(check_model(model) if sizes is None else sizes)
     if not isinstance(data.time, np.ndarray) or data.time.ndim != 1 or data.time.shape[0] < 1:
         raise BindingError("Data.time must be a 1-d array with one entry per row (B >= 1)")

@@ -56,6 +56,7 @@ import math
 import numpy as np
 
 from engine import types as T
+from engine.errors import InvalidArgumentError
 from engine.jacobian import jac_dif_pair, jac_dot_vel
 from engine.jit import kernel, unit
 from engine.spatial import mv3, qderiv, qmul, qmul_axis, qnormalized
@@ -920,7 +921,7 @@ def dense_efc_J(model, data) -> np.ndarray:
     nv = int(model.nv)
     J = np.asarray(data.efc_J)
     if J.ndim != 3 or J.shape[2] != model.nefcdof:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"data.efc_J has shape {J.shape}; this model's rows are nefcdof={model.nefcdof} wide"
         )
     batch, rows, width = J.shape

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine import types as T
+from engine.errors import ArgumentTypeError, IndexOutOfRangeError, InvalidArgumentError
 from engine.model import Model, model_digest
 
 
@@ -29,25 +30,27 @@ def check_motor(model: Model, actuator, what: str) -> tuple[int, int]:
     non-zero gain and gear) with a joint transmission on a slide or hinge joint; ValueError
     naming it otherwise."""
     if isinstance(actuator, bool) or not isinstance(actuator, int | np.integer):
-        raise TypeError(f"actuator must be an int, got {type(actuator).__name__}")
+        raise ArgumentTypeError(f"actuator must be an int, got {type(actuator).__name__}")
     if not 0 <= actuator < model.nu:
-        raise IndexError(f"actuator {actuator} out of range (model has {model.nu})")
+        raise IndexOutOfRangeError(f"actuator {actuator} out of range (model has {model.nu})")
     a = int(actuator)
     trn = int(model.actuator_trntype[a])
     if trn != T.TRN_JOINT:
         # a tendon or site actuator moves several dofs at once: no one joint to drive
         kind = {T.TRN_TENDON: "tendon", T.TRN_SITE: "site"}.get(trn, str(trn))
-        raise ValueError(f"actuator {a}: {what} needs a joint transmission, not a {kind} transmission")
+        raise InvalidArgumentError(
+            f"actuator {a}: {what} needs a joint transmission, not a {kind} transmission"
+        )
     if model.actuator_gaintype[a] != T.GAIN_FIXED or model.actuator_biastype[a] != T.BIAS_NONE:
-        raise ValueError(f"actuator {a}: {what} needs a motor (fixed gain, no bias)")
+        raise InvalidArgumentError(f"actuator {a}: {what} needs a motor (fixed gain, no bias)")
     if model.actuator_dyntype[a] != T.DYN_NONE:
         # its force follows act, not ctrl: setting ctrl cannot set this step's force
-        raise ValueError(f"actuator {a}: {what} needs a motor without activation dynamics")
+        raise InvalidArgumentError(f"actuator {a}: {what} needs a motor without activation dynamics")
     if model.actuator_gainprm[a, 0] == 0.0 or model.actuator_gear[a, 0] == 0.0:
-        raise ValueError(f"actuator {a}: zero gain or gear cannot drive its joint")
+        raise InvalidArgumentError(f"actuator {a}: zero gain or gear cannot drive its joint")
     jnt = int(model.actuator_trnid[a, 0])
     if model.jnt_type[jnt] not in (T.JNT_SLIDE, T.JNT_HINGE):
-        raise ValueError(f"actuator {a}: {what} needs a slide or hinge joint")
+        raise InvalidArgumentError(f"actuator {a}: {what} needs a slide or hinge joint")
     return a, int(model.jnt_dofadr[jnt])
 
 
@@ -60,10 +63,10 @@ class _Drive:
     def __init__(self, model: Model, actuators, gain: np.ndarray, flags: int):
         pairs = [check_motor(model, a, self.what) for a in np.atleast_1d(actuators).tolist()]
         if not pairs and self.kind != T.DRIVE_NONE:
-            raise ValueError(f"{self.what} needs at least one actuator")
+            raise InvalidArgumentError(f"{self.what} needs at least one actuator")
         dofs = [dof for _, dof in pairs]
         if len(set(dofs)) != len(dofs):
-            raise ValueError(f"{self.what}: two actuators drive the same dof ({dofs})")
+            raise InvalidArgumentError(f"{self.what}: two actuators drive the same dof ({dofs})")
         self.actuators = np.array([a for a, _ in pairs], dtype=np.int64)
         self.dofs = np.array(dofs, dtype=np.int64)
         self._index = np.ascontiguousarray(np.stack([self.dofs, self.actuators], axis=1), dtype=np.int32)
@@ -76,18 +79,20 @@ class _Drive:
         (B, k): one value per row and driven dof). Raises NonFiniteError like
         Simulator.step; a bad command raises ValueError and steps nothing."""
         if sim.model_digest() != self._digest:
-            raise ValueError(f"{self.what} was made for another model: make one for this simulator's")
+            raise InvalidArgumentError(
+                f"{self.what} was made for another model: make one for this simulator's"
+            )
         k = len(self.dofs)
         target = np.asarray(command, dtype=np.float64)
         if target.shape == (sim.batch,) and k == 1:
             target = target[:, None]
         if target.shape != (sim.batch, k):
             want = f"({sim.batch},) or ({sim.batch}, 1)" if k == 1 else f"({sim.batch}, {k})"
-            raise ValueError(f"command must have shape {want}, got {np.shape(command)}")
+            raise InvalidArgumentError(f"command must have shape {want}, got {np.shape(command)}")
         if not np.all(np.isfinite(target)):
-            raise ValueError("command contains NaN or inf; nothing was stepped")
+            raise InvalidArgumentError("command contains NaN or inf; nothing was stepped")
         if isinstance(nstep, bool) or not isinstance(nstep, int | np.integer) or nstep < 1:
-            raise ValueError(f"nstep must be an int >= 1, got {nstep!r}")
+            raise InvalidArgumentError(f"nstep must be an int >= 1, got {nstep!r}")
         target = np.ascontiguousarray(target)
         sim.drive(self.kind, self._flags, self._index, self._gain, target, int(nstep))
 
@@ -104,7 +109,7 @@ class AccelerationDrive(_Drive):
 
     def __init__(self, model: Model, actuator: int):
         if model.nefcmax > 0:
-            raise ValueError(
+            raise InvalidArgumentError(
                 "an acceleration drive needs a model without constraints (its joint acceleration "
                 'is set through M^-1 alone); disable them with <flag constraint="disable"/>'
             )
@@ -129,7 +134,9 @@ class PDDrive(_Drive):
         kp = np.broadcast_to(np.asarray(kp, dtype=np.float64), (k,))
         kd = np.broadcast_to(np.asarray(kd, dtype=np.float64), (k,))
         if not (np.all(np.isfinite(kp)) and np.all(np.isfinite(kd))) or np.any(kp < 0) or np.any(kd < 0):
-            raise ValueError(f"kp and kd must be finite and >= 0, got kp={kp.tolist()}, kd={kd.tolist()}")
+            raise InvalidArgumentError(
+                f"kp and kd must be finite and >= 0, got kp={kp.tolist()}, kd={kd.tolist()}"
+            )
         flags = T.STEP_GRAVITY_COMPENSATION if gravity_compensation else 0
         super().__init__(model, actuators, np.column_stack([kp, kd]), flags)
         self.kp, self.kd = kp.copy(), kd.copy()

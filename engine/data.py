@@ -21,7 +21,7 @@ from engine.collision_convex import LIST_ROWS as CCD_LIST_ROWS  # noqa: F401
 from engine.collision_convex import SIMPLEX_ROWS as CCD_SIMPLEX_ROWS  # noqa: F401
 from engine.collision_convex import VERT_WIDTH as CCD_VERT_WIDTH  # noqa: F401
 from engine.collision_primitive import BOXBOX_WORK, CON_MAX, CON_WIDTH  # noqa: F401 (in declarations)
-from engine.errors import DataSizeError, MemoryWarning, ModelError
+from engine.errors import ArgumentTypeError, DataSizeError, InvalidArgumentError, MemoryWarning, ModelError
 from engine.fields import (  # noqa: F401 (the names the declarations use)
     B,
     dim_size,
@@ -341,11 +341,13 @@ def make_data(m: Model, batch: int) -> Data:
     allocating, when Data exceeds MEMORY_WARN_ROW bytes per environment or
     MEMORY_WARN_TOTAL in all."""
     if not isinstance(m, Model):
-        raise TypeError(f"make_data needs an engine.Model (from engine.load_mjcf), got {type(m).__name__}")
+        raise ArgumentTypeError(
+            f"make_data needs an engine.Model (from engine.load_mjcf), got {type(m).__name__}"
+        )
     if isinstance(batch, bool) or not isinstance(batch, int | np.integer):
-        raise TypeError(f"batch must be an int, got {type(batch).__name__}")
+        raise ArgumentTypeError(f"batch must be an int, got {type(batch).__name__}")
     if batch < 1:
-        raise ValueError(f"batch must be >= 1, got {batch}")
+        raise InvalidArgumentError(f"batch must be >= 1, got {batch}")
     B = int(batch)
     need = efc_rows_needed(m)
     if m.nefcmax < need:

@@ -11,6 +11,21 @@ class RoboDynError(Exception):
     """Something RoboDyn refused or could not do; the message names what and why."""
 
 
+class InvalidArgumentError(RoboDynError, ValueError):
+    """An argument of the right kind with a value outside its allowed range (a shape, a
+    count, a NaN); the message names the argument and what it must be."""
+
+
+class ArgumentTypeError(RoboDynError, TypeError):
+    """An argument of the wrong kind (a float where an int belongs, a str for a number, an
+    object that is not the engine's Model or Snapshot)."""
+
+
+class IndexOutOfRangeError(RoboDynError, IndexError):
+    """An index outside its range: a row of the batch, a body, an actuator; the message
+    gives the index and the range."""
+
+
 class ModelError(RoboDynError, ValueError):
     """An MJCF model that cannot be loaded: MuJoCo's compiler refused it (the message
     carries MuJoCo's), a value is out of the range the engine can simulate (NaN or inf, a

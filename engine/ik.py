@@ -28,6 +28,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from engine.errors import ArgumentTypeError, IndexOutOfRangeError, InvalidArgumentError
+
 
 class IKResult(NamedTuple):
     """The solution of each row.
@@ -83,16 +85,16 @@ def ik(
     if quat_t is not None:
         norm = np.linalg.norm(quat_t, axis=1, keepdims=True)
         if np.any(norm == 0.0):
-            raise ValueError("quat must be non-zero")
+            raise InvalidArgumentError("quat must be non-zero")
         quat_t = quat_t / norm
     dofs = np.arange(m.nv) if dofs is None else np.asarray(dofs, dtype=np.int64).reshape(-1)
     if len(dofs) == 0 or np.any((dofs < 0) | (dofs >= m.nv)) or len(np.unique(dofs)) != len(dofs):
-        raise ValueError(f"dofs must be distinct dof indices in [0, {m.nv}), got {dofs.tolist()}")
+        raise InvalidArgumentError(f"dofs must be distinct dof indices in [0, {m.nv}), got {dofs.tolist()}")
     for name, value in (("damping", damping), ("rot_weight", rot_weight), ("tol", tol)):
         if not (np.isfinite(value) and value >= 0):
-            raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
+            raise InvalidArgumentError(f"{name} must be finite and >= 0, got {value!r}")
     if isinstance(max_iter, bool) or not isinstance(max_iter, int | np.integer) or max_iter < 0:
-        raise ValueError(f"max_iter must be an int >= 0, got {max_iter!r}")
+        raise InvalidArgumentError(f"max_iter must be an int >= 0, got {max_iter!r}")
     q = _rows_of("qpos", d.qpos if qpos is None else qpos, (m.nq,), B).copy()
 
     nrow = 3 if quat_t is None else 6
@@ -202,15 +204,15 @@ def _rows_of(name: str, value, shape: tuple, B: int) -> np.ndarray:
     if a.shape == shape:
         a = np.broadcast_to(a, (B, *shape))
     if a.shape != (B, *shape):
-        raise ValueError(f"{name} must have shape {shape} or {(B, *shape)}, got {np.shape(value)}")
+        raise InvalidArgumentError(f"{name} must have shape {shape} or {(B, *shape)}, got {np.shape(value)}")
     if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} contains NaN or inf")
+        raise InvalidArgumentError(f"{name} contains NaN or inf")
     return np.array(a)
 
 
 def _index(name: str, value, n: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise TypeError(f"{name} must be an int id, got {type(value).__name__}")
+        raise ArgumentTypeError(f"{name} must be an int id, got {type(value).__name__}")
     if not 0 <= value < n:
-        raise IndexError(f"{name} {value} out of range (model has {n})")
+        raise IndexOutOfRangeError(f"{name} {value} out of range (model has {n})")
     return int(value)

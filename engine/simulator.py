@@ -8,7 +8,9 @@ sim.step()                      # like mj_step, for every row
 
 from __future__ import annotations
 
+import functools
 import sys
+import threading
 import warnings
 from pathlib import Path
 from typing import NamedTuple
@@ -19,7 +21,13 @@ from engine import api, params
 from engine import types as T
 from engine.binding import bind, check_model
 from engine.data import DATA_SPECS, STATE_FIELDS, Data, make_data
-from engine.errors import PhysicsWarning, RoboDynError
+from engine.errors import (
+    ArgumentTypeError,
+    IndexOutOfRangeError,
+    InvalidArgumentError,
+    PhysicsWarning,
+    RoboDynError,
+)
 from engine.model import Model, model_digest
 from engine.step import JOB_FORWARD, JOB_ROLLOUT, JOB_STEP, run_rows
 
@@ -80,10 +88,26 @@ class Rollout(NamedTuple):
     sensordata: np.ndarray  # (B, T, nsensordata) sensors of the state step t started from
 
 
+def _serialized(method):
+    """Run a Simulator method holding the Simulator's lock: the compiled kernels write the
+    Data's work arrays without checks, so two threads inside one Simulator at once would
+    corrupt them (and the process's memory). Calls from several threads into one Simulator
+    therefore run one after the other; Simulators of their own run in parallel."""
+
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return locked
+
+
 class Simulator:
     """A batch of B environments of one Model; `data` holds every row's state.
 
-    Rows never interact: stepping row i reads and writes only row i of every array. The
+    Rows never interact: stepping row i reads and writes only row i of every array. One
+    Simulator may be shared by threads: its calls hold a lock, so they run one at a time
+    (threads that each own a Simulator run in parallel). The
     Model and the Data are bound together when the Simulator is made (engine.binding checks
     that they match and lays them out for the compiled kernels) and stay fixed: a Simulator
     for another model is a new Simulator.
@@ -101,8 +125,9 @@ class Simulator:
     def __init__(self, model: Model, batch: int = 1, nthread: int | None = None, on_bad: str = "raise"):
         if not isinstance(model, Model):
             got = type(model).__name__
-            raise TypeError(f"Simulator needs an engine.Model (from engine.load_mjcf), got {got}")
+            raise ArgumentTypeError(f"Simulator needs an engine.Model (from engine.load_mjcf), got {got}")
         sizes = check_model(model)  # before make_data sizes arrays from its counts
+        self._lock = threading.RLock()  # held by every call that runs compiled code (_serialized)
         self._bound = bind(model, make_data(model, batch), sizes)  # make_data checks batch
         self.nthread = api.default_threads(self.batch) if nthread is None else nthread
         self.on_bad = on_bad
@@ -146,7 +171,7 @@ class Simulator:
     @nthread.setter
     def nthread(self, value) -> None:
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-            raise ValueError(f"nthread must be an int >= 1, got {value!r}")
+            raise InvalidArgumentError(f"nthread must be an int >= 1, got {value!r}")
         self._nthread = int(min(value, self._bound.batch))
 
     @property
@@ -157,11 +182,12 @@ class Simulator:
     @on_bad.setter
     def on_bad(self, value) -> None:
         if value not in ON_BAD:
-            raise ValueError(f"on_bad must be one of {ON_BAD}, got {value!r}")
+            raise InvalidArgumentError(f"on_bad must be one of {ON_BAD}, got {value!r}")
         self._on_bad = value
         self._reset_flag = T.STEP_RESET_BAD if value == "reset" else 0
 
     # --- dynamics ------------------------------------------------------------------------
+    @_serialized
     def forward(self, rows=None) -> None:
         """Every derived quantity at the current state, for every row or the rows given
         (like mj_forward). Raises NonFiniteError if a qacc, mocap_pos or mocap_quat is bad,
@@ -174,6 +200,7 @@ class Simulator:
         job = (JOB_FORWARD, 0, T.DRIVE_NONE, 0, *self._no_drive, *records)
         self._run(job, "forward", self.nstep, mask)
 
+    @_serialized
     def step(self, nstep: int = 1) -> None:
         """Advance every row by nstep timesteps (each like mj_step) in one compiled call.
 
@@ -183,9 +210,10 @@ class Simulator:
         model.nconmax: that row stays at the state before the failing step.
         """
         if isinstance(nstep, bool) or not isinstance(nstep, int | np.integer) or nstep < 1:
-            raise ValueError(f"nstep must be an int >= 1, got {nstep!r}")
+            raise InvalidArgumentError(f"nstep must be an int >= 1, got {nstep!r}")
         self.drive(T.DRIVE_NONE, 0, *self._no_drive, int(nstep))
 
+    @_serialized
     def rollout(self, ctrl) -> Rollout:
         """Step every row through a control sequence in one call (like mujoco.rollout).
 
@@ -199,7 +227,7 @@ class Simulator:
         if c.ndim == 2:
             c = np.broadcast_to(c, (self.batch, *c.shape))
         if c.ndim != 3 or c.shape[0] != self.batch or c.shape[2] != m.nu or c.shape[1] < 1:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"ctrl must have shape ({self.batch}, T, {m.nu}) or (T, {m.nu}), got {np.shape(ctrl)}"
             )
         c = np.ascontiguousarray(c)
@@ -217,6 +245,7 @@ class Simulator:
         self._run(job, "step", start)
         return out
 
+    @_serialized
     def drive(self, kind: int, flags: int, index, gain, target, nstep: int) -> None:
         """nstep steps of every row with a drive between the velocity and the acceleration
         stage of each (engine.step.step_row; engine.control's drives check the arguments and
@@ -230,6 +259,7 @@ class Simulator:
         job = (JOB_STEP, nstep, kind, flags | self._reset_flag, index, gain, target, *records)
         self._run(job, "step", start)
 
+    @_serialized
     def collision(self) -> None:
         """Contacts of every row at the geom poses of the last forward() (like mj_collision):
         data.ncon and data.contact_*, whatever the model's contact flags (forward() and
@@ -237,11 +267,13 @@ class Simulator:
         ContactOverflowError if a row finds more than model.nconmax contacts."""
         api.collision(self._bound)
 
+    @_serialized
     def contact_force(self) -> np.ndarray:
         """(B, nconmax, 6): force:torque of each contact of the last forward() in its contact
         frame (normal first; like mj_contactForce), zero past data.ncon."""
         return api.contact_force(self._bound)
 
+    @_serialized
     def inverse(self) -> np.ndarray:
         """qfrc_inverse = M qacc + c - qfrc_passive - qfrc_constraint for every row (like
         mj_inverse), using the current qpos, qvel and qacc; the constraint forces are those
@@ -249,36 +281,43 @@ class Simulator:
         api.inverse(self._bound)
         return self.data.qfrc_inverse
 
+    @_serialized
     def full_mass_matrix(self) -> np.ndarray:
         """(B, nv, nv) dense M from the last forward() (like mj_fullM)."""
         return api.full_mass_matrix(self._bound)
 
+    @_serialized
     def jacobian(self, body: int, point=None, row: int | None = None):
         """(jacp, jacr), each (B, 3, nv): how `point` (world, default the body origin) on
         `body` translates and rotates per unit qvel. Uses the last forward()."""
         return api.jacobian(self._bound, body, point, row)
 
+    @_serialized
     def apply_force(self, body: int, force, torque=None, point=None) -> np.ndarray:
         """(B, nv) joint forces J^T (force, torque) of a world force (and torque) at `point`
         (world, default the body's centre of mass) on `body`. Uses the last forward()."""
         return api.apply_force(self._bound, body, force, torque, point)
 
+    @_serialized
     def integrate_pos(self, qpos, qvel, dt: float) -> np.ndarray:
         """(N, nq): qpos (+) dt qvel on the joint manifold for N rows of positions (N, nq) or
         (nq,) and velocities (N, nv) (like mj_integratePos, into a new array). The state of
         the simulator is not touched."""
         return api.integrate_pos(self._bound, qpos, qvel, dt)
 
+    @_serialized
     def differentiate_pos(self, qpos1, qpos2, dt: float) -> np.ndarray:
         """(N, nv): the velocities that integrate_pos turns qpos1 into qpos2 in dt (like
         mj_differentiatePos; quaternions differ by a rotation vector in qpos1's frame)."""
         return api.differentiate_pos(self._bound, qpos1, qpos2, dt)
 
+    @_serialized
     def energy(self) -> np.ndarray:
         """(B, 2) potential and kinetic energy at the last forward() (like mjData.energy)."""
         return api.energy(self._bound)
 
     # --- per-row physical parameters ------------------------------------------------------
+    @_serialized
     def set_param(self, name: str, rows, values) -> None:
         """Give `rows` their own value of the physical parameter `name` (MuJoCo's field name,
         one of engine.params.PARAMS: body_mass, body_inertia, body_ipos, geom_friction,
@@ -294,15 +333,17 @@ class Simulator:
         value = params.check(self.model, name, idx, values)
         self._store_params(idx, {name: value})
 
+    @_serialized
     def set_params(self, rows, values: dict) -> None:
         """set_param for several parameters at once ({name: values}): every value is checked
         before anything changes, and the derived constants are computed once."""
         idx = self._unique_rows(rows, "set_params")
         if not isinstance(values, dict):
-            raise TypeError(f"set_params needs a dict {{name: values}}, got {type(values).__name__}")
+            raise ArgumentTypeError(f"set_params needs a dict {{name: values}}, got {type(values).__name__}")
         checked = {name: params.check(self.model, name, idx, v) for name, v in values.items()}
         self._store_params(idx, checked)
 
+    @_serialized
     def get_param(self, name: str) -> np.ndarray:
         """(B,) + field shape: every row's value of a parameter of engine.params.PARAMS (or of
         a constant derived from them: engine.params.DERIVED), a copy."""
@@ -323,7 +364,7 @@ class Simulator:
     def _unique_rows(self, rows, what: str) -> np.ndarray:
         idx = self._rows(rows)
         if len(np.unique(idx)) != len(idx):
-            raise ValueError(f"{what}: rows {idx.tolist()} name a row twice")
+            raise InvalidArgumentError(f"{what}: rows {idx.tolist()} name a row twice")
         return idx
 
     # --- snapshot / restore ----------------------------------------------------------------
@@ -332,6 +373,7 @@ class Simulator:
         models with the same digest simulate alike."""
         return self._digest
 
+    @_serialized
     def snapshot(self, rows=None) -> Snapshot:
         """Copy the state (time, qpos, qvel, act, ctrl, applied forces, equality switches,
         mocap poses, solver warm start) of `rows` (all by default), and their physical
@@ -344,28 +386,35 @@ class Simulator:
             own = {name: self._params.arrays[name][idx].copy() for name in params.PARAMS}
         return Snapshot(self.model_digest(), idx, fields, self.nstep, own)
 
+    @_serialized
     def restore(self, snap: Snapshot, rows=None) -> None:
         """Write a snapshot's state back into `rows` (default: the rows it was taken from) and
         recompute their derived quantities (xpos, sensordata, ...: like mj_forward). The
         snapshot is checked whole before anything is written: a snapshot of another model,
         of another number of rows or holding a bad value is refused and nothing changes."""
         if not isinstance(snap, Snapshot):
-            raise TypeError(f"restore needs a Snapshot from Simulator.snapshot, got {type(snap).__name__}")
+            raise ArgumentTypeError(
+                f"restore needs a Snapshot from Simulator.snapshot, got {type(snap).__name__}"
+            )
         if snap.model_digest != self.model_digest():
-            raise ValueError(
+            raise InvalidArgumentError(
                 "snapshot was taken from a different model (its digest differs: another geometry, "
                 "mass, option or size); refusing to restore it"
             )
         idx = self._rows(np.asarray(snap.rows) if rows is None else rows)
         if len(idx) != len(snap.rows):
-            raise ValueError(f"snapshot holds {len(snap.rows)} rows, cannot restore into {len(idx)}")
+            raise InvalidArgumentError(
+                f"snapshot holds {len(snap.rows)} rows, cannot restore into {len(idx)}"
+            )
         if len(np.unique(idx)) != len(idx):
-            raise ValueError(f"rows {idx.tolist()} name a row twice; each snapshot row needs its own row")
+            raise InvalidArgumentError(
+                f"rows {idx.tolist()} name a row twice; each snapshot row needs its own row"
+            )
         _check_snapshot_fields(snap, self.data, len(idx))
         own = snap.params
         if own is not None:
             if not isinstance(own, dict) or set(own) != set(params.PARAMS):
-                raise ValueError(f"snapshot params must be exactly {tuple(params.PARAMS)}")
+                raise InvalidArgumentError(f"snapshot params must be exactly {tuple(params.PARAMS)}")
             own = {name: params.check(self.model, name, idx, own[name]) for name in params.PARAMS}
         if own is not None:
             self._store_params(idx, own)
@@ -384,13 +433,17 @@ class Simulator:
         idx = np.atleast_1d(np.asarray(rows))
         if idx.dtype == bool:
             if idx.shape != (self.batch,):
-                raise ValueError(f"a boolean row mask must have shape ({self.batch},), got {idx.shape}")
+                raise InvalidArgumentError(
+                    f"a boolean row mask must have shape ({self.batch},), got {idx.shape}"
+                )
             return np.flatnonzero(idx)
         if idx.dtype.kind not in "iu" or idx.ndim != 1:
-            raise TypeError(f"rows must be row indices (ints) or a boolean mask, got {np.asarray(rows)!r}")
+            raise ArgumentTypeError(
+                f"rows must be row indices (ints) or a boolean mask, got {np.asarray(rows)!r}"
+            )
         idx = idx.astype(np.int64)
         if np.any(idx < 0) or np.any(idx >= self.batch):
-            raise IndexError(f"rows {idx.tolist()} out of range for batch {self.batch}")
+            raise IndexOutOfRangeError(f"rows {idx.tolist()} out of range for batch {self.batch}")
         return idx
 
     def _run(self, job: tuple, what: str, start: int, rows=None) -> None:
@@ -481,7 +534,7 @@ def _first_bad(a: np.ndarray) -> int:
 def _check_snapshot_fields(snap: Snapshot, data: Data, k: int) -> None:
     """Refuse a snapshot whose fields are missing, mis-shaped or hold a bad value."""
     if not isinstance(snap.fields, dict) or set(snap.fields) != set(STATE_FIELDS):
-        raise ValueError(f"snapshot fields must be exactly {STATE_FIELDS}")
+        raise InvalidArgumentError(f"snapshot fields must be exactly {STATE_FIELDS}")
     for name in STATE_FIELDS:
         a = snap.fields[name]
         want = (k, *getattr(data, name).shape[1:])
@@ -490,8 +543,10 @@ def _check_snapshot_fields(snap: Snapshot, data: Data, k: int) -> None:
             got = (
                 f"{a.dtype.name} of shape {a.shape}" if isinstance(a, np.ndarray) else f"a {type(a).__name__}"
             )
-            raise ValueError(f"snapshot field {name} must be {want_dtype} of shape {want}, got {got}")
+            raise InvalidArgumentError(
+                f"snapshot field {name} must be {want_dtype} of shape {want}, got {got}"
+            )
         if a.dtype.kind == "f" and _first_bad(a) >= 0:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"snapshot field {name} holds NaN, inf or a value beyond 1e10; refusing to restore it"
             )
