@@ -16,7 +16,10 @@ from engine.binding import BindingError
 from engine.constraint import dense_efc_J
 from engine.data import Data, make_data
 from engine.errors import (
+    ArgumentTypeError,
     DataSizeError,
+    IndexOutOfRangeError,
+    InvalidArgumentError,
     MemoryWarning,
     ModelArgumentError,
     ModelError,
@@ -29,10 +32,13 @@ from engine.params import ParamError
 from engine.simulator import NonFiniteError, Rollout, Simulator, Snapshot
 
 __all__ = [
+    "ArgumentTypeError",
     "BindingError",
     "ContactOverflowError",
     "Data",
     "DataSizeError",
+    "IndexOutOfRangeError",
+    "InvalidArgumentError",
     "MemoryWarning",
     "Model",
     "ModelArgumentError",

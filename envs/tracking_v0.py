@@ -163,7 +163,7 @@ class TrackingTask(Task):
         """(B, knots + 1, 10) the reference state (q*, q*') at t, t + dt, ..., t + knots dt
         (knots <= horizon), q*' by central differences of the IK solutions."""
         if not 0 <= knots <= self._horizon:
-            raise ValueError(f"the task previews {self._horizon} knots, asked for {knots}")
+            raise InvalidArgumentError(f"the task previews {self._horizon} knots, asked for {knots}")
         q = self.q_ref[:, 1 : knots + 2]
         v = (self.q_ref[:, 2 : knots + 3] - self.q_ref[:, : knots + 1]) / (2.0 * self._dt)
         return np.concatenate([q, v], axis=2)
@@ -292,7 +292,7 @@ def _span(physics, sensors: list[str]) -> slice:
     """The slice of sensordata the named 1-d sensors fill, which must be contiguous, in order."""
     slices = [physics.sensor_slice(s) for s in sensors]
     if any(b.start != a.stop for a, b in zip(slices, slices[1:], strict=False)):
-        raise ValueError(f"sensors {sensors} are not contiguous in sensordata")
+        raise InvalidArgumentError(f"sensors {sensors} are not contiguous in sensordata")
     return slice(slices[0].start, slices[-1].stop)
 
 

@@ -14,10 +14,13 @@ from robogym.env import RoboDynEnv, restore, snapshot
 from robogym.errors import (
     ActionTypeError,
     ArgumentTypeError,
+    IndexOutOfRangeError,
     InvalidActionError,
     InvalidArgumentError,
+    MissingFileError,
     ResetNeededError,
     SnapshotError,
+    UnknownNameError,
 )
 from robogym.registration import TASKS, register_all
 from robogym.task import Actuation, Task
@@ -31,8 +34,10 @@ __all__ = [
     "Actuation",
     "ArgumentTypeError",
     "EnvSnapshot",
+    "IndexOutOfRangeError",
     "InvalidActionError",
     "InvalidArgumentError",
+    "MissingFileError",
     "PhysicsWarning",
     "ResetNeededError",
     "RoboDynEnv",
@@ -40,6 +45,7 @@ __all__ = [
     "RoboDynVectorEnv",
     "SnapshotError",
     "Task",
+    "UnknownNameError",
     "restore",
     "snapshot",
 ]

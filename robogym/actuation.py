@@ -29,6 +29,7 @@ import numpy as np
 
 from engine import types as T
 from engine.control import AccelerationDrive, ObservedStep, PDDrive, check_motor
+from robogym.errors import IndexOutOfRangeError, InvalidArgumentError
 
 KINDS = ("ctrl", "force", "acceleration", "pd_target")
 
@@ -57,7 +58,7 @@ class Actuation:
         gravity_compensation: bool = False,
     ):
         if kind not in KINDS:
-            raise ValueError(f"actuation kind must be one of {KINDS}, got {kind!r}")
+            raise InvalidArgumentError(f"actuation kind must be one of {KINDS}, got {kind!r}")
         self.kind = kind
         self.dofs = np.asarray(dofs, dtype=np.int64).reshape(-1)
         k = len(self.dofs)
@@ -73,7 +74,7 @@ class Actuation:
             self._step = ObservedStep(model)
         elif kind == "acceleration":
             if k != 1:
-                raise ValueError(f"an acceleration actuation drives one dof, got {k}")
+                raise InvalidArgumentError(f"an acceleration actuation drives one dof, got {k}")
             self._drive = AccelerationDrive(model, int(self.actuators[0]))
         else:
             self.default = np.broadcast_to(np.asarray(default, dtype=np.float64), (k,)).copy()
@@ -84,7 +85,9 @@ class Actuation:
         if kind in ("acceleration", "pd_target"):
             driven = [check_motor(model, int(a), f"{kind} actuation")[1] for a in self.actuators]
             if driven != self.dofs.tolist():
-                raise ValueError(f"actuators {self.actuators.tolist()} drive dofs {driven}, not {self.dofs}")
+                raise InvalidArgumentError(
+                    f"actuators {self.actuators.tolist()} drive dofs {driven}, not {self.dofs}"
+                )
 
     # --- builders (by name) ---------------------------------------------------------------------
     @classmethod
@@ -130,7 +133,7 @@ class Actuation:
         """The same actuation for another Model of the same structure (e.g. the task's model
         loaded with contacts disabled, for a planner): actions mean the same there."""
         if (model.nq, model.nv, model.nu) != (self.model.nq, self.model.nv, self.model.nu):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"model has (nq, nv, nu) = {(model.nq, model.nv, model.nu)}, this actuation's "
                 f"{(self.model.nq, self.model.nv, self.model.nu)}"
             )
@@ -184,7 +187,7 @@ def _joints(model, ids, names, kind: str) -> list[int]:
     for a, name in zip(ids, names, strict=True):
         if model.actuator_trntype[a] != T.TRN_JOINT:
             trn = {T.TRN_TENDON: "tendon", T.TRN_SITE: "site"}.get(int(model.actuator_trntype[a]), "other")
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"actuator {name!r}: a {kind!r} actuation needs a joint transmission, not a {trn} "
                 "transmission (its mask holds the one dof each actuator drives)"
             )
@@ -199,16 +202,20 @@ def _check_mask(model, dofs: np.ndarray) -> None:
         if dof == -1:
             continue
         if not 0 <= dof < model.nv:
-            raise IndexError(f"dof {dof} out of range (model has {model.nv})")
+            raise IndexOutOfRangeError(f"dof {dof} out of range (model has {model.nv})")
         jnt = int(model.dof_jntid[dof])
         jtype = int(model.jnt_type[jnt])
         if jtype == T.JNT_FREE:
-            raise ValueError(f"dof {dof} belongs to free joint {jnt}: a floating base is never actuated")
+            raise InvalidArgumentError(
+                f"dof {dof} belongs to free joint {jnt}: a floating base is never actuated"
+            )
         if jtype == T.JNT_BALL:
-            raise ValueError(f"dof {dof} belongs to ball joint {jnt}: the mask holds slide and hinge dofs")
+            raise InvalidArgumentError(
+                f"dof {dof} belongs to ball joint {jnt}: the mask holds slide and hinge dofs"
+            )
     driven = [dof for dof in dofs.tolist() if dof != -1]
     if len(set(driven)) != len(driven):
-        raise ValueError(f"a dof appears twice in the actuation mask {dofs.tolist()}")
+        raise InvalidArgumentError(f"a dof appears twice in the actuation mask {dofs.tolist()}")
 
 
 def _ctrl_mapping(model, actuators) -> tuple[np.ndarray, np.ndarray]:
@@ -217,9 +224,11 @@ def _ctrl_mapping(model, actuators) -> tuple[np.ndarray, np.ndarray]:
     mids, halves = [], []
     for a in np.asarray(actuators).tolist():
         if not 0 <= a < model.nu:
-            raise IndexError(f"actuator {a} out of range (model has {model.nu})")
+            raise IndexOutOfRangeError(f"actuator {a} out of range (model has {model.nu})")
         if not model.actuator_ctrllimited[a]:
-            raise ValueError(f"actuator {a} has no ctrlrange: a 'ctrl' action needs one to scale onto")
+            raise InvalidArgumentError(
+                f"actuator {a} has no ctrlrange: a 'ctrl' action needs one to scale onto"
+            )
         lo, hi = model.actuator_ctrlrange[a]
         mids.append(0.5 * (lo + hi))
         halves.append(0.5 * (hi - lo))

@@ -16,6 +16,7 @@ from robogym.checks import check_count
 from robogym.errors import (
     ActionTypeError,
     ArgumentTypeError,
+    IndexOutOfRangeError,
     InvalidActionError,
     InvalidArgumentError,
     SnapshotError,
@@ -149,7 +150,7 @@ class EnvCore:
             raise InvalidArgumentError(f"{what} must name at least one environment")
         bad = idx[(idx < 0) | (idx >= self.num_envs)]
         if len(bad):
-            raise IndexError(
+            raise IndexOutOfRangeError(
                 f"{what}: environment {int(bad[0])} out of range; indices run from 0 to {self.num_envs - 1}"
             )
         if len(np.unique(idx)) != len(idx):

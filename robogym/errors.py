@@ -7,15 +7,25 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-from engine.errors import RoboDynError
+from engine.errors import (  # noqa: F401 (the engine's argument errors are the face's too)
+    ArgumentTypeError,
+    IndexOutOfRangeError,
+    InvalidArgumentError,
+    RoboDynError,
+)
 
 
-class InvalidArgumentError(RoboDynError, ValueError):
-    """An argument of the right kind with a value outside its allowed range."""
+class UnknownNameError(RoboDynError, KeyError):
+    """A name the model or the registry does not know (a body, joint, actuator, sensor or
+    camera of the model; a task id); the message names it and where it was looked for."""
+
+    def __str__(self) -> str:  # the message as written (KeyError's own str quotes it)
+        return str(self.args[0]) if self.args else ""
 
 
-class ArgumentTypeError(RoboDynError, TypeError):
-    """An argument of the wrong kind (a float where an int belongs, a str for a number)."""
+class MissingFileError(RoboDynError, FileNotFoundError):
+    """A file RoboDyn ships or stores that is not there (a task's MJCF asset, a baseline's
+    tuned gains); the message says how to make it or where it was looked for."""
 
 
 class InvalidActionError(RoboDynError, ValueError):

@@ -15,6 +15,7 @@ import numpy as np
 
 import engine
 import robodyn_assets
+from robogym.errors import InvalidArgumentError, MissingFileError, UnknownNameError
 
 # the MJCF models: assets/ in the repository, installed as the package robodyn_assets
 ASSETS = Path(robodyn_assets.__file__).resolve().parent
@@ -25,7 +26,7 @@ def asset_path(name: str) -> Path:
     package: assets/ in the repository, package data in an installed wheel)."""
     path = ASSETS / name
     if not path.is_file():
-        raise FileNotFoundError(f"no asset {name!r} in {ASSETS}")
+        raise MissingFileError(f"no asset {name!r} in {ASSETS}")
     return path
 
 
@@ -58,7 +59,7 @@ class Physics:
         i = mujoco.mj_name2id(self.mj_model, objtype, name)
         if i < 0:
             kind = objtype.name.removeprefix("mjOBJ_").lower()
-            raise KeyError(f"model {Path(self.model_path).name} has no {kind} named {name!r}")
+            raise UnknownNameError(f"model {Path(self.model_path).name} has no {kind} named {name!r}")
         return int(i)
 
     def joint_dof(self, joint: str) -> int:
@@ -116,7 +117,9 @@ class Physics:
         quat = np.asarray(quat, dtype=np.float64)
         norm = np.linalg.norm(quat, axis=-1, keepdims=True)
         if np.any(~np.isfinite(norm)) or np.any(norm == 0.0):
-            raise ValueError(f"joint {joint!r}: the quaternion must be finite and non-zero, got {quat}")
+            raise InvalidArgumentError(
+                f"joint {joint!r}: the quaternion must be finite and non-zero, got {quat}"
+            )
         adr = self._free(joint)[0]
         r = _rows(rows)
         self.data.qpos[r, adr : adr + 3] = pos
@@ -152,7 +155,7 @@ class Physics:
         quat = None if quat is None else np.asarray(quat, dtype=np.float64)
         for name, value in (("pos", pos), ("quat", quat)):
             if value is not None and not np.all(np.isfinite(value)):
-                raise ValueError(f"mocap body {body!r}: {name} must be finite, got {value}")
+                raise InvalidArgumentError(f"mocap body {body!r}: {name} must be finite, got {value}")
         self.data.mocap_pos[r, k] = pos
         if quat is not None:
             self.data.mocap_quat[r, k] = quat
@@ -199,21 +202,23 @@ class Physics:
         j, jtype = self._joint(joint)
         if jtype not in (mujoco.mjtJoint.mjJNT_SLIDE, mujoco.mjtJoint.mjJNT_HINGE):
             kind = mujoco.mjtJoint(jtype).name.removeprefix("mjJNT_").lower()
-            raise ValueError(f"joint {joint!r} is a {kind} joint, not a slide or hinge (see free_pose)")
+            raise InvalidArgumentError(
+                f"joint {joint!r} is a {kind} joint, not a slide or hinge (see free_pose)"
+            )
         return int(self.mj_model.jnt_qposadr[j]), int(self.mj_model.jnt_dofadr[j])
 
     def _mocap(self, body: str) -> int:
         """Row of mocap_pos/mocap_quat that poses a mocap body."""
         k = int(self.model.body_mocapid[self._id(mujoco.mjtObj.mjOBJ_BODY, body)])
         if k < 0:
-            raise ValueError(f'body {body!r} is not a mocap body (<body mocap="true">)')
+            raise InvalidArgumentError(f'body {body!r} is not a mocap body (<body mocap="true">)')
         return k
 
     def _free(self, joint: str) -> tuple[int, int]:
         """(qpos address, dof address) of a free joint."""
         j, jtype = self._joint(joint)
         if jtype != mujoco.mjtJoint.mjJNT_FREE:
-            raise ValueError(f"joint {joint!r} is not a free joint")
+            raise InvalidArgumentError(f"joint {joint!r} is not a free joint")
         return int(self.mj_model.jnt_qposadr[j]), int(self.mj_model.jnt_dofadr[j])
 
 

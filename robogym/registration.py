@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 import gymnasium as gym
 
+from robogym.errors import UnknownNameError
+
 
 @dataclass(frozen=True)
 class Tuning:
@@ -200,7 +202,7 @@ def entry(task_id: str) -> TaskEntry:
     for t in TASKS:
         if t.id == task_id:
             return t
-    raise KeyError(f"no RoboDyn task {task_id!r}; registered: {', '.join(t.id for t in TASKS)}")
+    raise UnknownNameError(f"no RoboDyn task {task_id!r}; registered: {', '.join(t.id for t in TASKS)}")
 
 
 def entry_of(env) -> TaskEntry | None:

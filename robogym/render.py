@@ -17,7 +17,7 @@ import mujoco
 import numpy as np
 
 from robogym.checks import check_count
-from robogym.errors import ArgumentTypeError, InvalidArgumentError
+from robogym.errors import ArgumentTypeError, InvalidArgumentError, UnknownNameError
 
 
 def _gl_context(width: int, height: int):
@@ -65,7 +65,7 @@ class Renderer:
         if camera is not None:
             cam_id = mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_CAMERA, camera)
             if cam_id < 0:
-                raise KeyError(f"model has no camera named {camera!r}")
+                raise UnknownNameError(f"model has no camera named {camera!r}")
             self._camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
             self._camera.fixedcamid = cam_id
         else:

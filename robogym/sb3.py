@@ -34,6 +34,8 @@ from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
+from robogym.errors import InvalidArgumentError
+
 _FINAL_KEYS = ("final_obs", "final_info", "_final_obs", "_final_info")
 
 
@@ -44,7 +46,7 @@ class SB3VecEnv(VecEnv):
     def __init__(self, vec_env: gym.vector.VectorEnv):
         mode = vec_env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
         if AutoresetMode(mode) != AutoresetMode.SAME_STEP:
-            raise ValueError(
+            raise InvalidArgumentError(
                 "SB3VecEnv needs a vector env with autoreset_mode=SAME_STEP (SB3 resets in the same step), "
                 f"got {AutoresetMode(mode).name}: make it with gym.make_vec(id, num_envs, "
                 "autoreset_mode='SameStep') or use robogym.sb3.make_sb3_env"
@@ -72,7 +74,7 @@ class SB3VecEnv(VecEnv):
             return None
         first = self._options[0]
         if any(o != first for o in self._options[1:]):
-            raise ValueError(
+            raise InvalidArgumentError(
                 "the rows of a RoboDyn vector env reset with one options dict; got different ones"
             )
         return dict(first)
@@ -119,7 +121,7 @@ class SB3VecEnv(VecEnv):
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         if sorted(self._get_indices(indices)) != list(range(self.num_envs)):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"the rows of a RoboDyn vector env share one object: set_attr({attr_name!r}) can only set it "
                 "for all environments (indices=None)"
             )

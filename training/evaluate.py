@@ -48,6 +48,7 @@ from gymnasium.vector import AutoresetMode
 
 from engine.errors import RoboDynError
 from envs.baselines import BASELINES, Policy, make_baseline
+from robogym.errors import InvalidArgumentError
 from training import jsonio
 from training.residual import ResidualError, ResidualPolicy
 
@@ -320,7 +321,7 @@ def observation_names(vec_env) -> list[str]:
     names = list(task.observation_names())
     n = int(np.prod(vec_env.single_observation_space.shape))
     if len(names) != n:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{type(task).__name__}.observation_names() gives {len(names)} names for {n} observation "
             "components: a task whose observe() is not the sensor vector names its own components"
         )
@@ -515,7 +516,7 @@ def run_block(env, pol, block: range, seed: int | None, record: int, finished=No
     `record` are recorded step by step; `finished(k)` is called as episode k ends."""
     n = env.num_envs
     if env.unwrapped.autoreset_mode != AutoresetMode.DISABLED or not 1 <= len(block) <= n:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"run_block needs a vector env with autoreset DISABLED and a block of 1 to num_envs={n} "
             f"episodes, got {env.unwrapped.autoreset_mode} and {len(block)}"
         )
@@ -605,11 +606,11 @@ def merge_blocks(env_id, label, env_kwargs, seed, num_envs, layout, parts, secon
     for part in parts:
         for k, outcome in part.episodes.items():
             if k in episodes:
-                raise ValueError(f"episode {k} came back from two blocks")
+                raise InvalidArgumentError(f"episode {k} came back from two blocks")
             episodes[k] = outcome
     if sorted(episodes) != list(range(len(episodes))):
         missing = sorted(set(range(max(episodes, default=-1) + 1)) - set(episodes))
-        raise ValueError(f"episodes {missing[:8]} are missing from the blocks' results")
+        raise InvalidArgumentError(f"episodes {missing[:8]} are missing from the blocks' results")
     trajectories = sorted((t for part in parts for t in part.trajectories), key=lambda t: t.episode)
     return EvalResults(
         env_id=env_id,

@@ -29,6 +29,7 @@ import numpy as np
 
 from envs.baselines.tuned import tuned_path
 from robogym import registration
+from robogym.errors import InvalidArgumentError
 from training import jsonio
 from training.evaluate import EvalResults, evaluate
 
@@ -39,7 +40,7 @@ def run_scenario(task_id: str, scenario: str, policy, rows: int, seed: int = 0) 
     entry = registration.entry(task_id)
     if scenario not in entry.scenarios:
         known = ", ".join(entry.scenarios) or "none"
-        raise ValueError(f"{task_id} has no scenario {scenario!r} (its scenarios: {known})")
+        raise InvalidArgumentError(f"{task_id} has no scenario {scenario!r} (its scenarios: {known})")
     kwargs = dict(entry.scenarios[scenario])
     return evaluate(task_id, policy, episodes=rows, num_envs=rows, seed=seed, env_kwargs=kwargs, record=rows)
 
@@ -68,7 +69,7 @@ def _settings(tuning, values: np.ndarray) -> list[dict]:
 def _best(rows: list[dict], tuning) -> dict:
     counted = [r for r in rows if r["counts"]]
     if not counted:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"no setting of the sweep meets {tuning.require} < {tuning.require_below}: widen the "
             f"{tuning.parameter} grid"
         )
@@ -139,7 +140,9 @@ def tune(task_id: str, baseline: str) -> dict:
     entry = registration.entry(task_id)
     if baseline not in entry.tuning:
         known = ", ".join(entry.tuning) or "none"
-        raise ValueError(f"{task_id} declares no tuning for {baseline!r} (tuned baselines: {known})")
+        raise InvalidArgumentError(
+            f"{task_id} declares no tuning for {baseline!r} (tuned baselines: {known})"
+        )
     tuning = entry.tuning[baseline]
     t0 = time.perf_counter()
     result = bracket_sweep(tuning, _sweep_runner(task_id, baseline, tuning))

@@ -21,6 +21,7 @@ from pathlib import PurePath
 import numpy as np
 
 from engine.errors import RoboDynError
+from robogym.errors import ArgumentTypeError
 
 
 class JSONInputError(RoboDynError, ValueError):
@@ -33,7 +34,7 @@ def plain(obj):
     if isinstance(obj, dict):
         for k in obj:
             if not isinstance(k, str):
-                raise TypeError(f"JSON object keys are strings, got {k!r}")
+                raise ArgumentTypeError(f"JSON object keys are strings, got {k!r}")
         return {k: plain(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
         return [plain(v) for v in obj]
@@ -79,7 +80,7 @@ def loads(text: str, what: str | None = None):
         return out
 
     if not isinstance(text, str):
-        raise TypeError(f"{lead}JSON text must be a str, got {type(text).__name__}")
+        raise ArgumentTypeError(f"{lead}JSON text must be a str, got {type(text).__name__}")
     try:
         return json.loads(
             text, parse_constant=refuse_constant, parse_float=finite, object_pairs_hook=unique_keys

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from robogym.errors import InvalidArgumentError
 from training.evaluate import EvalResults
 
 COLUMNS = 3
@@ -31,7 +32,7 @@ def plot_trajectories(results: list[EvalResults], path: str | Path, episode: int
     runs = [(r, _trajectory(r, episode)) for r in results]
     runs = [(r, t) for r, t in runs if t is not None]
     if not runs:
-        raise ValueError(f"no policy recorded episode {episode}; evaluate with record > {episode}")
+        raise InvalidArgumentError(f"no policy recorded episode {episode}; evaluate with record > {episode}")
     first = runs[0][0]
     panels = []  # (title, [(policy, t, y)])
     for i, name in enumerate(first.obs_names):
@@ -64,7 +65,7 @@ def plot_metrics(results: list[EvalResults], path: str | Path, episode: int = 0)
     runs = [(r, _trajectory(r, episode)) for r in results]
     runs = [(r, t) for r, t in runs if t is not None]
     if not runs:
-        raise ValueError(f"no policy recorded episode {episode}; evaluate with record > {episode}")
+        raise InvalidArgumentError(f"no policy recorded episode {episode}; evaluate with record > {episode}")
     first = runs[0][0]
     metrics = first.metric_names
     rows = math.ceil(len(metrics) / COLUMNS)
@@ -100,7 +101,7 @@ def plot_metrics(results: list[EvalResults], path: str | Path, episode: int = 0)
 def plot_final_metrics(results: list[EvalResults], path: str | Path) -> Path:
     """Bar chart per task metric: mean final value per policy, whiskers from min to max."""
     if not results:
-        raise ValueError("no results to plot")
+        raise InvalidArgumentError("no results to plot")
     metrics = results[0].metric_names
     fig = Figure(figsize=(4.2 * len(metrics), 3.6), layout="constrained")
     axes = fig.subplots(1, len(metrics), squeeze=False).ravel()

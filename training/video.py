@@ -31,6 +31,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 import robogym  # noqa: F401 (registers the RoboDyn/ tasks)
+from robogym.errors import InvalidArgumentError, UnknownNameError
 from robogym.render import Renderer, check_frame_size
 
 FORMATS = ("auto", "mp4", "gif")
@@ -50,7 +51,7 @@ def mp4_encoder() -> str | None:
 
 def _resolve_format(fmt: str) -> str:
     if fmt not in FORMATS:
-        raise ValueError(f"format must be one of {FORMATS}, got {fmt!r}")
+        raise InvalidArgumentError(f"format must be one of {FORMATS}, got {fmt!r}")
     if fmt == "gif":
         return "gif"
     if mp4_encoder() is not None:
@@ -100,17 +101,19 @@ def _check_episodes(
 ) -> dict[str, list[np.ndarray]]:
     """Every episode a (T >= 1, nq) qpos array, or (T >= 1, nq + 7 nmocap) with the mocap poses."""
     if not episodes:
-        raise ValueError("no policy to draw: episodes is empty")
+        raise InvalidArgumentError("no policy to draw: episodes is empty")
     widths = {nq, nq + 7 * nmocap}
     want = f"nq={nq}" + (f" or nq + 7 nmocap={nq + 7 * nmocap}" if nmocap else "")
     out = {}
     for name, eps in episodes.items():
         eps = [np.asarray(q, dtype=np.float64) for q in eps]
         if not eps:
-            raise ValueError(f"policy {name!r} has no episode to draw")
+            raise InvalidArgumentError(f"policy {name!r} has no episode to draw")
         for k, q in enumerate(eps):
             if q.ndim != 2 or q.shape[0] < 1 or q.shape[1] not in widths:
-                raise ValueError(f"episode {k} of {name!r} has shape {q.shape}; expected (T >= 1, {want})")
+                raise InvalidArgumentError(
+                    f"episode {k} of {name!r} has shape {q.shape}; expected (T >= 1, {want})"
+                )
         out[str(name)] = eps
     return out
 
@@ -161,11 +164,11 @@ def write_video(
     a warning); `path`'s suffix is replaced by the format's. Parent folders are created.
     """
     if fps <= 0:
-        raise ValueError(f"fps must be positive, got {fps}")
+        raise InvalidArgumentError(f"fps must be positive, got {fps}")
     check_frame_size(mj_model, width, height)
     episodes = _check_episodes(episodes, mj_model.nq, mj_model.nmocap)
     if camera is not None and mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_CAMERA, camera) < 0:
-        raise KeyError(f"model has no camera named {camera!r}")
+        raise UnknownNameError(f"model has no camera named {camera!r}")
     fmt = _resolve_format(format)
     path = Path(path).with_suffix("." + fmt)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -200,7 +203,7 @@ def recorded_qpos(results) -> list[np.ndarray]:
     as training.evaluate starts it) and refuses a replay whose observations leave the
     recorded ones (a task that is not deterministic given its seed and actions)."""
     if results.seed is None:
-        raise ValueError(f"{results.policy}: episodes evaluated without a seed cannot be replayed")
+        raise InvalidArgumentError(f"{results.policy}: episodes evaluated without a seed cannot be replayed")
     env = _one_row_env(results.env_id, results.env_kwargs)
     try:
         data = env.unwrapped.physics.data
@@ -242,15 +245,15 @@ def write_eval_video(
     policy, same task), one tile per policy, from the task's camera, in real time unless `fps`
     says otherwise. Returns the file written (its suffix: .mp4 or .gif)."""
     if not results:
-        raise ValueError("no evaluation results to draw")
+        raise InvalidArgumentError("no evaluation results to draw")
     env_ids = {r.env_id for r in results}
     if len(env_ids) != 1:
-        raise ValueError(f"one video shows one task; got results of {sorted(env_ids)}")
+        raise InvalidArgumentError(f"one video shows one task; got results of {sorted(env_ids)}")
     for r in results:
         if not r.trajectories:
-            raise ValueError(f"{r.policy}: no recorded episode to draw (evaluate with record >= 1)")
+            raise InvalidArgumentError(f"{r.policy}: no recorded episode to draw (evaluate with record >= 1)")
         if r.seed is None:
-            raise ValueError(f"{r.policy}: episodes evaluated without a seed cannot be replayed")
+            raise InvalidArgumentError(f"{r.policy}: episodes evaluated without a seed cannot be replayed")
     env = _one_row_env(results[0].env_id, results[0].env_kwargs)
     try:
         mj_model = env.unwrapped.physics.mj_model
@@ -291,7 +294,7 @@ def write_still(task_id: str, path: str | Path, **kwargs) -> Path:
 
     path = Path(path)
     if path.suffix.lower() != ".png":
-        raise ValueError(f"a still is a .png, got {str(path)!r}")
+        raise InvalidArgumentError(f"a still is a .png, got {str(path)!r}")
     frame = render_still(task_id, **kwargs)
     path.parent.mkdir(parents=True, exist_ok=True)
     Image.fromarray(frame).save(path)

@@ -18,6 +18,7 @@ from typing import Protocol
 import numpy as np
 
 from robogym import registration
+from robogym.errors import InvalidArgumentError
 
 # every baseline name some registered task declares
 BASELINES = tuple(sorted({name for t in registration.TASKS for name in t.baselines}))
@@ -33,14 +34,18 @@ def make_baseline(name: str, env, **kwargs) -> Policy:
     """The baseline `name` of env's task (its registered factory, called with env and
     kwargs). Raises ValueError for a name no task declares, or one this task does not."""
     if name not in BASELINES:
-        raise ValueError(f"unknown baseline {name!r}; choose one of {BASELINES}")
+        raise InvalidArgumentError(f"unknown baseline {name!r}; choose one of {BASELINES}")
     task = getattr(env, "task", None)
     if task is None:
-        raise ValueError(f"make_baseline needs a RoboDyn env with a .task, got {type(env).__name__}")
+        raise InvalidArgumentError(
+            f"make_baseline needs a RoboDyn env with a .task, got {type(env).__name__}"
+        )
     entry = registration.entry_of(env)
     if entry is None or name not in entry.baselines:
         declared = "none" if entry is None else ", ".join(entry.baselines) or "none"
-        raise ValueError(f"no {name!r} baseline for task {type(task).__name__} (its baselines: {declared})")
+        raise InvalidArgumentError(
+            f"no {name!r} baseline for task {type(task).__name__} (its baselines: {declared})"
+        )
     return registration.load(entry.baselines[name])(env, **kwargs)
 
 

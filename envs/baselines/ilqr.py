@@ -45,6 +45,8 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
+from robogym.errors import InvalidArgumentError
+
 ALPHAS = np.array([1.0, 0.5, 0.25, 0.1, 0.05, 0.01])  # line-search steps, tried in this order
 
 
@@ -135,12 +137,12 @@ def solve(
     B, T, m = u.shape
     n = x0.shape[-1]
     if x_ref.shape != (B, T + 1, n):
-        raise ValueError(f"x_ref must have shape {(B, T + 1, n)}, got {x_ref.shape}")
+        raise InvalidArgumentError(f"x_ref must have shape {(B, T + 1, n)}, got {x_ref.shape}")
     Q, Qf = (np.broadcast_to(np.asarray(w, dtype=np.float64), (B, n, n)) for w in (Q, Qf))
     R = np.broadcast_to(np.asarray(R, dtype=np.float64), (B, m, m))
     lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), (B, m)) for b in (lo, hi))
     if np.any(lo > hi):
-        raise ValueError("control box has lo > hi")
+        raise InvalidArgumentError("control box has lo > hi")
     caps = np.broadcast_to(np.asarray(max_iter, dtype=np.int64), (B,))
 
     x = rollout(dynamics, np.asarray(x0, dtype=np.float64), u)

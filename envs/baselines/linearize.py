@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 import engine
+from robogym.errors import InvalidArgumentError
 
 
 class EngineDynamics:
@@ -41,7 +42,7 @@ class EngineDynamics:
         self.model = physics.model if model is None else model
         if self.model.na > 0:
             # act would be state too, and x = (qpos, qvel) would silently drop it
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"EngineDynamics: the model has {self.model.na} actuator activations (activation "
                 "dynamics); its state x = (qpos, qvel) has no place for them"
             )

@@ -20,6 +20,7 @@ from collections.abc import Callable
 import numpy as np
 
 from envs.baselines import ilqr
+from robogym.errors import InvalidArgumentError
 
 StateFn = Callable[[object], np.ndarray]  # env -> (B, n)
 
@@ -79,16 +80,16 @@ class MPC:
         n, m = self.Q.shape[0], self.R.shape[0]
         if Qf is None:
             if not (hasattr(dynamics, "A") and hasattr(dynamics, "B")):
-                raise ValueError(
+                raise InvalidArgumentError(
                     "Qf is required unless the dynamics carry constant A, B (a LinearizedDynamics)"
                 )
             Qf = lqr_terminal_cost(dynamics.A, dynamics.B, self.Q, self.R)
         self.Qf = np.asarray(Qf, dtype=np.float64)
         self.T = int(horizon)
         if self.T < 1 or iterations < 1 or cold_iterations < 1 or replan_every < 1:
-            raise ValueError("horizon, iterations, cold_iterations and replan_every must be >= 1")
+            raise InvalidArgumentError("horizon, iterations, cold_iterations and replan_every must be >= 1")
         if replan_every > self.T:
-            raise ValueError(f"replan_every={replan_every} exceeds the horizon {self.T}")
+            raise InvalidArgumentError(f"replan_every={replan_every} exceeds the horizon {self.T}")
         self.iterations, self.cold_iterations = int(iterations), int(cold_iterations)
         self.replan_every = int(replan_every)
         self.tol = float(tol)

@@ -30,6 +30,7 @@ import numpy as np
 import engine
 from engine import types as T
 from engine.control import check_motor
+from robogym.errors import InvalidArgumentError
 
 Readout = Callable[[object], tuple[np.ndarray, np.ndarray]]  # env -> (q (B, k), qdot (B, k))
 
@@ -58,11 +59,11 @@ class PoseHold:
         self.actuation = env.task.actuation()
         self.kind = self.actuation.kind
         if self.kind not in ("acceleration", "force", "ctrl"):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"PoseHold handles 'acceleration', 'force' and 'ctrl' actuation, got {self.kind!r}"
             )
         if self.kind == "acceleration" and scale_by_inertia:
-            raise ValueError(
+            raise InvalidArgumentError(
                 "scale_by_inertia applies to force actuation; an acceleration drive already divides M out"
             )
         num_envs, k = env.num_envs, len(self.actuation.dofs)
@@ -144,7 +145,9 @@ def _dof_readout(env, dofs: np.ndarray) -> Readout:
     model = env.physics.model
     jnts = model.dof_jntid[dofs]
     if np.any((model.jnt_type[jnts] != T.JNT_SLIDE) & (model.jnt_type[jnts] != T.JNT_HINGE)):
-        raise ValueError(f"PoseHold's default readout needs slide or hinge dofs, got dofs {dofs.tolist()}")
+        raise InvalidArgumentError(
+            f"PoseHold's default readout needs slide or hinge dofs, got dofs {dofs.tolist()}"
+        )
     qadr = model.jnt_qposadr[jnts]
 
     def readout(env):

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from robogym.errors import InvalidArgumentError
+
 
 class HoldHome:
     """The zero action of a `pd_target` task: every joint held at the actuation's default pose
@@ -23,7 +25,7 @@ class HoldHome:
     def __init__(self, env):
         actuation = env.task.actuation()
         if actuation.kind != "pd_target":
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"HoldHome needs 'pd_target' actuation (its zero action holds a pose), got {actuation.kind!r}"
             )
         self.shape = (env.num_envs, len(actuation.dofs))

@@ -50,6 +50,7 @@ from envs.baselines.mpc import MPC, lqr_terminal_cost
 from envs.baselines.pose_hold import PoseHold, motor_torque_map
 from envs.baselines.tuned import tuned_parameters
 from envs.tracking_v0 import IK_SEED
+from robogym.errors import InvalidArgumentError
 
 TASK_ID = "RoboDyn/Tracking-v0"
 MPC_HORIZON = 30  # knots of 10 ms: the task's 0.3 s preview
@@ -84,7 +85,9 @@ def _check_state(env) -> None:
     """The readouts must be the engine's whole state (qpos, qvel), which EngineDynamics steps."""
     model, t = env.physics.model, env.task
     if (model.nq, model.nv) != (t.joint_positions().shape[1], t.joint_velocities().shape[1]):
-        raise ValueError("the tracking MPC plans on (qpos, qvel): the joints must be the whole state")
+        raise InvalidArgumentError(
+            "the tracking MPC plans on (qpos, qvel): the joints must be the whole state"
+        )
 
 
 def tracking_weights(velocity_time: float = VELOCITY_TIME, r: float = MPC_R) -> tuple[np.ndarray, np.ndarray]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from robogym.errors import MissingFileError
+
 TUNED_DIR = Path(__file__).resolve().parent / "tuned"
 
 
@@ -24,7 +26,7 @@ def tuned_parameters(task_id: str, baseline: str) -> dict[str, float]:
     """{parameter: value} of the stored tuning; FileNotFoundError saying how to make it."""
     path = tuned_path(task_id, baseline)
     if not path.is_file():
-        raise FileNotFoundError(
+        raise MissingFileError(
             f"no tuned gains for the {baseline!r} baseline of {task_id} ({path}): "
             f"run `robodyn tune {task_id} {baseline}`"
         )
