@@ -133,7 +133,8 @@ def test_wheel_installs_apart_from_the_repository_and_runs_from_any_directory(tm
     assert doc["episodes"] == 2 and "crane_ppo" in doc["policies"]
     spec = Path(doc["policies"]["crane_ppo"]["spec"])
     assert spec.is_relative_to(install / "training" / "policies"), spec
-    assert doc["policies"]["crane_ppo"]["summary"]["success_rate"] == 1.0  # the README's result
+    # the installed copy of the policy acts as the repository's (its bar: tests/envs/test_crane.py)
+    assert doc["policies"]["crane_ppo"]["summary"]["success_rate"] == 1.0
 
 
 def _assets() -> list[Path]:
