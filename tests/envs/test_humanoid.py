@@ -13,8 +13,10 @@ reward and termination, the sensor model, and the issue's bar for the `pd` basel
   min_head_height, with success 0 and the last push not survived.
 - Sensor noise and delay change what the policy sees and nothing of the physics.
 - The issue's test: the `pd` baseline (hold home: the zero action) stands 20 s in 16
-  randomized episodes without pushes; with the default pushes, how many of 16 it survives is
-  printed (only that every episode is pushed and the counts are consistent is asserted).
+  randomized episodes without pushes, the head within 6 mm of home (envs/README.md); with the
+  default pushes it stands in 10 of 16 and survives 52 of 58 pushes (envs/README.md).
+- The shipped PPO against `pd` on 64 pushed episodes and 16 without pushes, through
+  training.evaluate as `robodyn eval` runs it.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from envs.humanoid_v0 import JOINTS
 from robogym import registration
 
 TASK_ID = "RoboDyn/Humanoid-v0"
-HOME_HEAD = 1.514  # m: the head site at the home keyframe (assets/humanoid.xml)
+HOME_HEAD = 1.514  # m: the head site at the home keyframe (assets/humanoid.xml), to 0.1 mm
+HOME_HEAD_EXACT = 1.514053  # m: the same, as MuJoCo's mj_forward puts it at the keyframe
 
 
 def _vec(num_envs: int, **kwargs):
@@ -220,6 +223,7 @@ def _run(policy_name: str, num_envs: int, **kwargs) -> dict[str, np.ndarray]:
     done = np.zeros(num_envs, dtype=bool)
     final = {k: np.zeros(num_envs) for k in ("success", "pushes", "pushes_survived", "head_height")}
     final["min_head"] = np.full(num_envs, np.inf)
+    final["max_head"] = np.full(num_envs, -np.inf)
     final["steps"] = np.zeros(num_envs)
     while not done.all():
         obs, r, term, trunc, info = env.step(policy.act(env, obs))
@@ -227,19 +231,28 @@ def _run(policy_name: str, num_envs: int, **kwargs) -> dict[str, np.ndarray]:
         for k in ("success", "pushes", "pushes_survived", "head_height"):
             final[k][live] = info[k][live]
         final["min_head"][live] = np.minimum(final["min_head"][live], info["head_height"][live])
+        final["max_head"][live] = np.maximum(final["max_head"][live], info["head_height"][live])
         final["steps"][live] += 1
         done |= term | trunc
     return final
 
 
 def test_pd_baseline_stands_20_s_without_pushes():
-    """The issue's test: holding home stands 20 s from 16 randomized starts, no push."""
+    """The issue's test: holding home stands 20 s from 16 randomized starts, no push, the head
+    never more than 6 mm below its home height (envs/README.md's "within 6 mm of home"; 5.9 mm
+    seen, in the first steps, as the legs take the load) and ending within 6 mm of it (1.9 mm
+    seen). The randomized starts put it up to 12.7 mm above home, from which it settles."""
     no_push = registration.entry(TASK_ID).scenarios["no_push"]
     out = _run("pd", 16, **no_push)
-    print(f"\nHumanoid-v0 pd, no pushes: lowest head {out['min_head'].min():.4f} m over 16 x 20 s")
+    below = HOME_HEAD_EXACT - out["min_head"].min()
+    end = np.abs(out["head_height"] - HOME_HEAD_EXACT).max()
+    print(
+        f"\nHumanoid-v0 pd, no pushes: head {out['min_head'].min():.4f}-{out['max_head'].max():.4f} m "
+        f"over 16 x 20 s, at most {below * 1e3:.2f} mm below home, at the end within {end * 1e3:.2f} mm"
+    )
     np.testing.assert_array_equal(out["steps"], 1000)
     np.testing.assert_array_equal(out["success"], 1.0)
-    assert out["min_head"].min() > HOME_HEAD - 0.05
+    assert below < 0.006 and end < 0.006
     np.testing.assert_array_equal(out["pushes"], 0.0)
 
 
@@ -251,6 +264,8 @@ def test_pd_baseline_under_the_default_pushes():
         f"episodes; pushes survived {int(out['pushes_survived'].sum())} of {int(out['pushes'].sum())}"
     )
     assert np.all(out["pushes"] >= 1)  # every episode is pushed
+    # envs/README.md: it stands in 10 of 16, surviving 52 of 58 pushes
+    assert stood == 10 and int(out["pushes_survived"].sum()) == 52 and int(out["pushes"].sum()) == 58
     fell = out["success"] == 0.0
     np.testing.assert_array_equal(out["pushes_survived"][~fell], out["pushes"][~fell])
     np.testing.assert_array_equal(out["pushes_survived"][fell], out["pushes"][fell] - 1)
@@ -258,22 +273,27 @@ def test_pd_baseline_under_the_default_pushes():
 
 
 def test_shipped_ppo_survives_the_pushes_in_more_episodes_than_pd():
-    """training/policies/humanoid_ppo.zip (the README's row): over the same 64 randomized,
-    pushed episodes (seeded 0..63) it stands to the end in more of them than the pd baseline
-    (the issue's bar), and without pushes it stands in every one of 8."""
+    """training/policies/humanoid_ppo.zip over the 64 randomized, pushed episodes seeded 0..63
+    (`robodyn eval RoboDyn/Humanoid-v0 --policy pd --policy training/policies/humanoid_ppo.zip
+    --episodes 64 --num-envs 64`, the same evaluate() call): pd stands to the end in 32 (50 %),
+    the PPO in 61 (95 %; the same count with the code and policy of the commit that shipped
+    it, so the 98 % the READMEs give was never this policy's), asserted at least 61; without
+    pushes it stands in all 16 episodes seeded 0..15."""
     from training.cli import SAVED_POLICIES
     from training.evaluate import evaluate
 
     spec = str(SAVED_POLICIES / "humanoid_ppo.zip")
-    rates = {}
+    stood = {}
     for policy in ("pd", spec):
         res = evaluate(TASK_ID, policy, episodes=64, num_envs=64, seed=0, record=0)
-        rates[policy] = np.mean([e["final"]["success"] for e in res.episodes])
-    print(f"humanoid_ppo: stands in {rates[spec]:.0%} of 64 pushed episodes, pd in {rates['pd']:.0%}")
-    assert rates[spec] > rates["pd"]
+        assert len(res.episodes) == 64
+        stood[policy] = int(sum(e["final"]["success"] for e in res.episodes))
+    print(f"humanoid_ppo: stands in {stood[spec]} of 64 pushed episodes, pd in {stood['pd']}")
+    assert stood["pd"] == 32
+    assert stood[spec] >= 61
     calm = registration.entry(TASK_ID).scenarios["no_push"]
-    res = evaluate(TASK_ID, spec, episodes=8, num_envs=8, seed=0, env_kwargs=calm, record=0)
-    assert [e["final"]["success"] for e in res.episodes] == [1.0] * 8
+    res = evaluate(TASK_ID, spec, episodes=16, num_envs=16, seed=0, env_kwargs=calm, record=0)
+    assert [e["final"]["success"] for e in res.episodes] == [1.0] * 16
 
 
 def test_extreme_pushes_and_bound_actions_stay_finite_and_a_bad_row_is_named():
