@@ -16,12 +16,14 @@ The fields, with MuJoCo's names and the engine's shapes:
 
 (gainprm and biasprm: the first three of MuJoCo's ten numbers, all the engine's gain and
 bias types read). Values are checked before anything changes (`check`): finite; masses,
-inertias, friction, damping, armature, friction loss and stiffness non-negative; the world
-body's mass and inertia zero; principal inertias that satisfy the triangle inequality (as
-MuJoCo's compiler demands); forcerange low <= high; no friction loss where the model has
-none (the model allocates friction-loss rows only for dofs that have it); the centre of
-mass of a body MuJoCo compiled as simple left at its frame (MuJoCo refuses to move it:
-mj_setConst's sameframe check); and M(qpos0) positive definite with the new values.
+inertias, friction, damping, armature, friction loss and stiffness non-negative; a mass or
+principal inertia either 0 or between mjMINVAL (1e-15, MuJoCo's compiler refuses less for a
+moving body) and mjMAXVAL (1e10); the world body's mass and inertia zero; principal
+inertias that satisfy the triangle inequality (as MuJoCo's compiler demands); forcerange
+low <= high; no friction loss where the model has none (the model allocates friction-loss
+rows only for dofs that have it); the centre of mass of a body MuJoCo compiled as simple
+left at its frame (MuJoCo refuses to move it: mj_setConst's sameframe check); and M(qpos0)
+positive definite with the new values, with finite inverse weights.
 """
 
 from __future__ import annotations
@@ -29,13 +31,15 @@ from __future__ import annotations
 import numpy as np
 
 from engine.errors import RoboDynError
+from engine.types import MAXVAL
 
 MINMU = 1e-5  # MuJoCo's mjMINMU: the least friction a contact gets
+MINVAL = 1e-15  # MuJoCo's mjMINVAL: its compiler refuses moving bodies with less mass or inertia
 
 # name -> what its values must satisfy (besides being finite)
 PARAMS = {
-    "body_mass": "non-negative, zero for the world body (body 0)",
-    "body_inertia": "non-negative, zero for the world body, each at most the sum of the other two",
+    "body_mass": "0 or in [1e-15, 1e10], zero for the world body (body 0)",
+    "body_inertia": "0 or in [1e-15, 1e10], zero for the world body, each at most the sum of the other two",
     "body_ipos": "finite; zero for a body MuJoCo compiled as simple",
     "geom_friction": "non-negative",
     "dof_damping": "non-negative",
@@ -51,7 +55,9 @@ PARAMS = {
 # constants derived from the parameters, recomputed for a row that has its own
 DERIVED = ("body_subtreemass", "body_invweight0", "dof_invweight0", "tendon_invweight0", "cpair_friction")
 # which parameters each derived constant depends on (the rest need no recomputation)
-_SETCONST_INPUTS = {"body_mass", "body_inertia", "body_ipos", "dof_armature"}
+_SETCONST_INPUTS = ("body_mass", "body_inertia", "body_ipos", "dof_armature")
+# what engine.setconst derives from them
+_SETCONST_OUTPUTS = ("body_subtreemass", "body_invweight0", "dof_invweight0", "tendon_invweight0")
 
 
 class ParamError(RoboDynError, ValueError):
@@ -95,6 +101,14 @@ def _rule_broken(model, name: str, v: np.ndarray) -> str:
             return f"body {_first(v < 0)} has a negative value"
         if np.any(v[0] != 0):
             return "the world body (body 0) must have none"
+        tiny = (v > 0) & (v < MINVAL)
+        if np.any(tiny):
+            i = _first(tiny)
+            return f"body {i} has {v[i].tolist()}: above 0 it must be at least {MINVAL:g} (mjMINVAL)"
+        huge = v > MAXVAL
+        if np.any(huge):
+            i = _first(huge)
+            return f"body {i} has {v[i].tolist()}: at most {MAXVAL:g} (MuJoCo's mjMAXVAL)"
         if name == "body_inertia":
             a, b, c = v[:, 0], v[:, 1], v[:, 2]
             bad = (a + b < c) | (a + c < b) | (b + c < a)
@@ -126,7 +140,7 @@ def _first(mask: np.ndarray):
 
 def needs_setconst(names) -> bool:
     """True if changing these parameters changes the constants of engine.setconst."""
-    return bool(_SETCONST_INPUTS.intersection(names))
+    return bool(set(_SETCONST_INPUTS).intersection(names))
 
 
 def mixed_friction(model, geom_friction: np.ndarray) -> np.ndarray:
@@ -170,21 +184,51 @@ class RowParams:
     def store(self, idx: np.ndarray, new: dict) -> None:
         """Rows idx get the values `new` ({name: (k, ...)}, checked by `check`) and what is
         derived from them; raises ParamError, changing nothing, if M(qpos0) of a row is not
-        positive definite."""
+        positive definite.
+
+        Only what changed is recomputed, so a row's constants are the same bits whichever way
+        it got its values (set_param, a restored snapshot, a randomization at scale 0): a row
+        whose masses, inertias, centres of mass and armature are the model's keeps the model's
+        compiled constants, one whose geom friction is the model's keeps its mixed friction,
+        and a row whose every parameter is the model's runs on the shared record again."""
+        m = self.bound.model
         staged = {n: a[idx].copy() for n, a in self.arrays.items()}
         staged.update((n, np.array(v, dtype=np.float64)) for n, v in new.items())
+        nominal = [self._is_nominal(staged, k, PARAMS) for k in range(len(idx))]
         if "geom_friction" in new:
             for k in range(len(idx)):
-                staged["cpair_friction"][k] = mixed_friction(self.bound.model, staged["geom_friction"][k])
+                if self._is_nominal(staged, k, ("geom_friction",)):
+                    staged["cpair_friction"][k] = m.cpair_friction
+                else:
+                    staged["cpair_friction"][k] = mixed_friction(m, staged["geom_friction"][k])
         if needs_setconst(new):
-            self._set_const(idx, staged)
+            changed = [k for k in range(len(idx)) if not self._is_nominal(staged, k, _SETCONST_INPUTS)]
+            for k in set(range(len(idx))) - set(changed):
+                for n in _SETCONST_OUTPUTS:
+                    staged[n][k] = getattr(m, n)
+            if changed:
+                sub = {n: staged[n][changed] for n in staged}
+                self._set_const(idx[changed], sub)
+                for n in _SETCONST_OUTPUTS:
+                    staged[n][changed] = sub[n]
         for n in staged:
             self.arrays[n][idx] = staged[n]
-        for b in idx:
+        for k, b in enumerate(idx):
             b = int(b)
-            if not self.own[b]:  # an own row's record already points at its rows of the arrays
+            if nominal[k]:
+                if self.own[b]:
+                    self.bound.clear_row_model(b)
+                    self.own[b] = False
+            elif not self.own[b]:  # an own row's record already points at its rows of the arrays
                 self.bound.set_row_model(b, self.row_model(self.arrays, b))
                 self.own[b] = True
+
+    def _is_nominal(self, staged: dict, k: int, names) -> bool:
+        """Row k of `staged` holds the model's own values of `names`, bit for bit."""
+        m = self.bound.model
+        return all(
+            staged[n][k].tobytes() == np.asarray(getattr(m, n), dtype=np.float64).tobytes() for n in names
+        )
 
     def clear(self, idx: np.ndarray) -> None:
         """Rows idx back to the model's own parameters and the shared record."""
@@ -225,10 +269,12 @@ class RowParams:
             np.zeros((6, nv)),
             np.zeros((2, nv)),
         )
-        bad = np.flatnonzero(~(pivot > 0)) if nv else np.zeros(0, dtype=np.int64)
+        finite = [np.all(np.isfinite(staged[n][j])) for j in range(k) for n in _SETCONST_OUTPUTS]
+        bad = np.flatnonzero(~(pivot > 0) | ~np.array(finite).reshape(k, -1).all(axis=1))
         if len(bad):
             row = int(idx[bad[0]])
             raise ParamError(
                 f"row {row}: with these masses, inertias and armature the mass matrix at qpos0 is not "
-                "positive definite (a moving body without mass or inertia); nothing was changed"
+                "positive definite, or its inverse weights overflow (a moving body without mass or inertia); "
+                "nothing was changed"
             )

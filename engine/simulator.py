@@ -38,6 +38,10 @@ class NonFiniteError(RoboDynError, FloatingPointError):
     first bad input, act included, that can explain a bad qacc)."""
 
 
+class FixedAttributeError(RoboDynError, AttributeError):
+    """An attribute of a Simulator that is fixed when it is made (its model and data)."""
+
+
 class Snapshot(NamedTuple):
     """A bit-exact copy of the state of some rows (see Simulator.snapshot)."""
 
@@ -146,7 +150,7 @@ class Simulator:
 
     @model.setter
     def model(self, value):
-        raise AttributeError("Simulator.model is fixed when the Simulator is made; make a new Simulator")
+        raise FixedAttributeError("Simulator.model is fixed when the Simulator is made; make a new Simulator")
 
     @property
     def data(self) -> Data:
@@ -154,7 +158,7 @@ class Simulator:
 
     @data.setter
     def data(self, value):
-        raise AttributeError(
+        raise FixedAttributeError(
             "Simulator.data is fixed when the Simulator is made; write into its arrays "
             "(sim.data.qpos[...] = ...) instead of replacing them"
         )
@@ -363,6 +367,8 @@ class Simulator:
 
     def _unique_rows(self, rows, what: str) -> np.ndarray:
         idx = self._rows(rows)
+        if len(idx) == 0:
+            raise InvalidArgumentError(f"{what}: rows must name at least one row, got {rows!r}")
         if len(np.unique(idx)) != len(idx):
             raise InvalidArgumentError(f"{what}: rows {idx.tolist()} name a row twice")
         return idx
@@ -401,8 +407,13 @@ class Simulator:
                 "snapshot was taken from a different model (its digest differs: another geometry, "
                 "mass, option or size); refusing to restore it"
             )
-        idx = self._rows(np.asarray(snap.rows) if rows is None else rows)
-        if len(idx) != len(snap.rows):
+        taken = np.asarray(snap.rows)
+        if taken.ndim != 1 or taken.dtype.kind not in "iu":
+            raise InvalidArgumentError(
+                f"snapshot rows must be a 1-d array of row indices, got {snap.rows!r}; refusing to restore it"
+            )
+        idx = self._rows(taken if rows is None else rows)
+        if len(idx) != len(taken):
             raise InvalidArgumentError(
                 f"snapshot holds {len(snap.rows)} rows, cannot restore into {len(idx)}"
             )
@@ -437,14 +448,19 @@ class Simulator:
                     f"a boolean row mask must have shape ({self.batch},), got {idx.shape}"
                 )
             return np.flatnonzero(idx)
+        if idx.size == 0 and idx.ndim == 1:
+            return np.zeros(0, dtype=np.int64)  # [] (numpy makes it float64): no row
         if idx.dtype.kind not in "iu" or idx.ndim != 1:
             raise ArgumentTypeError(
                 f"rows must be row indices (ints) or a boolean mask, got {np.asarray(rows)!r}"
             )
-        idx = idx.astype(np.int64)
-        if np.any(idx < 0) or np.any(idx >= self.batch):
-            raise IndexOutOfRangeError(f"rows {idx.tolist()} out of range for batch {self.batch}")
-        return idx
+        bad = (idx < 0) | (idx >= self.batch)  # before the cast: a uint64 beyond int64 stays itself
+        if np.any(bad):
+            raise IndexOutOfRangeError(
+                f"rows {idx[bad].tolist()[:8]} out of range for batch {self.batch} "
+                f"(rows 0 to {self.batch - 1})"
+            )
+        return idx.astype(np.int64)
 
     def _run(self, job: tuple, what: str, start: int, rows=None) -> None:
         """run_rows over the batch; then warn about new warnings and raise for failed rows."""
