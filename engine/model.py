@@ -578,6 +578,9 @@ _OWNER = {  # field prefix -> (element, object type)
     "sensor_": ("sensor", mujoco.mjtObj.mjOBJ_SENSOR),
     "pair_": ("pair", mujoco.mjtObj.mjOBJ_PAIR),
     "eq_": ("equality", mujoco.mjtObj.mjOBJ_EQUALITY),
+    "hfield_": ("hfield", mujoco.mjtObj.mjOBJ_HFIELD),
+    "mesh_": ("mesh", mujoco.mjtObj.mjOBJ_MESH),
+    "mat_": ("material", mujoco.mjtObj.mjOBJ_MATERIAL),
 }
 
 
@@ -590,6 +593,16 @@ def _owner(mj: mujoco.MjModel, field: str, i: int) -> str:
         return f"<joint {attr}> {_name(mj, OBJ.mjOBJ_JOINT, j)}"
     if field.startswith("dof_"):
         return f"<joint {field[4:]}> {_name(mj, OBJ.mjOBJ_JOINT, int(mj.dof_jntid[i]))}"
+    if field == "hfield_data":
+        h = int(np.searchsorted(mj.hfield_adr, i, side="right")) - 1
+        row, col = divmod(i - int(mj.hfield_adr[h]), int(mj.hfield_ncol[h]))
+        return (
+            f"<hfield elevation> {_name(mj, OBJ.mjOBJ_HFIELD, h)} (hfield_data row {row}, column {col}; "
+            "MuJoCo scales elevations into [0, 1], so an inf elevation reads nan)"
+        )
+    if field == "mesh_vert":
+        k = int(np.searchsorted(mj.mesh_vertadr, i, side="right")) - 1
+        return f"<mesh vertex> {_name(mj, OBJ.mjOBJ_MESH, k)} vertex {i - int(mj.mesh_vertadr[k])}"
     if field.startswith("wrap_"):
         t = int(np.searchsorted(mj.tendon_adr, i, side="right")) - 1
         return f"<tendon> {_name(mj, OBJ.mjOBJ_TENDON, t)} coef"
