@@ -74,10 +74,21 @@ class EnvCore:
         with one seed converge to slightly different first steps wherever contacts or
         limits are active from the start.) Only the reset rows are recomputed: a step
         leaves every row's derived quantities current, so an autoreset of a few rows costs
-        a forward pass of those rows, not of the batch."""
+        a forward pass of those rows, not of the batch. A reset that raises (the task's own
+        reset, a robot the physics refuses, an initial state that is not finite) is undone
+        first: the rows are as before it, their generators included."""
         rows = np.asarray(rows, dtype=np.int64)
         if len(rows) == 0:
             return
+        undo = self.undo_point(rows)
+        try:
+            self._reset_rows(rows)
+        except BaseException as e:
+            self.roll_back(undo)
+            e.add_note(f"the reset of environments {rows.tolist()[:8]} was undone: they are as before it")
+            raise
+
+    def _reset_rows(self, rows: np.ndarray) -> None:
         d = self.physics.data
         for name in ("qfrc_applied", "xfrc_applied", "act", "ctrl", "qacc_warmstart"):
             getattr(d, name)[rows] = 0.0
@@ -88,6 +99,22 @@ class EnvCore:
             self.task.randomizer.apply(self.physics.sim, rows, [self.rngs[r] for r in rows])
         self.elapsed[rows] = 0
         self.physics.sim.forward(rows)  # the other rows' derived quantities are current already
+
+    def undo_point(self, rows: np.ndarray) -> tuple:
+        """What roll_back needs to put `rows` back as they are now: their physics (state and
+        parameters), random generators, step counters and task state."""
+        task_state = {k: np.array(v[rows]) for k, v in self.task.get_state().items()}
+        rng_states = [self.rngs[r].bit_generator.state for r in rows]
+        return rows, self.physics.sim.snapshot(rows), rng_states, self.elapsed[rows].copy(), task_state
+
+    def roll_back(self, undo: tuple) -> None:
+        """Put the rows of an undo_point back as they were when it was taken."""
+        rows, physics, rng_states, elapsed, task_state = undo
+        self.physics.sim.restore(physics, rows)
+        for r, state in zip(rows, rng_states, strict=True):
+            self.rngs[r].bit_generator.state = state
+        self.elapsed[rows] = elapsed
+        self.task.set_state(task_state, rows)
 
     # --- actions -------------------------------------------------------------------------------
     def check_actions(self, actions, batched: bool) -> np.ndarray:

@@ -190,14 +190,19 @@ class RoboDynVectorEnv(VectorEnv):
         a = self.core.check_actions(actions, batched=True)
         restart = None  # NEXT_STEP: the rows whose episode ended at the last step
         if np.count_nonzero(self._done):
-            if self.autoreset_mode == AutoresetMode.DISABLED:
+            if self.autoreset_mode != AutoresetMode.NEXT_STEP:
                 rows = np.flatnonzero(self._done).tolist()
+                why = (
+                    "autoreset is DISABLED"
+                    if self.autoreset_mode == AutoresetMode.DISABLED
+                    else "their autoreset failed"
+                )
                 raise ResetNeededError(
-                    f"environments {rows[:8]} ended and autoreset is DISABLED: reset them with "
+                    f"environments {rows[:8]} ended and {why}: reset them with "
                     "reset(options={'reset_mask': mask}) before stepping"
                 )
-            if self.autoreset_mode == AutoresetMode.NEXT_STEP:
-                restart = np.flatnonzero(self._done)
+            restart = np.flatnonzero(self._done)
+        undo = None if restart is None else self.core.undo_point(np.arange(self.num_envs))
         obs, reward, terminated, info = self.core.step(a)
         if self.max_episode_steps is None:
             truncated = np.zeros(self.num_envs, dtype=bool)
@@ -205,7 +210,12 @@ class RoboDynVectorEnv(VectorEnv):
             truncated = self.core.elapsed >= self.max_episode_steps
         truncated &= ~terminated
         if restart is not None:
-            self._restart(restart, obs, reward, terminated, truncated, info)
+            try:
+                self._restart(restart, obs, reward, terminated, truncated, info)
+            except BaseException as e:
+                self.core.roll_back(undo)
+                e.add_note("the step was undone: every environment is as before this step() call")
+                raise
         done = terminated | truncated
         out_info = self._every_row_info(info)
         if self.autoreset_mode == AutoresetMode.SAME_STEP and np.count_nonzero(done):
@@ -217,7 +227,15 @@ class RoboDynVectorEnv(VectorEnv):
             out_info["_final_obs"] = done.copy()
             out_info["final_info"] = self._batch_info(info, rows)
             out_info["_final_info"] = done.copy()
-            self.core.reset_rows(rows)
+            try:
+                self.core.reset_rows(rows)
+            except BaseException as e:
+                self._done, self._obs = done, obs  # stepped; the ended rows wait for reset()
+                e.add_note(
+                    f"this step was applied; environments {rows.tolist()[:8]} ended and stay at their "
+                    "episode's end: reset them with reset(options={'reset_mask': mask})"
+                )
+                raise
             obs[rows] = self.task.observe()[rows]
             self._done[:] = False
         else:
