@@ -6,13 +6,13 @@ import numpy as np
 from gymnasium import spaces
 
 from robogym.actuation import Actuation
-from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds
+from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds, is_real
 from robogym.env import RoboDynEnv
 from robogym.errors import InvalidArgumentError
 from robogym.events import IntervalEvents
 from robogym.randomize import legged
 from robogym.rowwise import row_sum_sq
-from robogym.sensor_model import SensorModel
+from robogym.sensor_model import MAX_DELAY, MAX_SCALE, SensorModel
 from robogym.task import Task
 from robogym.vector_env import RoboDynVectorEnv
 
@@ -44,6 +44,7 @@ class HumanoidTask(Task):
     frame_skip = 10  # 2 ms physics steps, 0.02 s control steps (50 Hz)
     render_camera = "side"
     randomization = legged("floor", FEET, "torso")  # with randomize=True
+    per_component_parameters = ("sensor_noise",)  # one number or one per observation component
     parameter_bounds = {
         "upright_weight": NON_NEGATIVE,
         "height_weight": NON_NEGATIVE,
@@ -57,8 +58,9 @@ class HumanoidTask(Task):
         "push_interval": POSITIVE,
         "push_jitter": Bounds(0.0, 1.0, high_open=True),
         "reset_noise_scale": NON_NEGATIVE,
-        "sensor_noise": NON_NEGATIVE,
-        "randomize_scale": Bounds(0.0, 2.0),
+        "sensor_noise": Bounds(0.0, MAX_SCALE),
+        "observation_delay": Bounds(0, MAX_DELAY),
+        "randomize_scale": Bounds(0.0, 1.6),  # above 5/3 the friction draw could go negative
     }
 
     def __init__(
@@ -75,7 +77,7 @@ class HumanoidTask(Task):
         push_interval: float = 4.0,
         push_jitter: float = 0.5,
         reset_noise_scale: float = 1.0,
-        sensor_noise: float = 0.0,
+        sensor_noise: float | tuple[float, ...] = 0.0,
         sensor_noise_kind: str = "uniform",
         observation_delay: int = 0,
         randomize: bool = False,
@@ -100,7 +102,7 @@ class HumanoidTask(Task):
         self.push_interval = float(push_interval)
         self.push_jitter = float(push_jitter)
         self.reset_noise_scale = float(reset_noise_scale)
-        self.sensor_noise = float(sensor_noise)
+        self.sensor_noise = float(sensor_noise) if is_real(sensor_noise) else tuple(map(float, sensor_noise))
         self.sensor_noise_kind = sensor_noise_kind
         self.observation_delay = observation_delay
         self.check_randomize(randomize, randomize_scale)
@@ -401,8 +403,9 @@ steps), Randomized physics (robogym.randomize, off by default): randomize=False 
 episode a robot drawn as MuJoCo Playground draws its Go1 and G1: contact friction U(0.4, 1.0),
 link masses x U(0.9, 1.1), torso mass + U(-1, 1) kg and centre of mass + U(-0.05, 0.05) m,
 armature x U(1.0, 1.05), joint damping x U(0.9, 1.1); drawn from the episode's generator after
-its other draws, held in the physics and its snapshot), randomize_scale=1.0 (in [0, 2]: 0 is
-the nominal robot, 2 twice the ranges). Off in v0 so that the task table's numbers are those
+its other draws, held in the physics and its snapshot), randomize_scale=1.0 (in [0, 1.6]: 0 is
+the nominal robot bit for bit, 1.6 the ranges stretched 1.6 times about it; beyond 5/3 the
+friction draw could go negative). Off in v0 so that the task table's numbers are those
 of the robot in assets/; turn it on to train or test for transfer. And the env keywords every
 RoboDyn task takes (render_mode, width, height; for the vector env autoreset_mode, nthread,
 max_episode_steps). Weights, push_magnitude, reset_noise_scale and sensor_noise must be finite

@@ -12,7 +12,7 @@ from robogym.env import RoboDynEnv
 from robogym.errors import ArgumentTypeError, InvalidArgumentError
 from robogym.randomize import legged
 from robogym.rowwise import row_sum_sq
-from robogym.sensor_model import SensorModel
+from robogym.sensor_model import MAX_DELAY, MAX_SCALE, SensorModel
 from robogym.task import Task
 from robogym.vector_env import RoboDynVectorEnv
 
@@ -52,9 +52,9 @@ class QuadrupedTask(Task):
         "max_yaw_rate": NON_NEGATIVE,
         "min_upright": Bounds(-1.0, 1.0),
         "reset_noise_scale": NON_NEGATIVE,
-        "sensor_noise": NON_NEGATIVE,
+        "sensor_noise": Bounds(0.0, MAX_SCALE),
         "randomize_scale": Bounds(0.0, 2.0),
-        "observation_delay": NON_NEGATIVE,
+        "observation_delay": Bounds(0, MAX_DELAY),
     }
 
     def __init__(
@@ -449,7 +449,8 @@ components lag). Randomized physics (robogym.randomize, off by default): randomi
 U(0.4, 1.0), link masses x U(0.9, 1.1), trunk mass + U(-1, 1) kg and centre of mass + U(-0.05,
 0.05) m, armature x U(1.0, 1.05), joint damping x U(0.9, 1.1); drawn from the episode's
 generator after its other draws, held in the physics and its snapshot), randomize_scale=1.0
-(in [0, 2]: 0 is the nominal robot, 2 twice the ranges). Off in v0 so that the task table's
+(in [0, 2]: 0 is the nominal robot bit for bit, 2 twice the ranges, where the friction draw
+reaches 0). Off in v0 so that the task table's
 numbers are those of the robot in assets/; turn it on to train or test for transfer. Plus the
 env keywords every RoboDyn task takes (render_mode, width, height; for the vector env
 autoreset_mode, nthread, max_episode_steps). Weights, kd, the command ranges and the noise are

@@ -22,6 +22,12 @@ order, each on what the ones before left (a mass scaled, then a kilogram added).
 task keyword argument) moves every value towards the nominal model or away from it:
 x <- x0 + scale (x - x0), so 0 is the nominal robot and 1 the declared ranges.
 
+Every value a Randomization can draw is a valid parameter (engine.params' rules): before any
+draw, the range of each drawn value is followed through the Draws by interval arithmetic
+(exact here: each Draw uses its own uniform number once) and a scale at which some value could
+leave its parameter's valid range (a negative friction, a body losing all its mass) is refused,
+naming the parameter, the element and the largest scale that is valid (`max_scale`).
+
 The parameters persist in the physics (and its snapshot) until the row's next reset.
 """
 
@@ -32,6 +38,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from engine.params import PARAMS
 from robogym.errors import InvalidArgumentError
 
 KINDS = ("scale", "add", "set")
@@ -67,8 +74,17 @@ class Draw:
             )
 
 
+# parameters whose every value must be >= 0 (engine.params.PARAMS), and those that must stay
+# > 0 wherever the model's own value is (a body that loses all its mass or inertia can leave
+# the mass matrix singular)
+_NON_NEGATIVE = {"body_mass", "body_inertia", "geom_friction", "dof_damping", "dof_armature",
+                 "dof_frictionloss", "jnt_stiffness"}  # fmt: skip
+_POSITIVE_WHERE_NOMINAL_IS = {"body_mass", "body_inertia"}
+
+
 class Randomization:
-    """A task's Draws resolved against a model: `apply(sim, rows, rngs)` at reset."""
+    """A task's Draws resolved against a model: `apply(sim, rows, rngs)` at reset. Refuses
+    (InvalidArgumentError) a `scale` at which a draw could leave its parameter's valid range."""
 
     def __init__(self, draws: tuple[Draw, ...], mj_model: mujoco.MjModel, model, scale: float = 1.0):
         self.draws = tuple(draws)
@@ -76,6 +92,71 @@ class Randomization:
         self.params = tuple(dict.fromkeys(d.param for d in self.draws))  # in declaration order
         self.nominal = {name: np.asarray(getattr(model, name), dtype=np.float64) for name in self.params}
         self._index = [_indices(d, mj_model, model) for d in self.draws]
+        self._mj_model = mj_model  # for the names in messages
+        problem = self.invalid_draw(self.scale)
+        if problem:
+            raise InvalidArgumentError(
+                f"randomize_scale={scale:g} could draw {problem}; with these draws randomize_scale "
+                f"must be at most {self.max_scale():.6g}"
+            )
+
+    def __repr__(self) -> str:  # by value: an env's snapshot signature compares it (robogym.core)
+        return f"Randomization(draws={self.draws!r}, scale={self.scale!r})"
+
+    def ranges(self, scale: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """{name: (low, high)}: every value `draw` can give each parameter at `scale` >= 0,
+        the Draws' uniform ranges carried through them by interval arithmetic."""
+        out = {name: (self.nominal[name].copy(), self.nominal[name].copy()) for name in self.params}
+        for d, (elements, columns) in zip(self.draws, self._index, strict=True):
+            lo, hi = out[d.param]
+            for e in elements:
+                for c in columns:
+                    at = (e,) if c is None else (e, c)
+                    lo[at], hi[at] = _drawn_range(d, lo[at], hi[at], scale)
+        return out
+
+    def invalid_draw(self, scale: float) -> str:
+        """What a draw at `scale` could give that its parameter does not allow, or ''."""
+        for name, (lo, hi) in self.ranges(scale).items():
+            low = lo.reshape(lo.shape[0], -1)
+            nominal = self.nominal[name].reshape(low.shape)
+            bad = np.zeros(low.shape, dtype=bool)
+            if name in _NON_NEGATIVE:
+                bad |= low < 0
+            if name in _POSITIVE_WHERE_NOMINAL_IS:
+                bad |= (nominal > 0) & ~(low > 0)
+            if name == "actuator_forcerange":
+                bad |= (lo[:, 0] > hi[:, 1])[:, None]
+            if np.any(bad):
+                e, c = (int(i) for i in np.argwhere(bad)[0])
+                column = f" column {c}" if low.shape[1] > 1 else ""
+                where = self._element_name(name, e)
+                return f"{name}{column} of {where} down to {low[e, c]:.6g} (allowed: {PARAMS[name]})"
+        return ""
+
+    def _element_name(self, param: str, i: int) -> str:
+        """'geom 3 (floor)', 'dof 7 (joint knee)': element i along `param`'s first axis, named
+        as MuJoCo names it."""
+        kind = param.split("_", 1)[0]
+        if kind not in _OBJECTS:
+            return f"component {i}"
+        obj = int(self._mj_model.dof_jntid[i]) if kind == "dof" else i
+        name = mujoco.mj_id2name(self._mj_model, _OBJECTS[kind], obj)
+        if not name:
+            return f"{kind} {i}"
+        return f"{kind} {i} ({'joint ' if kind == 'dof' else ''}{name})"
+
+    def max_scale(self) -> float:
+        """The largest scale (to 1e-9 relative, at most 1e6) whose draws are all valid."""
+        lo, hi = 0.0, 1.0
+        while not self.invalid_draw(hi):
+            if hi >= 1e6:
+                return hi
+            lo, hi = hi, 2.0 * hi
+        while hi - lo > 1e-9 * hi:
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if not self.invalid_draw(mid) else (lo, mid)
+        return lo
 
     def draw(self, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """One environment's parameters: {name: value of the field's shape}. The Draws act in
@@ -98,6 +179,26 @@ class Randomization:
         """Draw each row's parameters from its generator and give them to the rows."""
         values = [self.draw(rng) for rng in rngs]
         sim.set_params(rows, {name: np.stack([v[name] for v in values]) for name in self.params})
+
+
+def _drawn_range(d: Draw, lo, hi, scale: float):
+    """The range of before + scale (x - before) for `before` in [lo, hi] and x drawn by `d`
+    from it (elementwise; lo, hi scalars or arrays): scale: before (1 + scale (u - 1)); add:
+    before + scale u; set: (1 - scale) before + scale u; u in [d.low, d.high]."""
+    if d.kind == "scale":
+        f = (1.0 + scale * (d.low - 1.0), 1.0 + scale * (d.high - 1.0))
+        corners = [lo * f[0], lo * f[1], hi * f[0], hi * f[1]]
+        return np.minimum.reduce(corners), np.maximum.reduce(corners)
+    if d.kind == "add":
+        return lo + scale * d.low, hi + scale * d.high
+    w = 1.0 - scale  # set
+    corners = [
+        w * lo + scale * d.low,
+        w * hi + scale * d.low,
+        w * lo + scale * d.high,
+        w * hi + scale * d.high,
+    ]
+    return np.minimum.reduce(corners), np.maximum.reduce(corners)
 
 
 def _indices(d: Draw, mj_model: mujoco.MjModel, model) -> tuple[list, list]:

@@ -29,6 +29,10 @@ import numpy as np
 from robogym.errors import ArgumentTypeError, InvalidArgumentError
 
 KINDS = ("uniform", "gaussian")
+MAX_DELAY = 1000  # control steps: a whole episode of the legged tasks (20 s at 50 Hz)
+# the largest noise scale: MuJoCo's mjMAXVAL; a Gaussian draw here is at most 8.6 deviations
+# (Box-Muller of a 53-bit uniform), so noisy observations stay far from overflowing
+MAX_SCALE = 1e10
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -51,27 +55,51 @@ def _uniform(seed: np.ndarray, step: np.ndarray, n: int, stream: int) -> np.ndar
     return ((words >> np.uint64(11)).astype(np.float64) + 0.5) / 2.0**53
 
 
+def _given(scale) -> str:
+    """A refused scale in a few words: its value, or how many numbers it holds."""
+    try:
+        return f"{len(scale)} numbers" if len(scale) > 8 else repr(scale)
+    except TypeError:
+        return repr(scale)
+
+
+def _shown(given, scale: np.ndarray) -> str:
+    """The scale as given, or the offending entry of a long vector."""
+    if np.ndim(given) == 0 or scale.size <= 8:
+        return repr(given)
+    bad = np.flatnonzero(~(np.isfinite(scale) & (scale >= 0) & (scale <= MAX_SCALE)))
+    return f"{scale[bad[0]]!r} in component {bad[0]}"
+
+
 class SensorModel:
     """Additive noise (`kind` "uniform" or "gaussian", `scale` a number or one per
     observation component, 0 for none) and a delay of `delay` control steps on a (B, n)
     observation; see the module docstring."""
 
     def __init__(self, batch: int, n: int, scale=0.0, kind: str = "uniform", delay: int = 0):
+        if not isinstance(kind, str):
+            raise ArgumentTypeError(f"sensor noise kind must be one of {KINDS} (a str), got {kind!r}")
         if kind not in KINDS:
             raise InvalidArgumentError(f"sensor noise kind must be one of {KINDS}, got {kind!r}")
         if isinstance(delay, bool) or not isinstance(delay, int | np.integer):
             raise ArgumentTypeError(f"observation delay must be an int (control steps), got {delay!r}")
-        if delay < 0:
-            raise InvalidArgumentError(f"observation delay must be >= 0 control steps, got {delay}")
+        if not 0 <= delay <= MAX_DELAY:
+            raise InvalidArgumentError(
+                f"observation delay must be in [0, {MAX_DELAY}] control steps, got {delay} (a delay "
+                "longer than an episode would show its first observation throughout)"
+            )
         try:
             s = np.broadcast_to(np.asarray(scale, dtype=np.float64), (n,)).copy()
         except (TypeError, ValueError):
             raise ArgumentTypeError(
                 f"sensor noise scale must be a number or {n} numbers (one per observation "
-                f"component), got {scale!r}"
+                f"component), got {_given(scale)}"
             ) from None
-        if not np.all(np.isfinite(s)) or np.any(s < 0):
-            raise InvalidArgumentError(f"sensor noise scale must be finite and >= 0, got {scale!r}")
+        if not np.all(np.isfinite(s)) or np.any(s < 0) or np.any(s > MAX_SCALE):
+            raise InvalidArgumentError(
+                f"sensor noise scale must be finite and in [0, {MAX_SCALE:g}] (MuJoCo's mjMAXVAL: "
+                f"larger values are what the engine treats as a diverged state), got {_shown(scale, s)}"
+            )
         self.kind = kind
         self.scale = s
         self.delay = int(delay)

@@ -37,6 +37,9 @@ class Task:
     render_camera: str | None = None  # camera name in the MJCF
     # the allowed range of numeric __init__ parameters (a numeric one not listed: any finite value)
     parameter_bounds: dict[str, Bounds] = {}
+    # numeric parameters that take one number or one per component (a 1-d sequence), each in
+    # its bounds (the task checks the length once it knows the number of components)
+    per_component_parameters: tuple[str, ...] = ()
     # physics drawn anew for each episode (robogym.randomize.Draw), when the task's `randomize`
     # keyword (check_randomize) turns it on
     randomization: tuple = ()
@@ -73,8 +76,12 @@ class Task:
         for name, value in params.items():
             if name not in defaults:
                 continue
-            if name in cls.parameter_bounds or is_real(defaults[name]):
-                check_real(name, value, cls.parameter_bounds.get(name, Bounds()))
+            bounds = cls.parameter_bounds.get(name, Bounds())
+            if name in cls.per_component_parameters and _is_sequence(value):
+                for i, v in enumerate(value):
+                    check_real(f"{name}[{i}]", v, bounds)
+            elif name in cls.parameter_bounds or is_real(defaults[name]):
+                check_real(name, value, bounds)
 
     def check_randomize(self, randomize, randomize_scale) -> None:
         """Keep the `randomize` (a bool) and `randomize_scale` keywords of a task that declares
@@ -163,3 +170,8 @@ class Task:
     def set_state(self, state: dict[str, np.ndarray], rows: np.ndarray) -> None:
         for name, value in state.items():
             getattr(self, name)[rows] = value
+
+
+def _is_sequence(value) -> bool:
+    """A list, a tuple or a 1-d numpy array (what a per-component parameter may be)."""
+    return isinstance(value, list | tuple) or (isinstance(value, np.ndarray) and value.ndim == 1)
