@@ -180,8 +180,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--residual-scale",
         type=float,
-        default=1.0,
-        help="the correction's range: the env gets clip(baseline + scale * action) (default 1)",
+        default=None,
+        help="with --residual: the correction's range; the env gets clip(baseline + scale * action) "
+        "(default 1)",
     )
     s.set_defaults(func=cmd_train)
 
@@ -733,6 +734,8 @@ def cmd_train(args) -> int:
         algo_kwargs = check_algo_kwargs(algo, args.algo_kwargs)
     except TrainError as e:
         raise CLIError(f"--algo-kwargs: {e}") from None
+    if args.residual_scale is not None and args.residual is None:
+        raise CLIError("--residual-scale only applies with --residual BASELINE")
     env_kwargs = _env_kwargs(env_id, args.env_kwargs, None)
     out = args.out or Path("runs") / f"train-{_slug(env_id)}-{algo}"
     files = [f"{algo}.zip", f"{algo}.json", f"{algo}_vecnormalize.pkl"]
@@ -752,7 +755,7 @@ def cmd_train(args) -> int:
             progress_bar=not args.no_progress,
             init_model=args.init,
             residual=args.residual,
-            residual_scale=args.residual_scale,
+            residual_scale=1.0 if args.residual_scale is None else args.residual_scale,
         )
     except TrainError as e:  # refused before anything was written
         raise CLIError(str(e)) from None

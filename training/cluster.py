@@ -22,6 +22,10 @@ or load the engine's kernels on their own disk.
 from __future__ import annotations
 
 import logging
+import os
+import socket
+import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -63,15 +67,80 @@ def connected(address: str | None = None) -> Iterator:
     if ray.is_initialized():
         yield ray
         return
-    try:
-        ray.init(address=address, logging_level=logging.WARNING)
-    except (ConnectionError, ValueError, RuntimeError, TimeoutError) as e:
-        where = f"the Ray cluster at {address!r}" if address else "Ray (its default address)"
-        raise ClusterError(f"cannot connect to {where}: {e}") from None
+    check_reachable(address if address is not None else os.environ.get("RAY_ADDRESS"))
+    with _stderr_kept() as kept:  # Ray's core logs a warning a second while it retries
+        try:
+            ray.init(address=address, logging_level=logging.WARNING)
+        except (ConnectionError, ValueError, RuntimeError, TimeoutError) as e:
+            where = f"the Ray cluster at {address!r}" if address else "Ray (its default address)"
+            raise ClusterError(f"cannot connect to {where}: {e}") from None
+        kept.release()  # connected: what Ray printed is shown after all
     try:
         yield ray
     finally:
         ray.shutdown()
+
+
+class _KeptStderr:
+    """What the process wrote to its stderr (fd 2) inside a `_stderr_kept` block."""
+
+    def __init__(self, file):
+        self.file = file
+        self.show = False
+
+    def release(self) -> None:
+        """Write what was kept to stderr when the block ends (otherwise it is dropped)."""
+        self.show = True
+
+
+@contextmanager
+def _stderr_kept() -> Iterator[_KeptStderr]:
+    """Keep what is written to file descriptor 2 (also by C++ code, such as Ray's core
+    worker) inside the block in a temporary file; it reaches stderr only if the block calls
+    release(). Without a usable fd 2 (captured by a test runner) the block runs as it is."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):
+        yield _KeptStderr(None)
+        return
+    with tempfile.TemporaryFile() as tmp:
+        kept = _KeptStderr(tmp)
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield kept
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            if kept.show:
+                tmp.seek(0)
+                sys.stderr.write(tmp.read().decode(errors="replace"))
+
+
+REACH_TIMEOUT = 3.0  # s: how long a head node may take to accept a connection
+
+
+def check_reachable(address: str | None, timeout: float = REACH_TIMEOUT) -> None:
+    """A ClusterError, quickly and quietly, when nothing accepts a connection at the host and
+    port of `address` ("HOST:PORT" or "ray://HOST:PORT"; "auto", "local" and None are Ray's
+    to resolve): Ray itself retries for tens of seconds and logs a page of warnings first."""
+    if not address or address in ("auto", "local"):
+        return
+    hostport = address.removeprefix("ray://")
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        raise ClusterError(
+            f"cannot connect to the Ray cluster at {address!r}: expected HOST:PORT or ray://HOST:PORT"
+        )
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            pass
+    except OSError as e:
+        raise ClusterError(
+            f"cannot connect to the Ray cluster at {address!r}: nothing accepted a connection at "
+            f"{host}:{port} within {timeout:g} s ({e.strerror or e})"
+        ) from None
 
 
 def cluster_cpus(ray) -> int:

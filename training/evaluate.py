@@ -48,6 +48,7 @@ from gymnasium.vector import AutoresetMode
 
 from engine.errors import RoboDynError
 from envs.baselines import BASELINES, Policy, make_baseline
+from robogym import registration
 from robogym.errors import InvalidArgumentError
 from training import jsonio
 from training.residual import ResidualError, ResidualPolicy
@@ -304,8 +305,10 @@ def make_policy(spec, env, seed: int | None = None) -> tuple[str, Policy]:
             except ResidualError as e:
                 raise PolicyError(f"{spec!r} is a residual: {e}") from None
         return policy.name, policy
-    if spec not in BASELINES:
-        known = ", ".join(["random", *BASELINES, "FILE.zip"])
+    entry = registration.entry_of(env)
+    declared = BASELINES if entry is None else tuple(entry.baselines)
+    if spec not in declared:
+        known = ", ".join(["random", *declared, "FILE.zip"])
         raise PolicyError(f"unknown policy {spec!r}; choose one of {known}")
     try:
         return spec, make_baseline(spec, env)

@@ -48,7 +48,9 @@ def plain(obj):
         return float(obj) if math.isfinite(obj) else None
     if isinstance(obj, PurePath):
         return str(obj)
-    return obj  # str, None; anything else json.dumps refuses
+    if obj is None or isinstance(obj, str):
+        return obj
+    raise ArgumentTypeError(f"{type(obj).__name__} {obj!r} is not JSON serializable")
 
 
 def dumps(doc, indent: int | None = 2) -> str:

@@ -71,6 +71,9 @@ class Run:
 
 
 # --- reading seeds and settings ----------------------------------------------------------------
+MAX_SEEDS = 1000  # seeds in one sweep: each is a whole training run
+
+
 def parse_seeds(text: str) -> list[int]:
     """Seeds from "0..4" (0 to 4 inclusive), "0,3,7", or a mix ("0..2,10"); each >= 0, once."""
     seeds: list[int] = []
@@ -81,6 +84,12 @@ def parse_seeds(text: str) -> list[int]:
         lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
         if hi < lo:
             raise SweepError(f"--seeds: the range {lo}..{hi} is empty (A..B runs from A up to B)")
+        if hi >= 2**32:
+            raise SweepError(
+                f"--seeds: seed {hi} is too large: seeds run from 0 to 2**32 - 1 (numpy's and SB3's)"
+            )
+        if len(seeds) + hi - lo + 1 > MAX_SEEDS:
+            raise SweepError(f"--seeds: {text!r} names more than {MAX_SEEDS} seeds (one training run each)")
         seeds += range(lo, hi + 1)
     repeated = sorted({s for s in seeds if seeds.count(s) > 1})
     if repeated:

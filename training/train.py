@@ -164,10 +164,14 @@ def train(
     ):
         if value < least:
             raise TrainError(f"{name} must be >= {least}, got {value}")
+    if seed >= 2**32:  # SB3 seeds numpy's legacy generator too, which takes 0 to 2**32 - 1
+        raise TrainError(f"seed must be below 2**32 (stable-baselines3 seeds numpy with it), got {seed}")
     algo_kwargs = check_algo_kwargs(algo, algo_kwargs)
     out = Path(out_dir)
     env_kwargs = dict(env_kwargs or {})
     wrap = None
+    if residual is None and residual_scale != 1.0:
+        raise TrainError(f"residual_scale={residual_scale!r} only applies with a residual baseline")
     if residual is not None:
         try:
             residual_scale = check_scale(residual_scale)

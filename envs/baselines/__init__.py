@@ -32,9 +32,8 @@ class Policy(Protocol):
 
 def make_baseline(name: str, env, **kwargs) -> Policy:
     """The baseline `name` of env's task (its registered factory, called with env and
-    kwargs). Raises ValueError for a name no task declares, or one this task does not."""
-    if name not in BASELINES:
-        raise InvalidArgumentError(f"unknown baseline {name!r}; choose one of {BASELINES}")
+    kwargs). Raises InvalidArgumentError naming the task's own baselines for a name it does
+    not declare."""
     task = getattr(env, "task", None)
     if task is None:
         raise InvalidArgumentError(
@@ -43,9 +42,8 @@ def make_baseline(name: str, env, **kwargs) -> Policy:
     entry = registration.entry_of(env)
     if entry is None or name not in entry.baselines:
         declared = "none" if entry is None else ", ".join(entry.baselines) or "none"
-        raise InvalidArgumentError(
-            f"no {name!r} baseline for task {type(task).__name__} (its baselines: {declared})"
-        )
+        task_name = type(task).__name__ if entry is None else entry.id
+        raise InvalidArgumentError(f"{task_name} has no baseline {name!r} (its baselines: {declared})")
     return registration.load(entry.baselines[name])(env, **kwargs)
 
 

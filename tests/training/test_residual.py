@@ -73,8 +73,12 @@ def test_bad_residual_actions_are_refused_and_change_nothing(action, match):
 @pytest.mark.parametrize(
     ("base", "scale", "match"),
     [
-        ("nope", 1.0, r"residual baseline: unknown baseline 'nope'"),
-        ("mpc_nopreview", 1.0, r"residual baseline: no 'mpc_nopreview' baseline for task CraneTask"),
+        (
+            "nope",
+            1.0,
+            r"residual baseline: RoboDyn/Crane-v0 has no baseline 'nope' \(its baselines: pd, mpc\)",
+        ),
+        ("mpc_nopreview", 1.0, r"residual baseline: RoboDyn/Crane-v0 has no baseline 'mpc_nopreview'"),
         ("pd", 0.0, r"residual scale must be positive and finite, got 0.0"),
         ("pd", float("nan"), r"residual scale must be positive and finite, got nan"),
         ("pd", "big", r"residual scale must be a number, got 'big'"),
