@@ -2,23 +2,30 @@
 
     python -m tests.adversarial.fuzz_simulator --seed 0 --calls 3000
 
-Each call either works or raises one of the errors a user can catch (a RoboDynError, or a
-ValueError, TypeError or IndexError naming the argument). A refused argument leaves every
-array of the simulator's Data bit-identical; a refused physics step (NonFiniteError,
-ContactOverflowError) is the physics' answer to a poisoned state, after which the state is
-put back from a clean snapshot. Anything else, an unexpected exception type, a warning other
-than PhysicsWarning, a changed state after a refusal, is a finding: it is printed with the
-call that caused it and the process exits with status 1. A crash of the process (a segfault
+Each call either works or raises a RoboDynError (the error a user catches) whose message
+names the call's argument (`NAMES`: each operation's arguments; a plain ValueError, TypeError
+or IndexError, such as numpy's "index out of bounds", is a finding, not a refusal). A
+refused argument leaves every array of the simulator's Data, and every row's physical
+parameters, bit-identical; a refused physics step (NonFiniteError, ContactOverflowError) is
+the physics' answer to a poisoned state or parameter, after which the state is put back from
+a clean snapshot. Besides the Simulator's calls, per-row parameters (set_param, set_params,
+get_param: hostile names, rows and values, and plausible ones) and the sensor model's noise
+and delay keywords (robogym.SensorModel) are drawn. Anything else, an unexpected exception
+type, a message that names none of the arguments, a warning other than PhysicsWarning, a
+changed state after a refusal, is a finding: it is printed with the call that caused it and
+the process exits with status 1. A crash of the process (a segfault
 in a compiled kernel) shows as a signal in the exit status; tests/adversarial/
 test_fuzz_simulator.py runs this module in a subprocess for that reason.
 
-The last line printed is a JSON summary: calls made, accepted, refused per error type.
+The last line printed is a JSON summary: calls made, accepted, refused per error type, and
+accepted and refused per operation.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import traceback
 import warnings
@@ -28,6 +35,8 @@ import numpy as np
 
 import engine
 from engine.errors import PhysicsWarning, RoboDynError
+from engine.params import DERIVED, PARAMS
+from robogym.sensor_model import SensorModel
 from tests.helpers import ASSETS, GYM_ASSETS
 
 MODELS = {
@@ -37,8 +46,29 @@ MODELS = {
     "ant": GYM_ASSETS / "ant.xml",  # a free joint (quaternion), contacts, Newton
 }
 BATCH = 3
-USER_ERRORS = (RoboDynError, ValueError, TypeError, IndexError)
 PHYSICS_ERRORS = (engine.NonFiniteError, engine.ContactOverflowError)
+PARAM_WORDS = "|".join(["parameter", "rows?", "values", "set_params?", *PARAMS])
+# what the message of a refused call must name (a regular expression over its arguments);
+# None: the call takes no argument a user could get wrong, so it must never be refused
+NAMES = {
+    "step": r"nstep",
+    "forward": r"\brows?\b|row mask",
+    "rollout": r"ctrl",
+    "snapshot": r"\brows?\b|row mask",
+    "restore": r"snapshot|\brows?\b|row mask",
+    "jacobian": r"body|point|\brow\b",
+    "apply_force": r"body|force|torque|point",
+    "integrate_pos": r"qpos|qvel|\bdt\b",
+    "differentiate_pos": r"qpos1|qpos2|\bdt\b",
+    "nthread": r"nthread",
+    "on_bad": r"on_bad",
+    "queries": None,
+    "poison": None,
+    "set_param": PARAM_WORDS,
+    "set_params": PARAM_WORDS,
+    "get_param": r"parameter",
+    "sensor_model": r"noise|delay",
+}
 STATE = ("qpos", "qvel", "ctrl", "qfrc_applied", "xfrc_applied", "act")
 
 
@@ -119,11 +149,14 @@ class Values:
 
 
 def data_arrays(sim: engine.Simulator) -> dict[str, np.ndarray]:
-    return {k: v.copy() for k, v in sim.data._asdict().items() if isinstance(v, np.ndarray)}
+    """Every Data array, and every row's parameters and derived constants, copied."""
+    out = {f"data.{k}": v.copy() for k, v in sim.data._asdict().items() if isinstance(v, np.ndarray)}
+    out.update((f"param {n}", sim.get_param(n)) for n in (*PARAMS, *DERIVED))
+    return out
 
 
 def unchanged(before: dict, sim: engine.Simulator) -> str | None:
-    """The first Data field that differs bit for bit from `before`, or None."""
+    """The first array that differs bit for bit from `before`, or None."""
     for k, v in data_arrays(sim).items():
         if v.tobytes() != before[k].tobytes():
             return k
@@ -155,6 +188,66 @@ def mutated_snapshot(v: Values, sim: engine.Simulator):
     return snap
 
 
+def param_values(v: Values, sim: engine.Simulator, name: str, k: int):
+    """Values for k rows of parameter `name`: plausible (the model's, scaled by 0.5-1.5) or
+    hostile (an array of another dtype, shape or with bad values, a scalar)."""
+    shape = np.shape(getattr(sim.model, name))
+    r = v.rng.random()
+    if r < 0.5:
+        base = np.asarray(getattr(sim.model, name), dtype=np.float64)
+        return base[None] * v.rng.uniform(0.5, 1.5, size=(k, *shape))
+    if r < 0.6:
+        return np.zeros((k, *shape))
+    return v.arg(k, *shape)
+
+
+def param_name(v: Values) -> str:
+    return (
+        v.pick([*PARAMS, "body_invweight0", "qpos", "", "BODY_MASS"])
+        if v.rng.random() < 0.3
+        else v.pick(list(PARAMS))
+    )
+
+
+def set_param(v: Values, sim: engine.Simulator) -> None:
+    rows = v.rows()
+    k = BATCH if rows is None else int(np.size(rows)) if np.ndim(rows) else 1
+    if isinstance(rows, np.ndarray) and rows.dtype == bool:
+        k = int(rows.sum())
+    name = param_name(v)
+    values = param_values(v, sim, name, max(k, 1)) if name in PARAMS else v.arg(k, 3)
+    sim.set_param(name, rows, values)
+
+
+def set_params(v: Values, sim: engine.Simulator) -> None:
+    k = int(v.rng.integers(1, BATCH + 1))
+    rows = v.rng.choice(BATCH, size=k, replace=False)
+    names = {param_name(v) for _ in range(int(v.rng.integers(1, 4)))}
+    values = {n: (param_values(v, sim, n, k) if n in PARAMS else v.arg(k)) for n in names}
+    sim.set_params(
+        rows if v.rng.random() < 0.9 else v.rows(), values if v.rng.random() < 0.95 else list(values)
+    )
+
+
+def sensor_model(v: Values) -> None:
+    """A SensorModel with random noise and delay keywords; one that is made must keep finite
+    observations finite."""
+    n = int(v.rng.integers(1, 6))
+    scale = v.pick([0.0, 0.01, 1.0, 1e10, 1e11, 1e308, -0.1, np.nan, np.inf, [0.1] * n, [0.1] * (n + 1)])
+    kind = v.pick(["uniform", "gaussian", "normal", None, 1, np.array(["uniform"])])
+    delay = v.pick([0, 1, 3, 1000, 1001, 10**9, 2**62, -1, 2.0, True, None, "2"])
+    model = SensorModel(BATCH, n, scale, kind, delay)
+    model.reset(np.arange(BATCH), [np.random.default_rng(i) for i in range(BATCH)])
+    raw = v.rng.normal(size=(BATCH, n)) * 1e9
+    for _ in range(3):
+        seen = model.observe(raw)
+        model.record(raw)
+        if not np.all(np.isfinite(seen)):
+            raise Finding(
+                f"SensorModel({scale!r}, {kind!r}, {delay!r}) made an observation that is not finite"
+            )
+
+
 def operations(v: Values, sim: engine.Simulator) -> dict:
     m = sim.model
 
@@ -175,6 +268,10 @@ def operations(v: Values, sim: engine.Simulator) -> dict:
         "on_bad": lambda: setattr(sim, "on_bad", v.pick(["raise", "reset", "ignore", None, 1])),
         "queries": lambda: (sim.energy(), sim.inverse(), sim.full_mass_matrix(), sim.contact_force()),
         "poison": lambda: poison(v, sim),
+        "set_param": lambda: set_param(v, sim),
+        "set_params": lambda: set_params(v, sim),
+        "get_param": lambda: sim.get_param(param_name(v)),
+        "sensor_model": lambda: sensor_model(v),
     }  # fmt: skip
 
 
@@ -192,14 +289,18 @@ def fuzz(name: str, calls: int, seed: int, counts: Counter) -> None:
         try:
             ops[op]()
             counts["accepted"] += 1
+            counts[f"accepted {op}"] += 1
         except PHYSICS_ERRORS as e:
             counts[type(e).__name__] += 1
             sim.restore(clean)
             continue
-        except USER_ERRORS as e:
+        except RoboDynError as e:
             counts[type(e).__name__] += 1
+            counts[f"refused {op}"] += 1
+            if NAMES[op] is None or not re.search(NAMES[op], str(e)):
+                raise Finding(f"{name} call {i} {op}: refused naming none of its arguments: {e!r}") from e
             if op != "poison" and (field := unchanged(before, sim)) is not None:
-                raise Finding(f"{name} call {i} {op}: refused ({e!r}) but changed data.{field}") from e
+                raise Finding(f"{name} call {i} {op}: refused ({e!r}) but changed {field}") from e
         except Exception as e:
             raise Finding(f"{name} call {i} {op}: unexpected {type(e).__name__}: {e}") from e
         if not all(np.isfinite(getattr(sim.data, f)).all() for f in STATE):

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import copy
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
+
+from engine.errors import RoboDynError
 
 
 def arrays_of(obj, depth: int = 10) -> dict:
@@ -19,7 +22,25 @@ def arrays_of(obj, depth: int = 10) -> dict:
     return out
 
 
+class Files:
+    """The files under a directory as state: every file's bytes and every directory, by
+    relative path, read afresh each time arrays_of collects it (for calls that must leave
+    the disk alone)."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    def fingerprint(self) -> dict:
+        return {
+            str(p.relative_to(self.root)): (p.read_bytes() if p.is_file() else None)
+            for p in sorted(self.root.rglob("*"))
+        }
+
+
 def _collect(obj, path: str, depth: int, out: dict, seen: set) -> None:
+    if isinstance(obj, Files):
+        out[path] = obj.fingerprint()
+        return
     if isinstance(obj, np.ndarray):
         out[path] = obj.copy()
         return
@@ -70,10 +91,20 @@ def assert_same(before: dict, after: dict, ignore: str | None = None) -> None:
 def assert_refused(call, error, match: str, *states, depth: int = 10, ignore: str | None = None):
     """call() raises `error` with a message matching `match` (a regular expression, case
     insensitive) and leaves every object in `states` bit-identical (paths matching `ignore`
-    excepted, e.g. work arrays a kernel wrote before it refused). Returns the ExceptionInfo."""
+    excepted, e.g. work arrays a kernel wrote before it refused). The exception must be a
+    RoboDynError (what a user catches to handle every refusal) as well as `error` (usually
+    the built-in ValueError, TypeError or IndexError it also derives from); a warning
+    turned into an error (`error` a Warning subclass) is a warning, not a refusal, and is
+    exempt. At least one state must be given: a refusal that changes nothing is checked,
+    not assumed. Returns the ExceptionInfo."""
+    assert states, "assert_refused needs the state the refused call must leave alone"
     before = [arrays_of(s, depth) for s in states]
     with pytest.raises(error) as info:
         call()
+    if not issubclass(error, Warning):
+        assert isinstance(info.value, RoboDynError), (
+            f"{type(info.value).__name__} is not a RoboDynError: {info.value}"
+        )
     assert re.search(match, str(info.value), re.IGNORECASE), (
         f"message {str(info.value)!r} does not match {match!r}"
     )

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.adversarial.refuse import assert_refused
+from tests.adversarial.refuse import Files, assert_refused
 from tests.helpers import REPO
 from training import jsonio
 from training.cli import CLIError, check_out_dir, check_out_file, main
@@ -418,7 +418,7 @@ def test_results_json_is_strict_json(ws, tmp_path, monkeypatch, capsys):
     ],
 )
 def test_jsonio_loads_refuses(text, match):
-    assert_refused(lambda: jsonio.loads(text, "--x"), jsonio.JSONInputError, match)
+    assert_refused(lambda: jsonio.loads(text, "--x"), jsonio.JSONInputError, match, text)
 
 
 def test_jsonio_dumps_writes_non_finite_numbers_as_null():
@@ -427,7 +427,9 @@ def test_jsonio_dumps_writes_non_finite_numbers_as_null():
     assert json.loads(text) == {"a": None, "b": [None, None, 3], "c": [0.5, None]}
     assert "NaN" not in text and "Infinity" not in text
     assert_refused(lambda: jsonio.dumps({1: "a"}), TypeError, r"JSON object keys are strings, got 1", doc)
-    assert_refused(lambda: jsonio.dumps({"a": object()}), TypeError, r"not JSON serializable", doc)
+    assert_refused(
+        lambda: jsonio.dumps({"a": object()}), TypeError, r"object .* is not JSON serializable", doc
+    )
 
 
 @pytest.mark.parametrize(
@@ -502,9 +504,7 @@ def test_evaluate_refuses(kwargs, match):
     ],
 )
 def test_policy_files_refused(ws, name, call, match):
-    before = tree(ws)
-    assert_refused(lambda: call(ws / f"{name}.zip"), PolicyError, match)
-    assert tree(ws) == before
+    assert_refused(lambda: call(ws / f"{name}.zip"), PolicyError, match, Files(ws))
 
 
 @pytest.mark.parametrize(
@@ -518,9 +518,8 @@ def test_policy_files_refused(ws, name, call, match):
     ],
 )
 def test_output_checks_refuse_and_create_nothing(ws, check, path, match):
-    before = tree(ws)
-    assert_refused(lambda: check(ws / path, "--out"), CLIError, match)
-    assert tree(ws) == before and not Path(UNWRITABLE).exists()
+    assert_refused(lambda: check(ws / path, "--out"), CLIError, match, Files(ws))
+    assert not Path(UNWRITABLE).exists()
 
 
 def test_output_checks_accept_new_and_existing_directories(ws):

@@ -1,6 +1,8 @@
 """The Simulator fuzzer (tests/adversarial/fuzz_simulator.py) in a subprocess, so that a crash
 of a compiled kernel fails this test instead of killing pytest: a fixed seed and a fixed
-number of calls per model (about 10 s once the kernels are cached)."""
+number of calls per model (about 10 s once the kernels are cached). Every refusal must be a
+RoboDynError naming the call's argument; every operation must have been accepted and
+(where it takes an argument) refused at least once."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import json
 import subprocess
 import sys
 
+from tests.adversarial.fuzz_simulator import NAMES
 from tests.helpers import REPO
 
 CALLS = 2000  # per model; four models
@@ -29,3 +32,7 @@ def test_random_calls_never_crash_and_refuse_cleanly():
     # both sides exercised: well-formed calls ran, hostile ones were refused, poisons were caught
     assert summary["accepted"] > CALLS // 2 and refused > CALLS // 2
     assert summary.get("NonFiniteError", 0) > 10
+    # every operation ran both ways (those without a user argument only ran)
+    for op, names in NAMES.items():
+        assert summary.get(f"accepted {op}", 0) > 0, op
+        assert (summary.get(f"refused {op}", 0) > 0) == (names is not None), op

@@ -23,7 +23,7 @@ import pytest
 import engine
 from engine.errors import MemoryWarning, ModelArgumentError, ModelError, ModelFileError
 from engine.model import DEFAULT_NCONMAX
-from tests.adversarial.refuse import assert_refused
+from tests.adversarial.refuse import Files, assert_refused
 from tests.engine.test_collision import CONE
 from tests.helpers import ASSETS, with_options
 
@@ -435,8 +435,9 @@ def test_bad_source_is_refused(sim, files, make, error, match):
 
 
 def test_missing_file_is_a_file_not_found_error(tmp_path):
-    with pytest.raises(FileNotFoundError, match="nothing.xml"):
-        engine.load_mjcf(tmp_path / "nothing.xml")
+    assert_refused(
+        lambda: engine.load_mjcf(tmp_path / "nothing.xml"), FileNotFoundError, "nothing.xml", Files(tmp_path)
+    )
 
 
 def test_byte_order_mark_is_a_document_not_a_path(tmp_path):

@@ -530,10 +530,11 @@ def test_make_vec_refuses_bad_keywords(kwargs, error, match):
 
 
 def test_the_native_class_refuses_the_same_keywords():
-    with pytest.raises(InvalidArgumentError, match=r"max_episode_steps must be an int >= 1, got 0"):
-        CraneVectorEnv(num_envs=2, max_episode_steps=0)
-    with pytest.raises(ArgumentTypeError, match=r"num_envs must be an int >= 1, got float 3.0"):
-        CraneVectorEnv(num_envs=3.0)
+    spec = gym.spec(ID)
+    match = r"max_episode_steps must be an int >= 1, got 0"
+    assert_refused(lambda: CraneVectorEnv(num_envs=2, max_episode_steps=0), InvalidArgumentError, match, spec)
+    match = r"num_envs must be an int >= 1, got float 3.0"
+    assert_refused(lambda: CraneVectorEnv(num_envs=3.0), ArgumentTypeError, match, spec)
 
 
 # --- what must work: a restored batch replays, truncation and autoreset included -------------------
@@ -567,10 +568,9 @@ def test_restore_replays_truncation_and_autoreset(mode):
 
 
 def test_a_refused_restore_leaves_the_batch_stepping_as_before(env, others):
-    # issue 11, item 2: a single env's snapshot used to overwrite environment 0, then fail
+    # a single env's snapshot must not overwrite environment 0 before it is refused
     snap = env.snapshot()
-    with pytest.raises(SnapshotError):
-        env.restore(others["single"])
+    assert_refused(lambda: env.restore(others["single"]), SnapshotError, "taken from a single env", env)
     first = _rollout(env, ACTIONS[:3])
     env.restore(snap)
     _assert_same(first, _rollout(env, ACTIONS[:3]))
