@@ -7,6 +7,7 @@ and restores snapshots of everything a rollout depends on.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -80,13 +81,8 @@ class EnvCore:
         rows = np.asarray(rows, dtype=np.int64)
         if len(rows) == 0:
             return
-        undo = self.undo_point(rows)
-        try:
+        with self.all_or_nothing(rows, "reset"):
             self._reset_rows(rows)
-        except BaseException as e:
-            self.roll_back(undo)
-            e.add_note(f"the reset of environments {rows.tolist()[:8]} was undone: they are as before it")
-            raise
 
     def _reset_rows(self, rows: np.ndarray) -> None:
         d = self.physics.data
@@ -100,19 +96,33 @@ class EnvCore:
         self.elapsed[rows] = 0
         self.physics.sim.forward(rows)  # the other rows' derived quantities are current already
 
+    @contextmanager
+    def all_or_nothing(self, rows: np.ndarray, what: str):
+        """A block after which `rows` are either as the block left them or, if it raised, as
+        they were before it (their physics state and parameters, random generators, step
+        counters and task state); the error propagates with a note saying so."""
+        undo = self.undo_point(rows)
+        try:
+            yield
+        except BaseException as e:
+            self.roll_back(undo)
+            e.add_note(f"the {what} of environments {rows.tolist()[:8]} was undone: they are as before it")
+            raise
+
     def undo_point(self, rows: np.ndarray) -> tuple:
-        """What roll_back needs to put `rows` back as they are now: their physics (state and
-        parameters), random generators, step counters and task state."""
+        """What roll_back needs to put `rows` back as they are now."""
         task_state = {k: np.array(v[rows]) for k, v in self.task.get_state().items()}
-        rng_states = [self.rngs[r].bit_generator.state for r in rows]
-        return rows, self.physics.sim.snapshot(rows), rng_states, self.elapsed[rows].copy(), task_state
+        rngs = [(self.rngs[r], self.rngs[r].bit_generator.state) for r in rows]
+        return rows, self.physics.sim.snapshot(rows), rngs, self.elapsed[rows].copy(), task_state
 
     def roll_back(self, undo: tuple) -> None:
-        """Put the rows of an undo_point back as they were when it was taken."""
-        rows, physics, rng_states, elapsed, task_state = undo
+        """Put the rows of an undo_point back as they were when it was taken (the same
+        generator objects, in the same states)."""
+        rows, physics, rngs, elapsed, task_state = undo
         self.physics.sim.restore(physics, rows)
-        for r, state in zip(rows, rng_states, strict=True):
-            self.rngs[r].bit_generator.state = state
+        for r, (rng, state) in zip(rows, rngs, strict=True):
+            rng.bit_generator.state = state
+            self.rngs[r] = rng
         self.elapsed[rows] = elapsed
         self.task.set_state(task_state, rows)
 

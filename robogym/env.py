@@ -88,9 +88,15 @@ class RoboDynEnv(gym.Env):
         RoboDyn's single envs take no reset options: `options` must be None or empty."""
         seed = check_seed("seed", seed)  # a numpy integer becomes the int Gymnasium's seeding takes
         check_options(options, ())
-        super().reset(seed=seed)
-        self.core.rngs[0] = self.np_random
-        self.core.reset_rows(np.array([0]))
+        seeding = (self._np_random, self._np_random_seed)
+        try:
+            with self.core.all_or_nothing(np.array([0]), "reset"):
+                super().reset(seed=seed)
+                self.core.rngs[0] = self.np_random
+                self.core.reset_rows(np.array([0]))
+        except BaseException:
+            self._np_random, self._np_random_seed = seeding
+            raise
         self._obs = self.task.observe()[0]
         self._started = True
         return self._obs.copy(), self._info(self.task.metrics())

@@ -116,6 +116,7 @@ class RoboDynVectorEnv(VectorEnv):
         self._obs = np.zeros((self.num_envs, *self.single_observation_space.shape))
         self._done = np.zeros(self.num_envs, dtype=bool)  # episode ended at the last step
         self._all_rows = np.ones(self.num_envs, dtype=bool)  # the info mask when every row reports
+        self._every_row = np.arange(self.num_envs)
         self._started = False
 
     @property
@@ -141,13 +142,19 @@ class RoboDynVectorEnv(VectorEnv):
             mask = self._check_mask(mask)
             rows = np.flatnonzero(mask)
         seeds = self._seeds(seed, rows)
-        if seed is not None or not self._started:
-            if is_int(seed) or seed is None:
-                self._np_random, self._np_random_seed = gym.utils.seeding.np_random(
-                    None if seed is None else int(seed)
-                )
-            self.core.seed_rows(rows, seeds)
-        self.core.reset_rows(rows)
+        seeding = (self._np_random, self._np_random_seed)
+        try:
+            with self.core.all_or_nothing(rows, "reset"):
+                if seed is not None or not self._started:
+                    if is_int(seed) or seed is None:
+                        self._np_random, self._np_random_seed = gym.utils.seeding.np_random(
+                            None if seed is None else int(seed)
+                        )
+                    self.core.seed_rows(rows, seeds)
+                self.core.reset_rows(rows)
+        except BaseException:
+            self._np_random, self._np_random_seed = seeding
+            raise
         self._started = True
         self._done[rows] = False
         self._obs[rows] = self.task.observe()[rows]
@@ -202,7 +209,7 @@ class RoboDynVectorEnv(VectorEnv):
                     "reset(options={'reset_mask': mask}) before stepping"
                 )
             restart = np.flatnonzero(self._done)
-        undo = None if restart is None else self.core.undo_point(np.arange(self.num_envs))
+        undo = None if restart is None else self.core.undo_point(self._every_row)
         obs, reward, terminated, info = self.core.step(a)
         if self.max_episode_steps is None:
             truncated = np.zeros(self.num_envs, dtype=bool)

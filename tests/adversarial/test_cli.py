@@ -24,6 +24,7 @@ import json
 import pickle
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -107,7 +108,16 @@ def assert_one_line_error(code, err: str, out: str, match: str) -> None:
 
 
 # --- the real command, in a subprocess ------------------------------------------------------------
+def _free_port() -> int:
+    """A local TCP port nothing listens at (free when asked)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 EVAL = ["eval", "Crane-v0", "--policy", "random", "--episodes", "2", "--num-envs", "2"]
+HUMANOID_EVAL = ["eval", "Humanoid-v0", "--policy", "random", "--episodes", "1", "--num-envs", "1"]
+QUADRUPED_EVAL = ["eval", "Quadruped-v0", "--policy", "random", "--episodes", "1", "--num-envs", "1"]
 TRAIN = ["train", "Crane-v0", "--timesteps", "64", "--num-envs", "2", "--no-progress"]
 OUT = ["--out", "{ws}/out"]
 
@@ -194,6 +204,52 @@ SUBPROCESS_CASES = [
         "env-kwargs against the scenario",
         [*EVAL, *OUT, "--fixed", "--env-kwargs", '{"reset_noise_scale": 0.5}'],
         r"--env-kwargs sets reset_noise_scale=0.5, which the scenario 'fixed' fixes at 0.0",
+    ),
+    (
+        "randomize_scale beyond what draws valid robots",
+        [*HUMANOID_EVAL, *OUT, "--env-kwargs", '{"randomize": true, "randomize_scale": 2.0}'],
+        r"RoboDyn/Humanoid-v0 refuses them: randomize_scale must be finite and in \[0, 1.6\], got 2.0",
+    ),
+    (
+        "observation delay of a billion steps",
+        [*QUADRUPED_EVAL, *OUT, "--env-kwargs", '{"observation_delay": 1000000000}'],
+        r"observation_delay must be finite and in \[0, 1000\], got 1000000000",
+    ),
+    (
+        "sweep over a trillion seeds",
+        ["sweep", "Crane-v0", "--algo", "ppo", "--seeds", "0..1000000000000", *OUT],
+        r"--seeds: seed 1000000000000 is too large: seeds run from 0 to 2\*\*32 - 1",
+    ),
+    (
+        "sweep over a million seeds",
+        ["sweep", "Crane-v0", "--algo", "ppo", "--seeds", "0..999999", *OUT],
+        r"--seeds: '0\.\.999999' names more than 1000 seeds",
+    ),
+    (
+        "residual scale without a residual",
+        [*TRAIN, *OUT, "--residual-scale", "-1"],
+        r"--residual-scale only applies with --residual BASELINE",
+    ),
+    (
+        "residual on a baseline the task lacks",
+        [
+            "train",
+            "Quadruped-v0",
+            "--timesteps",
+            "64",
+            "--num-envs",
+            "2",
+            "--no-progress",
+            *OUT,
+            "--residual",
+            "mpc",
+        ],
+        r"RoboDyn/Quadruped-v0 has no baseline 'mpc' \(its baselines: pd\)",
+    ),
+    (
+        "ray address nobody listens at",
+        [*EVAL, *OUT, "--ray", f"127.0.0.1:{_free_port()}"],
+        r"cannot connect to the Ray cluster at '127\.0\.0\.1:\d+': nothing accepted a connection",
     ),
 ]
 

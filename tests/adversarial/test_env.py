@@ -20,6 +20,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+import engine
 import robogym
 from envs.crane_v0 import CraneEnv, CraneTask
 from robogym import (
@@ -324,6 +325,62 @@ def test_a_task_without_declared_bounds_still_refuses_non_finite_numbers():
         r"reach_scale must be finite and in \(-inf, inf\), got nan",
         spec,
     )
+
+
+# --- the legged tasks' noise, delay and randomization keywords ---------------------------------
+HUMANOID, QUADRUPED = "RoboDyn/Humanoid-v0", "RoboDyn/Quadruped-v0"
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs", "error", "match"),
+    [
+        # the friction draw U(0.4, 1) about the floor's 1.0 turns negative beyond scale 5/3
+        (HUMANOID, {"randomize": True, "randomize_scale": 2.0}, InvalidArgumentError,
+         r"randomize_scale must be finite and in \[0, 1.6\], got 2.0"),
+        (QUADRUPED, {"randomize": True, "randomize_scale": 2.5}, InvalidArgumentError,
+         r"randomize_scale must be finite and in \[0, 2\], got 2.5"),
+        (QUADRUPED, {"observation_delay": 10**9}, InvalidArgumentError,
+         r"observation_delay must be finite and in \[0, 1000\], got 1000000000"),
+        (QUADRUPED, {"observation_delay": 2**62}, InvalidArgumentError, r"observation_delay .* \[0, 1000\]"),
+        (HUMANOID, {"observation_delay": 10**7}, InvalidArgumentError, r"observation_delay .* \[0, 1000\]"),
+        (HUMANOID, {"sensor_noise": 1e308, "sensor_noise_kind": "gaussian"}, InvalidArgumentError,
+         r"sensor_noise must be finite and in \[0, 1e\+10\], got 1e\+308"),
+        (QUADRUPED, {"sensor_noise": 1e11}, InvalidArgumentError, r"sensor_noise must be .* \[0, 1e\+10\]"),
+        (QUADRUPED, {"sensor_noise_kind": np.array(["uniform", "gaussian"])}, ArgumentTypeError,
+         r"sensor noise kind must be one of \('uniform', 'gaussian'\) \(a str\)"),
+        (HUMANOID, {"sensor_noise_kind": "normal"}, InvalidArgumentError, r"noise kind must be one of"),
+        (HUMANOID, {"sensor_noise": [0.01] * 51}, ArgumentTypeError,
+         r"sensor noise scale must be a number or 52 numbers .* got 51 numbers"),
+        (HUMANOID, {"sensor_noise": [0.01] * 51 + [-1.0]}, InvalidArgumentError,
+         r"sensor_noise\[51\] must be finite and in \[0, 1e\+10\], got -1.0"),
+        (HUMANOID, {"sensor_noise": [0.01] * 51 + [np.nan]}, InvalidArgumentError, r"sensor_noise\[51\]"),
+        (HUMANOID, {"sensor_noise": [[0.01] * 52]}, ArgumentTypeError, r"sensor_noise\[0\] must be a real"),
+    ],
+)  # fmt: skip
+def test_legged_keywords_are_refused(env_id, kwargs, error, match):
+    assert_refused(lambda: gym.make(env_id, **kwargs), error, match, gym.spec(env_id), kwargs)
+
+
+def test_a_reset_that_fails_leaves_the_env_as_it_was(monkeypatch):
+    """A randomization the physics refuses after it changed the robot (simulated: the draw is
+    applied, then refused) must leave the env exactly as before reset() was called."""
+    env = gym.make(HUMANOID, randomize=True)
+    env.reset(seed=8)
+    for _ in range(3):
+        env.step(np.zeros(env.action_space.shape))
+    twin = pickle.loads(pickle.dumps(env))
+    task = env.unwrapped.task
+    apply = task.randomizer.apply
+
+    def apply_then_refuse(sim, rows, rngs):
+        apply(sim, rows, rngs)
+        raise engine.ParamError("refused after the robot changed (simulated)")
+
+    monkeypatch.setattr(task.randomizer, "apply", apply_then_refuse)
+    assert_refused(lambda: env.reset(seed=9), engine.ParamError, r"simulated", env.unwrapped)
+    a = np.full(env.action_space.shape, 0.1)
+    for _ in range(3):
+        np.testing.assert_array_equal(env.step(a)[0], twin.step(a)[0])
 
 
 # --- restore -------------------------------------------------------------------------------------

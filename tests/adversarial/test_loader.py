@@ -546,3 +546,16 @@ def test_rows_capped_by_nefcmax_overflow_as_contacts():
         sim.step()
     np.testing.assert_array_equal(sim.data.qpos[0], before[0])
     assert sim.data.nefc.max() <= model.nefcmax
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "-inf"])
+def test_a_height_field_elevation_that_is_not_finite_names_its_element(sim, bad):
+    xml = f"""<mujoco><asset>
+      <hfield name="terrain" nrow="2" ncol="3" size="1 1 0.5 0.1" elevation="0 1 {bad} 0.5 0.2 0.1"/>
+    </asset><worldbody><geom type="hfield" hfield="terrain"/>
+      <body pos="0 0 1"><freejoint/><geom type="sphere" size="0.1"/></body>
+    </worldbody></mujoco>"""
+    match = (
+        r"<hfield elevation> 'terrain' \(hfield_data row \d, column \d; .*\): hfield_data = nan is not finite"
+    )
+    assert_refused(lambda: engine.load_mjcf(xml), ModelError, match, sim, xml)

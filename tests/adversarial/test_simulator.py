@@ -8,10 +8,13 @@ here each case is an input a user typed.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
 import engine
+import engine.params
 from engine.control import AccelerationDrive, PDDrive
 from tests.adversarial.refuse import assert_refused
 from tests.helpers import ASSETS
@@ -312,3 +315,72 @@ def test_a_drive_for_another_model_is_refused(crane, sim):
 )
 def test_pd_drive_refuses_bad_gains_and_actuators(sim, args, error, match):
     assert_refused(lambda: PDDrive(sim.model, *args), error, match, sim.model, args)
+
+
+# --- per-row physical parameters ---------------------------------------------------------------
+@pytest.fixture(scope="module")
+def quad():
+    """Two quadrupeds on the floor, row 1 with damping of its own."""
+    model = engine.load_mjcf(ASSETS / "quadruped.xml")
+    s = engine.Simulator(model, batch=2, nthread=1)
+    s.set_param("dof_damping", [1], model.dof_damping[None] * 1.5)
+    s.step(3)
+    return s
+
+
+def _masses(model, value):
+    """One row of body masses: `value` for every body but the world."""
+    m = np.full((1, model.nbody), value, dtype=np.float64)
+    m[0, 0] = 0.0
+    return m
+
+
+def _inertias(model, value):
+    i = np.full((1, model.nbody, 3), value, dtype=np.float64)
+    i[0, 0] = 0.0
+    return i
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda s: s.set_param("body_mass", [], np.zeros((0, s.model.nbody))), ValueError,
+         r"set_param: rows must name at least one row, got \[\]"),
+        (lambda s: s.set_param("body_mass", np.array([], dtype=int), np.zeros((0, s.model.nbody))),
+         ValueError, r"set_param: rows must name at least one row"),
+        (lambda s: s.set_params([], {"body_mass": np.zeros((0, s.model.nbody))}), ValueError,
+         r"set_params: rows must name at least one row"),
+        (lambda s: s.set_param("body_mass", np.array([2**64 - 1], dtype=np.uint64), s.model.body_mass[None]),
+         IndexError, r"rows \[18446744073709551615\] out of range for batch 2"),
+        (lambda s: s.set_param("body_mass", [0], _masses(s.model, 5e-324)), ValueError,
+         r"body_mass for row 0: body 1 has 5e-324: above 0 it must be at least 1e-15"),
+        (lambda s: s.set_param("body_mass", [0], _masses(s.model, 1e11)), ValueError,
+         r"body_mass for row 0: body 1 has 100000000000.0: at most 1e\+10"),
+        (lambda s: s.set_param("body_inertia", [1], _inertias(s.model, 1e308)), ValueError,
+         r"body_inertia for row 1: body 1 has \[1e\+308, 1e\+308, 1e\+308\]: at most 1e\+10"),
+        (lambda s: s.set_param("body_inertia", [1], _inertias(s.model, 1e-300)), ValueError,
+         r"body_inertia for row 1: body 1 .* above 0 it must be at least 1e-15"),
+        (lambda s: s.set_param("dof_damping", [0], np.full((1, s.model.nv), np.nan)), ValueError,
+         r"dof_damping for row 0: it is not finite"),
+        (lambda s: s.set_param("mass", [0], [[1.0]]), ValueError, r"unknown parameter 'mass'"),
+    ],
+)  # fmt: skip
+def test_set_param_refuses_bad_rows_and_values(quad, call, error, match):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy overflow warning leaks out of the checks
+        assert_refused(lambda: call(quad), error, match, quad)
+
+
+def test_restore_carries_per_row_parameters_bit_for_bit(quad):
+    """A snapshot with per-row parameters restores the rows' constants as they were: the
+    following steps repeat bit for bit (rows whose masses are the model's keep its own
+    compiled constants, not a recomputation one ulp away)."""
+    snap = quad.snapshot()
+    quad.step(200)
+    first = quad.data.qpos.copy()
+    quad.restore(snap)
+    quad.step(200)
+    np.testing.assert_array_equal(quad.data.qpos, first)
+    for name in engine.params.DERIVED:
+        np.testing.assert_array_equal(quad.get_param(name)[1], getattr(quad.model, name), err_msg=name)
+    quad.restore(snap)

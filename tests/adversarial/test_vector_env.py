@@ -537,6 +537,72 @@ def test_the_native_class_refuses_the_same_keywords():
     assert_refused(lambda: CraneVectorEnv(num_envs=3.0), ArgumentTypeError, match, spec)
 
 
+# --- a reset that fails is undone ------------------------------------------------------------------
+def _failing_reset(monkeypatch, vec):
+    """From now on the task's reset draws its episodes, then raises (a task bug, simulated)."""
+    task = vec.unwrapped.task if hasattr(vec, "unwrapped") else vec.task
+    reset = task.reset_rows
+
+    def reset_then_raise(rows, rngs):
+        reset(rows, rngs)
+        raise InvalidArgumentError("the task's reset raised (simulated)")
+
+    monkeypatch.setattr(task, "reset_rows", reset_then_raise)
+
+
+def _ended(mode):
+    """Three cranes whose episodes (2 steps) have just ended."""
+    vec = gym.make_vec(ID, num_envs=3, max_episode_steps=2, autoreset_mode=mode)
+    vec.reset(seed=1)
+    for _ in range(2):
+        vec.step(np.full((3, 1), 0.3))
+    return vec
+
+
+def test_a_failing_reset_leaves_every_environment_as_it_was(monkeypatch):
+    vec = _ended(AutoresetMode.NEXT_STEP)
+    _failing_reset(monkeypatch, vec)
+    assert_refused(lambda: vec.reset(seed=5), InvalidArgumentError, r"simulated", vec)
+    mask = np.array([True, False, True])
+    assert_refused(lambda: vec.reset(options={"reset_mask": mask}), InvalidArgumentError, r"simulated", vec)
+
+
+def test_a_next_step_autoreset_that_fails_undoes_the_whole_step(monkeypatch):
+    vec = _ended(AutoresetMode.NEXT_STEP)
+    twin = pickle.loads(pickle.dumps(vec))
+    _failing_reset(monkeypatch, vec)
+    actions = np.full((3, 1), -0.5)
+    # data.scratch_*: the step's work arrays (written by the step that was undone; not state)
+    assert_refused(lambda: vec.step(actions), InvalidArgumentError, r"simulated", vec, ignore=r"\.scratch_")
+    monkeypatch.undo()
+    for _ in range(3):  # and it steps on as one that never saw the failed call
+        for a, b in zip(vec.step(actions), twin.step(actions), strict=True):
+            if isinstance(a, np.ndarray):
+                np.testing.assert_array_equal(a, b)
+
+
+def test_a_same_step_autoreset_that_fails_leaves_the_ended_rows_waiting_for_reset(monkeypatch):
+    vec = gym.make_vec(ID, num_envs=3, max_episode_steps=2, autoreset_mode=AutoresetMode.SAME_STEP)
+    vec.reset(seed=1)
+    vec.step(np.full((3, 1), 0.3))
+    _failing_reset(monkeypatch, vec)
+    with pytest.raises(
+        InvalidArgumentError, match=r"(?s)simulated.*this step was applied; environments \[0, 1, 2\]"
+    ):
+        vec.step(np.full((3, 1), 0.3))
+    monkeypatch.undo()
+    inner = vec.unwrapped if hasattr(vec, "unwrapped") else vec
+    assert_refused(
+        lambda: vec.step(np.zeros((3, 1))),
+        ResetNeededError,
+        r"environments \[0, 1, 2\] ended and their autoreset failed",
+        inner,
+    )
+    vec.reset(options={"reset_mask": np.ones(3, dtype=bool)})
+    obs, *_ = vec.step(np.zeros((3, 1)))
+    assert np.all(np.isfinite(obs))
+
+
 # --- what must work: a restored batch replays, truncation and autoreset included -------------------
 ACTIONS = np.random.default_rng(0).uniform(-1, 1, (16, N, 1))
 

@@ -7,17 +7,23 @@
   seed without randomization.
 - randomize_scale=0 is the nominal robot; randomize=False leaves every row on the model's
   own record; the draws stay inside their declared ranges.
-- A snapshot of the env carries the robots: restoring it steps bit-identically.
+- A snapshot of the env carries the robots: restoring it steps bit-identically; randomized
+  envs pickle.
+- Every draw at the largest allowed scale is a valid robot; a scale at which a draw could
+  leave its parameter's range is refused, naming the parameter, the element and the bound.
 - Wrong keywords and Draws are refused with errors naming them.
 """
 
 from __future__ import annotations
+
+import pickle
 
 import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
+import engine.params
 import robogym  # noqa: F401  (registers the envs)
 from robogym.errors import ArgumentTypeError, InvalidArgumentError
 from robogym.randomize import Draw, Randomization
@@ -130,3 +136,72 @@ def test_bad_keywords_and_draws_are_refused():
         )
     with pytest.raises(InvalidArgumentError, match="column 3 out of range"):
         Randomization((Draw("geom_friction", "set", 0.4, 1.0, column=3),), physics.mj_model, physics.model)
+
+
+@pytest.mark.parametrize("env_id", [QUAD, HUMANOID])
+def test_scale_zero_steps_bit_for_bit_as_the_nominal_robot(env_id):
+    """randomize_scale=0 draws every value at the model's own, so the rows keep the model's
+    compiled constants (not a recomputation an ulp away) and step exactly as without it."""
+    nominal = gym.make(env_id)
+    zero = gym.make(env_id, randomize=True, randomize_scale=0.0)
+    a, _ = nominal.reset(seed=4)
+    b, _ = zero.reset(seed=4)
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        np.testing.assert_array_equal(a, b)
+        action = rng.uniform(-1.0, 1.0, nominal.action_space.shape)
+        a, b = nominal.step(action)[0], zero.step(action)[0]
+    assert _sim(zero)._bound.model_table[0] == _sim(zero)._bound.model_address  # the shared record
+
+
+@pytest.mark.parametrize("env_id", [QUAD, HUMANOID])
+def test_randomized_envs_pickle(env_id):
+    env = gym.make(env_id, randomize=True)
+    env.reset(seed=6)
+    env.step(np.zeros(env.action_space.shape))
+    copy = pickle.loads(pickle.dumps(env))
+    vec = gym.make_vec(env_id, num_envs=2, randomize=True)
+    vec.reset(seed=6)
+    vcopy = pickle.loads(pickle.dumps(vec))
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        action = rng.uniform(-1.0, 1.0, env.action_space.shape)
+        np.testing.assert_array_equal(env.step(action)[0], copy.step(action)[0])
+        actions = rng.uniform(-1.0, 1.0, vec.action_space.shape)
+        np.testing.assert_array_equal(vec.step(actions)[0], vcopy.step(actions)[0])
+
+
+@pytest.mark.parametrize(("env_id", "declared"), [(QUAD, 2.0), (HUMANOID, 1.6)])
+def test_every_draw_at_the_largest_allowed_scale_is_a_valid_robot(env_id, declared):
+    """The declared upper bound of randomize_scale is one at which no draw can leave its
+    parameter's range; 2,000 draws there stay inside the computed ranges and pass the
+    engine's own checks."""
+    env = gym.make(env_id)
+    task, physics = env.unwrapped.task, env.unwrapped.physics
+    assert type(task).parameter_bounds["randomize_scale"].high == declared
+    r = Randomization(task.randomization, physics.mj_model, physics.model, declared)
+    assert r.invalid_draw(declared) == "" and r.max_scale() >= declared
+    ranges = r.ranges(declared)
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        drawn = r.draw(rng)
+        for name, value in drawn.items():
+            lo, hi = ranges[name]
+            assert np.all((lo <= value) & (value <= hi)), name
+            engine.params.check(physics.model, name, np.array([0]), value[None])
+
+
+def test_a_scale_that_could_draw_an_invalid_robot_is_refused_by_name():
+    physics = gym.make(HUMANOID).unwrapped.physics
+    draws = (Draw("geom_friction", "set", 0.4, 1.0, elements=("floor",), column=0, shared=True),)
+    r = Randomization(draws, physics.mj_model, physics.model, 1.0)
+    assert abs(r.max_scale() - 1.0 / 0.6) < 1e-8  # 1 + s (0.4 - 1) >= 0
+    with pytest.raises(
+        InvalidArgumentError,
+        match=r"randomize_scale=1.7 could draw geom_friction column 0 of geom 0 \(floor\) down to -0.02 "
+        r"\(allowed: non-negative\); with these draws randomize_scale must be at most 1.66667",
+    ):
+        Randomization(draws, physics.mj_model, physics.model, 1.7)
+    trunk_mass = (Draw("body_mass", "add", -100.0, 0.0, elements=("torso",)),)
+    with pytest.raises(InvalidArgumentError, match=r"body_mass of body \d+ \(torso\) down to"):
+        Randomization(trunk_mass, physics.mj_model, physics.model, 1.0)

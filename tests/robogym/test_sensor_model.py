@@ -149,3 +149,31 @@ def test_partial_reset_leaves_the_other_rows_delay_lines_alone():
 def test_bad_settings_are_refused(kwargs, error, match):
     with pytest.raises(error, match=match):
         gym.make_vec(TASK_ID, num_envs=2, **kwargs)
+
+
+def test_the_humanoid_takes_one_noise_scale_per_component():
+    """Humanoid-v0's docs: sensor_noise is one number or 52; components given 0 are exact."""
+    scale = np.zeros(52)
+    scale[10:31] = 0.05  # the joint angles only
+    noisy = gym.make("RoboDyn/Humanoid-v0", sensor_noise=list(scale))
+    plain = gym.make("RoboDyn/Humanoid-v0")
+    a, _ = noisy.reset(seed=2)
+    b, _ = plain.reset(seed=2)
+    for _ in range(5):
+        diff = a - b
+        assert np.all(diff[scale == 0] == 0) and np.all(np.abs(diff[scale > 0]) <= 0.05)
+        assert np.count_nonzero(diff[scale > 0]) == 21
+        action = np.zeros(noisy.action_space.shape)
+        a, b = noisy.step(action)[0], plain.step(action)[0]
+
+
+def test_the_largest_gaussian_noise_keeps_observations_finite():
+    """At the largest scale allowed (1e10), a Gaussian draw (at most 8.6 deviations from a
+    53-bit uniform) stays far below float64's overflow."""
+    model = SensorModel(4, 3, 1e10, "gaussian", 0)
+    model.reset(np.arange(4), [np.random.default_rng(i) for i in range(4)])
+    raw = np.full((4, 3), 1e10)
+    for _ in range(100):
+        seen = model.observe(raw)
+        model.record(raw)
+        assert np.all(np.isfinite(seen))

@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -21,6 +22,7 @@ import ray
 
 import training.sweep
 from training.cli import SAVED_POLICIES, main
+from training.cluster import ClusterError, _stderr_kept, check_reachable
 from training.distributed import RayEvaluator
 from training.evaluate import evaluate
 from training.sweep import train_and_evaluate
@@ -179,3 +181,28 @@ def test_more_workers_than_the_cluster_holds_is_refused(local_ray, tmp_path, cap
     with pytest.raises(ValueError, match="3 workers of 1 CPUs do not fit the cluster's 2 CPUs"):
         RayEvaluator(ENV_ID, num_envs=2, workers=3)
     assert not (tmp_path / "o").exists()
+
+
+def test_an_address_nobody_listens_at_is_refused_before_ray_starts():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens there once the socket is closed
+    with pytest.raises(ClusterError, match=rf"'127\.0\.0\.1:{port}': nothing accepted a connection"):
+        check_reachable(f"127.0.0.1:{port}")
+    with pytest.raises(ClusterError, match=r"expected HOST:PORT or ray://HOST:PORT"):
+        check_reachable("headnode")
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        check_reachable(f"ray://127.0.0.1:{listening.getsockname()[1]}")  # something answers: Ray's turn
+    for resolved_by_ray in (None, "", "auto", "local"):
+        check_reachable(resolved_by_ray)
+
+
+@pytest.mark.parametrize("release", [False, True])
+def test_what_ray_writes_to_stderr_while_connecting_is_shown_only_if_it_connects(capfd, release):
+    with _stderr_kept() as kept:
+        os.write(2, b"a warning from C++ code\n")
+        if release:
+            kept.release()
+    assert ("a warning from C++ code" in capfd.readouterr().err) == release
