@@ -44,7 +44,15 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from training.cluster import WorkerLostError, cluster_cpus, connected, import_ray, lost_worker_errors
+from engine.errors import InvalidArgumentError
+from training.cluster import (
+    ClusterError,
+    WorkerLostError,
+    cluster_cpus,
+    connected,
+    import_ray,
+    lost_worker_errors,
+)
 from training.evaluate import (
     EnvLayout,
     EvalResults,
@@ -171,10 +179,10 @@ class RayEvaluator:
     ):
         self.ray = import_ray()
         if not self.ray.is_initialized():
-            raise RuntimeError("Ray is not connected: use training.cluster.connected(address) first")
+            raise ClusterError("Ray is not connected: use training.cluster.connected(address) first")
         check_evaluation(1, num_envs, None)
         if cpus_per_worker < 1 or max_attempts < 1 or (workers is not None and workers < 1):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"workers, cpus_per_worker and max_attempts must be >= 1, got {workers}, "
                 f"{cpus_per_worker} and {max_attempts}"
             )
@@ -186,7 +194,7 @@ class RayEvaluator:
         self._start = lambda: self._remote.remote(env_id, num_envs, self.env_kwargs, cpus_per_worker)
         capacity = max(1, cluster_cpus(self.ray) // cpus_per_worker)
         if workers is not None and workers > capacity:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{workers} workers of {cpus_per_worker} CPUs do not fit the cluster's "
                 f"{cluster_cpus(self.ray)} CPUs: the ones left over would wait for room forever"
             )

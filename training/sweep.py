@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.errors import RoboDynError
+from engine.errors import InvalidArgumentError, RoboDynError
 from training import jsonio
 from training.cluster import WorkerLostError, connected, lost_worker_errors
 
@@ -254,7 +254,9 @@ def _run_on_ray(config, runs, out, address, cpus_per_run, max_attempts, log) -> 
     """(each run's outcome in run order, the number of runs started again): every run a Ray
     task, written as it finishes; a run whose worker died is submitted again."""
     if cpus_per_run < 1 or max_attempts < 1:
-        raise ValueError(f"cpus_per_run and max_attempts must be >= 1, got {cpus_per_run}, {max_attempts}")
+        raise InvalidArgumentError(
+            f"cpus_per_run and max_attempts must be >= 1, got {cpus_per_run}, {max_attempts}"
+        )
     with connected(address) as ray:
         task = ray.remote(num_cpus=cpus_per_run, max_retries=0)(train_and_evaluate)
         lost = lost_worker_errors(ray)
