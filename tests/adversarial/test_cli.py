@@ -3,11 +3,14 @@ stderr, `robodyn: error: ...` naming the problem, exit code 2 and no traceback, 
 work starts, and leaves the file system as it was: no output directory created, no file in
 the workspace changed (every file compared byte for byte, every directory listed).
 
-The inputs issue 11 found crashing (a negative --seed; --env-kwargs with a bad value, an
-unknown key or a JSON list; an unreadable sidecar; a .zip without its VecNormalize file;
+The inputs that once crashed the command (a negative --seed; --env-kwargs with a bad value,
+an unknown key or a JSON list; an unreadable sidecar; a .zip without its VecNormalize file;
 `train --init` of a corrupt file; unknown --algo-kwargs; --out naming a file or a place
-that cannot be written) run the real command in a subprocess. Each such run imports the
-package (a second or two) and is refused before a numba kernel is compiled or loaded. The
+that cannot be written; a sweep over more seeds than it takes; a residual scale without a
+residual) run the real command in a subprocess, as do those refused by the env a command
+builds (a randomization scale or an observation delay out of range, a baseline the task
+lacks) and an address no Ray cluster listens at. Most such runs import the package (a second
+or two) and are refused before a numba kernel is compiled or loaded. The
 rest call `main(argv)` in this process (argparse's refusals raise SystemExit(2)), and the
 library functions behind the command are checked with tests/adversarial/refuse.py:
 their own error type, a message naming the argument, and the state they were given
