@@ -414,7 +414,9 @@ def test_make_baseline_dispatches_on_the_task(env):
         a = policy.act(env, obs)
         assert a.shape == (env.num_envs, 1) and env.action_space.contains(a)
     np.testing.assert_allclose(pd.kp, TUNED_OMEGA**2)
-    with pytest.raises(ValueError, match="unknown baseline 'lqr'"):
+    with pytest.raises(
+        ValueError, match=r"RoboDyn/Crane-v0 has no baseline 'lqr' \(its baselines: pd, mpc\)"
+    ):
         make_baseline("lqr", env)
     arm = ArmEnv(num_envs=1)
     with pytest.raises(ValueError, match="ArmTask"):
