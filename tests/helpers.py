@@ -66,7 +66,7 @@ def rel_err(ours: np.ndarray, ref: np.ndarray) -> float:
 
 def report(label: str, worst: float, tol: float, count: int) -> None:
     """Print the worst error seen (pytest -s shows it; -rA keeps it in the summary)."""
-    print(f"[oracle] {label}: worst {worst:.3e} (tolerance {tol:.0e}) over {count} cases")
+    print(f"[oracle] {label}: worst {worst:.3e} (tolerance {tol:.3g}) over {count} cases")
 
 
 STATE = ("qpos", "qvel", "ctrl", "qacc_warmstart")
