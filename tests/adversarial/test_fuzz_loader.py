@@ -6,9 +6,10 @@ NaN, +-inf, a negative, zero, huge or tiny number, garbage text, the wrong numbe
 values, or its own numbers negated or scaled by 1e6; an attribute deleted; an element
 deleted; an element duplicated. A mutant must either load, and then a Simulator on it
 steps 10 steps or raises a RoboDynError, or be refused with a RoboDynError (a plain
-ValueError or TypeError is a finding, not a refusal). Anything else fails the test, and so does a crash of the process: the mutants
-run in a subprocess, which reports each mutant before it tries it, so a segfault names
-the mutant that caused it (its MJCF is left in a file named in the failure).
+ValueError or TypeError is a finding, not a refusal). Anything else fails the test, and so
+does a crash of the process: the mutants run in a subprocess, which reports each mutant
+before it tries it, so a segfault names the mutant that caused it (its MJCF is left in a
+file named in the failure).
 
 The seed and the number of mutants are fixed (N_MUTANTS, after a warm-up that builds a
 Simulator on every base model, so compiling the engine's kernels is not counted), so every
