@@ -25,7 +25,7 @@ STARTS = np.array(
 # noise of a randomized start about its fixed start, times reset_noise_scale: x, h, vx, vz, pitch
 START_NOISE = np.array([5.0, 5.0, 1.0, 1.0, 0.05])
 
-# a landing (the seed's bar): vertical speed at touchdown under 0.5 m/s, upright, on the pad
+# a landing (the task's bar for success): vertical speed at touchdown under 0.5 m/s, upright, on the pad
 LAND_SPEED = 0.5
 LAND_TILT = 0.2
 PAD_HALF_WIDTH = 5.0

@@ -216,8 +216,8 @@ def test_pd_torque_never_exceeds_the_ceiling():
     """The tuned PD and a stiffer one over the fixed episode: the torque each commands,
     clip(M_ii (kp e - kv q') + g(q)), and the torque the motors apply stay within 400 N m at
     every step, although the tracking term alone saturates and gravity pushes the same way.
-    Clamping the tracking term and adding g outside the clip (the seed's 1,589 N m bug) would
-    command more than the rating."""
+    Clamping the tracking term and adding g outside the clip, the mistake this test guards
+    against, would command more than the rating."""
     tuned = tuned_parameters(TASK_ID, "pd")
     omega = np.array([[tuned["omega"]], [150.0]])
     env = _fixed_env(2)

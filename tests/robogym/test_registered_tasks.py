@@ -90,7 +90,7 @@ def test_gymnasium_check_env_passes(env_id):
 
 def test_sb3_check_env_passes(env_id):
     env = gym.make(env_id)
-    # float64 actions are a choice (DESIGN.md: float64 everywhere); SB3 only recommends float32
+    # float64 actions are a choice (the engine computes in float64); SB3 only recommends float32
     assert _warnings_from(sb3_check_env, env.unwrapped, "dtype float64") == []
 
 
