@@ -1,6 +1,6 @@
 """The layers import downward only, and no modules import each other in a circle.
 
-DESIGN.md's layers, bottom to top: the MJCF assets (the package robodyn_assets, the
+The layers (docs/architecture.md), bottom to top: the MJCF assets (the package robodyn_assets, the
 repository's assets/), engine, robogym, envs, training. Every import statement of every
 module of those packages is read from its source (at any depth: inside functions, classes,
 `if TYPE_CHECKING:` blocks and `try:` blocks too, so a lazy import counts like any other):
