@@ -6,6 +6,7 @@ import numpy as np
 
 from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE
+from robogym.declare import Param, State, arguments_section
 from robogym.env import RoboDynEnv
 from robogym.errors import InvalidArgumentError
 from robogym.task import Task
@@ -23,60 +24,28 @@ class CraneTask(Task):
     model_file = "crane.xml"
     frame_skip = 5  # 0.01 s physics steps, 20 Hz control
     render_camera = "side"
-    # every weight and the noise are >= 0 (the reward's signs are in its terms), every length
-    # and scale > 0; move_distance < rail_limit is checked in __init__
-    parameter_bounds = {
-        "move_distance": POSITIVE,
-        "max_accel": POSITIVE,
-        "position_weight": NON_NEGATIVE,
-        "arrive_weight": NON_NEGATIVE,
-        "control_weight": NON_NEGATIVE,
-        "jerk_weight": NON_NEGATIVE,
-        "rail_penalty": NON_NEGATIVE,
-        "position_scale": POSITIVE,
-        "arrive_scale": POSITIVE,
-        "swing_scale": POSITIVE,
-        "speed_scale": POSITIVE,
-        "rail_limit": POSITIVE,
-        "reset_noise_scale": NON_NEGATIVE,
-    }
+    move_distance = Param(10.0, "the payload starts this far from the target, on -x (m)", POSITIVE)
+    max_accel = Param(1.0, "the largest commanded trolley acceleration (m/s^2)", POSITIVE)
+    position_weight = Param(1.0, "weight of reward_position", NON_NEGATIVE)
+    arrive_weight = Param(1.0, "weight of reward_arrive", NON_NEGATIVE)
+    control_weight = Param(0.05, "weight of reward_control", NON_NEGATIVE)
+    jerk_weight = Param(0.05, "weight of reward_jerk", NON_NEGATIVE)
+    rail_penalty = Param(50.0, "reward_rail when the trolley leaves the rail", NON_NEGATIVE)
+    position_scale = Param(3.0, "length scale of reward_position (m)", POSITIVE)
+    arrive_scale = Param(0.25, "length scale of reward_arrive (m)", POSITIVE)
+    swing_scale = Param(0.05, "swing amplitude scale of reward_arrive (rad)", POSITIVE)
+    speed_scale = Param(0.1, "trolley speed scale of reward_arrive (m/s)", POSITIVE)
+    rail_limit = Param(15.0, "the rail's half length: beyond it the episode terminates (m)", POSITIVE)
+    reset_noise_scale = Param(1.0, "scales the reset distribution's noise (0: the fixed start)", NON_NEGATIVE)
+    # task state: the commanded acceleration of this step and of the last one
+    action = State("this step's commanded acceleration (m/s^2)")
+    prev_action = State("the last step's commanded acceleration (m/s^2)")
 
-    def __init__(
-        self,
-        move_distance: float = 10.0,
-        max_accel: float = 1.0,
-        position_weight: float = 1.0,
-        arrive_weight: float = 1.0,
-        control_weight: float = 0.05,
-        jerk_weight: float = 0.05,
-        rail_penalty: float = 50.0,
-        position_scale: float = 3.0,
-        arrive_scale: float = 0.25,
-        swing_scale: float = 0.05,
-        speed_scale: float = 0.1,
-        rail_limit: float = 15.0,
-        reset_noise_scale: float = 1.0,
-    ):
-        params = dict(locals())  # the arguments, before anything else is bound here
-        del params["self"]
-        self.check_parameters(params)
-        if not move_distance < rail_limit:
+    def check(self) -> None:
+        if not self.move_distance < self.rail_limit:
             raise InvalidArgumentError(
-                f"move_distance must lie in (0, rail_limit={rail_limit:g}), got {move_distance!r}"
+                f"move_distance must lie in (0, rail_limit={self.rail_limit:g}), got {self.move_distance!r}"
             )
-        self.move_distance = float(move_distance)
-        self.max_accel = float(max_accel)
-        self.position_weight = float(position_weight)
-        self.arrive_weight = float(arrive_weight)
-        self.control_weight = float(control_weight)
-        self.jerk_weight = float(jerk_weight)
-        self.rail_penalty = float(rail_penalty)
-        self.position_scale = float(position_scale)
-        self.arrive_scale = float(arrive_scale)
-        self.swing_scale = float(swing_scale)
-        self.speed_scale = float(speed_scale)
-        self.rail_limit = float(rail_limit)
-        self.reset_noise_scale = float(reset_noise_scale)
 
     def bind(self, physics) -> None:
         super().bind(physics)
@@ -90,9 +59,6 @@ class CraneTask(Task):
         self._swing_angle = physics.sensor("swing_angle")[:, 0]
         self._swing_rate = physics.sensor("swing_rate")[:, 0]
         self._payload_x = physics.sensor("payload_pos")[:, 0]
-        # task state (snapshotted): the commanded acceleration of this step and the last one
-        self.action = np.zeros(physics.batch)
-        self.prev_action = np.zeros(physics.batch)
 
     # --- readouts ((B,) views of the current state) ---------------------------------------------
     @property
@@ -141,8 +107,6 @@ class CraneTask(Task):
             p.set_qpos("swing", 0.05 * s * u[1], [r])
             p.set_qvel("trolley", 0.05 * s * u[2], [r])
             p.set_qvel("swing", 0.05 * s * u[3], [r])
-        self.action[rows] = 0.0
-        self.prev_action[rows] = 0.0
 
     def apply_action(self, action: np.ndarray) -> None:
         self.prev_action[:] = self.action
@@ -196,9 +160,6 @@ class CraneTask(Task):
         reward, info = self._reward_terms(payload_error, swing, terminated)
         info.update(self._metrics(position_error, payload_error, swing))
         return reward, terminated, info
-
-    def get_state(self) -> dict[str, np.ndarray]:
-        return {"action": self.action, "prev_action": self.prev_action}
 
 
 _DOC = """
@@ -275,17 +236,9 @@ of an episode are the final position error, the residual swing and the episode's
 
 ## Arguments
 
-`gym.make("RoboDyn/Crane-v0", **kwargs)` or `gym.make_vec("RoboDyn/Crane-v0", num_envs=64,
-**kwargs)`: move_distance=10.0, max_accel=1.0, position_weight=1.0, arrive_weight=1.0,
-control_weight=0.05, jerk_weight=0.05, rail_penalty=50.0, position_scale=3.0,
-arrive_scale=0.25, swing_scale=0.05, speed_scale=0.1, rail_limit=15.0,
-reset_noise_scale=1.0, render_mode=None ("rgb_array"), width=640, height=480. The vector
-env also takes autoreset_mode (NEXT_STEP, SAME_STEP, DISABLED), nthread and
-max_episode_steps=400 (the single env takes it from the registration; `gym.make`'s own
-max_episode_steps argument adds Gymnasium's TimeLimit instead). Weights, rail_penalty and
-reset_noise_scale must be finite and >= 0, max_accel, move_distance, rail_limit and the
-scales finite and > 0, and move_distance < rail_limit; any other value, a non-number or an
-unknown keyword is refused when the env is built.
+{arguments}
+
+move_distance must also be below rail_limit. Episodes last 400 steps (20 s).
 
 ## Version History
 
@@ -301,5 +254,6 @@ class CraneVectorEnv(RoboDynVectorEnv):
     task_class = CraneTask
 
 
+_DOC = _DOC.replace("{arguments}", arguments_section("RoboDyn/Crane-v0", CraneTask.params))
 CraneEnv.__doc__ = "RoboDyn/Crane-v0 as a single Gymnasium Env.\n" + _DOC
 CraneVectorEnv.__doc__ = "RoboDyn/Crane-v0 as a native batched VectorEnv.\n" + _DOC

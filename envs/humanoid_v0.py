@@ -6,13 +6,14 @@ import numpy as np
 from gymnasium import spaces
 
 from robogym.actuation import Actuation
-from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds, is_real
+from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds
+from robogym.declare import Param, State, arguments_section
 from robogym.env import RoboDynEnv
 from robogym.errors import InvalidArgumentError
 from robogym.events import IntervalEvents
-from robogym.randomize import legged
+from robogym.randomize import legged, randomize_params
 from robogym.rowwise import row_sum_sq
-from robogym.sensor_model import MAX_DELAY, MAX_SCALE, SensorModel
+from robogym.sensor_model import SensorModel, sensor_params
 from robogym.task import Task
 from robogym.vector_env import RoboDynVectorEnv
 
@@ -44,68 +45,38 @@ class HumanoidTask(Task):
     frame_skip = 10  # 2 ms physics steps, 0.02 s control steps (50 Hz)
     render_camera = "side"
     randomization = legged("floor", FEET, "torso")  # with randomize=True
-    per_component_parameters = ("sensor_noise",)  # one number or one per observation component
-    parameter_bounds = {
-        "upright_weight": NON_NEGATIVE,
-        "height_weight": NON_NEGATIVE,
-        "still_weight": NON_NEGATIVE,
-        "control_weight": NON_NEGATIVE,
-        "stand_height": POSITIVE,
-        "min_head_height": POSITIVE,
-        "velocity_scale": POSITIVE,
-        "action_scale": POSITIVE,
-        "push_magnitude": NON_NEGATIVE,
-        "push_interval": POSITIVE,
-        "push_jitter": Bounds(0.0, 1.0, high_open=True),
-        "reset_noise_scale": NON_NEGATIVE,
-        "sensor_noise": Bounds(0.0, MAX_SCALE),
-        "observation_delay": Bounds(0, MAX_DELAY),
-        "randomize_scale": Bounds(0.0, 1.6),  # above 5/3 the friction draw could go negative
-    }
+    upright_weight = Param(1.0, "weight of reward_upright", NON_NEGATIVE)
+    height_weight = Param(1.0, "weight of reward_height", NON_NEGATIVE)
+    still_weight = Param(1.0, "weight of reward_still", NON_NEGATIVE)
+    control_weight = Param(0.01, "weight of reward_control", NON_NEGATIVE)
+    stand_height = Param(1.4, "head height that earns the whole reward_height (m)", POSITIVE)
+    min_head_height = Param(1.0, "the head below this ends the episode (m)", POSITIVE)
+    velocity_scale = Param(0.5, "torso speed scale of reward_still (m/s)", POSITIVE)
+    action_scale = Param(0.5, "an action of +-1 moves a joint target this far from home (rad)", POSITIVE)
+    push_magnitude = Param(0.3, "the pushes' horizontal velocity kick (m/s; 0: no pushes)", NON_NEGATIVE)
+    push_interval = Param(4.0, "mean time between pushes (s)", POSITIVE)
+    push_jitter = Param(
+        0.5,
+        "the gaps between pushes vary by this fraction of push_interval",
+        Bounds(0.0, 1.0, high_open=True),
+    )
+    reset_noise_scale = Param(
+        1.0, "scales the start's joint noise (0: the home keyframe at rest)", NON_NEGATIVE
+    )
+    sensor_noise, sensor_noise_kind, observation_delay = sensor_params(
+        "the observation noise's scale, one number or one per component (52)", per_component=True
+    )
+    # Off in v0 so that the task table's numbers are those of the robot in assets/; beyond a
+    # scale of 5/3 the floor friction's draw U(0.4, 1) about 1.0 could go negative
+    randomize, randomize_scale = randomize_params(1.6)
+    # task state: the last push's kick (the push schedule and the sensor model hold their own)
+    push_velocity = State("the last push's velocity kick (m/s, world)", shape=(3,))
 
-    def __init__(
-        self,
-        upright_weight: float = 1.0,
-        height_weight: float = 1.0,
-        still_weight: float = 1.0,
-        control_weight: float = 0.01,
-        stand_height: float = 1.4,
-        min_head_height: float = 1.0,
-        velocity_scale: float = 0.5,
-        action_scale: float = 0.5,
-        push_magnitude: float = 0.3,
-        push_interval: float = 4.0,
-        push_jitter: float = 0.5,
-        reset_noise_scale: float = 1.0,
-        sensor_noise: float | tuple[float, ...] = 0.0,
-        sensor_noise_kind: str = "uniform",
-        observation_delay: int = 0,
-        randomize: bool = False,
-        randomize_scale: float = 1.0,
-    ):
-        params = dict(locals())
-        del params["self"]
-        self.check_parameters(params)
-        if not stand_height > min_head_height:
+    def check(self) -> None:
+        if not self.stand_height > self.min_head_height:
             raise InvalidArgumentError(
-                f"stand_height ({stand_height}) must be above min_head_height ({min_head_height})"
+                f"stand_height ({self.stand_height}) must be above min_head_height ({self.min_head_height})"
             )
-        self.upright_weight = float(upright_weight)
-        self.height_weight = float(height_weight)
-        self.still_weight = float(still_weight)
-        self.control_weight = float(control_weight)
-        self.stand_height = float(stand_height)
-        self.min_head_height = float(min_head_height)
-        self.velocity_scale = float(velocity_scale)
-        self.action_scale = float(action_scale)
-        self.push_magnitude = float(push_magnitude)
-        self.push_interval = float(push_interval)
-        self.push_jitter = float(push_jitter)
-        self.reset_noise_scale = float(reset_noise_scale)
-        self.sensor_noise = float(sensor_noise) if is_real(sensor_noise) else tuple(map(float, sensor_noise))
-        self.sensor_noise_kind = sensor_noise_kind
-        self.observation_delay = observation_delay
-        self.check_randomize(randomize, randomize_scale)
 
     def bind(self, physics) -> None:
         super().bind(physics)
@@ -135,11 +106,9 @@ class HumanoidTask(Task):
         self._sensors = SensorModel(
             B, len(self._observed), self.sensor_noise, self.sensor_noise_kind, self.observation_delay
         )
-        # task state (snapshotted): control steps since the reset, the push schedule's seed,
-        # the step of the next push, pushes received, the step and the kick of the last one
-        self.steps = np.zeros(B, dtype=np.int64)
         self._push_schedule = IntervalEvents(B, self.push_interval, self.push_jitter, self.control_dt)
-        self.push_velocity = np.zeros((B, 3))
+        self.hold_state("sensor_", self._sensors)
+        self.hold_state("push_", self._push_schedule)
 
     @property
     def home(self) -> np.ndarray:
@@ -214,8 +183,6 @@ class HumanoidTask(Task):
             d.qpos[rows, 2] -= self._lowest_sole(rows) + SOLE_DEPTH
         self._push_schedule.reset(rows, rngs)
         self._sensors.reset(rows, rngs)
-        self.steps[rows] = 0
-        self.push_velocity[rows] = 0.0
 
     def _lowest_sole(self, rows) -> np.ndarray:
         """(len(rows),) the lowest corner of either foot box (m), after a forward pass."""
@@ -236,13 +203,12 @@ class HumanoidTask(Task):
         direction drawn for it); then frame_skip physics steps under the PD targets."""
         self._sensors.record(self._raw_observation())
         if self.push_magnitude > 0.0:
-            for r, rng in self._push_schedule.fire(self.steps):
+            for r, rng in self._push_schedule.fire(self.elapsed):
                 angle = rng.uniform(0.0, 2.0 * np.pi)
                 kick = self.push_magnitude * np.array([np.cos(angle), np.sin(angle), 0.0])
                 self.base_velocity()[r] += kick
                 self.push_velocity[r] = kick
         self._actuation.apply(self.physics.sim, action, self.frame_skip)
-        self.steps += 1
 
     # --- reward, termination, metrics ---------------------------------------------------------------
     def reward(self, action):
@@ -279,22 +245,6 @@ class HumanoidTask(Task):
             "pushes_survived": (self.pushes - blamed).astype(np.float64),
             "head_height": self.head_height().copy(),
         }
-
-    # --- task state -----------------------------------------------------------------------------------
-    def get_state(self) -> dict[str, np.ndarray]:
-        return {
-            "steps": self.steps,
-            **self._push_schedule.get_state("push_"),
-            "push_velocity": self.push_velocity,
-            **self._sensors.get_state(),
-        }
-
-    def set_state(self, state, rows) -> None:
-        for name in ("steps", "push_velocity"):
-            if name in state:
-                getattr(self, name)[rows] = state[name]
-        self._push_schedule.set_state(state, rows, "push_")
-        self._sensors.set_state(state, rows)
 
 
 _DOC = """
@@ -394,23 +344,15 @@ last one if it fell; a fall before the first push blames none) and `head_height`
 
 ## Arguments
 
-`gym.make("RoboDyn/Humanoid-v0", **kwargs)` or `gym.make_vec(..., num_envs=64, **kwargs)`:
-upright_weight=1.0, height_weight=1.0, still_weight=1.0, control_weight=0.01,
-stand_height=1.4, min_head_height=1.0, velocity_scale=0.5, action_scale=0.5,
-push_magnitude=0.3, push_interval=4.0, push_jitter=0.5, reset_noise_scale=1.0,
-sensor_noise=0.0, sensor_noise_kind="uniform" (or "gaussian"), observation_delay=0 (control
-steps), Randomized physics (robogym.randomize, off by default): randomize=False (True: each
-episode a robot drawn as MuJoCo Playground draws its Go1 and G1: contact friction U(0.4, 1.0),
-link masses x U(0.9, 1.1), torso mass + U(-1, 1) kg and centre of mass + U(-0.05, 0.05) m,
-armature x U(1.0, 1.05), joint damping x U(0.9, 1.1); drawn from the episode's generator after
-its other draws, held in the physics and its snapshot), randomize_scale=1.0 (in [0, 1.6]: 0 is
-the nominal robot bit for bit, 1.6 the ranges stretched 1.6 times about it; beyond 5/3 the
-friction draw could go negative). Off in v0 so that the task table's numbers are those
-of the robot in assets/; turn it on to train or test for transfer. And the env keywords every
-RoboDyn task takes (render_mode, width, height; for the vector env autoreset_mode, nthread,
-max_episode_steps). Weights, push_magnitude, reset_noise_scale and sensor_noise must be finite
-and >= 0, heights, scales and the interval > 0, push_jitter in [0, 1), stand_height above
-min_head_height; anything else is refused when the env is built.
+{arguments}
+
+With `randomize=True` each episode is a robot drawn as MuJoCo Playground draws its Go1 and
+G1 (robogym.randomize.legged): contact friction U(0.4, 1.0), link masses x U(0.9, 1.1),
+torso mass + U(-1, 1) kg and centre of mass + U(-0.05, 0.05) m, armature x U(1.0, 1.05),
+joint damping x U(0.9, 1.1), drawn from the episode's generator after its other draws and
+held in the physics and its snapshot; off by default, so that the task table's numbers are
+those of the robot in assets/. stand_height must be above min_head_height. Episodes last
+1,000 steps (20 s).
 
 ## Version History
 
@@ -426,5 +368,6 @@ class HumanoidVectorEnv(RoboDynVectorEnv):
     task_class = HumanoidTask
 
 
+_DOC = _DOC.replace("{arguments}", arguments_section("RoboDyn/Humanoid-v0", HumanoidTask.params))
 HumanoidEnv.__doc__ = "RoboDyn/Humanoid-v0 as a single Gymnasium Env.\n" + _DOC
 HumanoidVectorEnv.__doc__ = "RoboDyn/Humanoid-v0 as a native batched VectorEnv.\n" + _DOC

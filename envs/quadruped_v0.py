@@ -8,11 +8,12 @@ from gymnasium import spaces
 import engine
 from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds, is_real
+from robogym.declare import Param, State, arguments_section
 from robogym.env import RoboDynEnv
 from robogym.errors import ArgumentTypeError, InvalidArgumentError
-from robogym.randomize import legged
+from robogym.randomize import legged, randomize_params
 from robogym.rowwise import row_sum_sq
-from robogym.sensor_model import MAX_DELAY, MAX_SCALE, SensorModel
+from robogym.sensor_model import SensorModel, sensor_params
 from robogym.task import Task
 from robogym.vector_env import RoboDynVectorEnv
 
@@ -24,7 +25,20 @@ JOINT_NOISE = 0.1  # rad: uniform joint-angle noise about the home pose at reset
 # the sensor noise at sensor_noise = 1 (MuJoCo Playground's Go1 joystick task: its noise
 # scales, at its noise level 1): gyro (rad/s), gravity direction, joint angle (rad), joint rate (rad/s)
 NOISE_GYRO, NOISE_GRAVITY, NOISE_ANGLE, NOISE_RATE = 0.2, 0.05, 0.03, 1.5
-SUCCESS_VELOCITY_ERROR = 0.15  # m/s: the issue's bar on velocity_error
+SUCCESS_VELOCITY_ERROR = 0.15  # m/s: the task's bar for success on velocity_error
+
+
+def _check_command(name: str, command) -> tuple[float, float] | None:
+    """None (drawn per episode) or a fixed (forward speed m/s, yaw rate rad/s), both finite."""
+    if command is None:
+        return None
+    if isinstance(command, str) or not hasattr(command, "__len__") or len(command) != 2:
+        raise ArgumentTypeError(f"{name} must be None or (forward speed, yaw rate), got {command!r}")
+    if not all(is_real(x) for x in command):
+        raise ArgumentTypeError(f"{name} must hold two real numbers (m/s, rad/s), got {command!r}")
+    if not all(np.isfinite(float(x)) for x in command):
+        raise InvalidArgumentError(f"{name} must be finite, got {command!r}")
+    return (float(command[0]), float(command[1]))
 
 
 class QuadrupedTask(Task):
@@ -35,77 +49,37 @@ class QuadrupedTask(Task):
     frame_skip = 10  # 2 ms physics steps, 50 Hz control (Playground's Go1: 0.004 s x 5)
     render_camera = "side"
     randomization = legged("floor", (TRUNK, *(f"{leg}_foot" for leg in LEGS)), "trunk")  # with randomize=True
-    parameter_bounds = {
-        "tracking_weight": NON_NEGATIVE,
-        "yaw_tracking_weight": NON_NEGATIVE,
-        "tracking_sigma": POSITIVE,
-        "vertical_velocity_weight": NON_NEGATIVE,
-        "roll_pitch_rate_weight": NON_NEGATIVE,
-        "orientation_weight": NON_NEGATIVE,
-        "torque_weight": NON_NEGATIVE,
-        "action_rate_weight": NON_NEGATIVE,
-        "termination_penalty": NON_NEGATIVE,
-        "kp": POSITIVE,
-        "kd": NON_NEGATIVE,
-        "action_scale": POSITIVE,
-        "max_forward_speed": NON_NEGATIVE,
-        "max_yaw_rate": NON_NEGATIVE,
-        "min_upright": Bounds(-1.0, 1.0),
-        "reset_noise_scale": NON_NEGATIVE,
-        "sensor_noise": Bounds(0.0, MAX_SCALE),
-        "randomize_scale": Bounds(0.0, 2.0),
-        "observation_delay": Bounds(0, MAX_DELAY),
-    }
-
-    def __init__(
-        self,
-        tracking_weight: float = 1.0,
-        yaw_tracking_weight: float = 0.5,
-        tracking_sigma: float = 0.25,
-        vertical_velocity_weight: float = 0.5,
-        roll_pitch_rate_weight: float = 0.05,
-        orientation_weight: float = 5.0,
-        torque_weight: float = 0.0002,
-        action_rate_weight: float = 0.01,
-        termination_penalty: float = 1.0,
-        kp: float = 35.0,
-        kd: float = 0.5,
-        action_scale: float = 0.5,
-        max_forward_speed: float = 1.0,
-        max_yaw_rate: float = 0.5,
-        command: tuple | None = None,
-        min_upright: float = 0.0,
-        reset_noise_scale: float = 1.0,
-        sensor_noise: float = 0.0,
-        sensor_noise_kind: str = "uniform",
-        observation_delay: int = 0,
-        randomize: bool = False,
-        randomize_scale: float = 1.0,
-    ):
-        params = dict(locals())
-        del params["self"]
-        self.check_parameters(params)
-        self.tracking_weight = float(tracking_weight)
-        self.yaw_tracking_weight = float(yaw_tracking_weight)
-        self.tracking_sigma = float(tracking_sigma)
-        self.vertical_velocity_weight = float(vertical_velocity_weight)
-        self.roll_pitch_rate_weight = float(roll_pitch_rate_weight)
-        self.orientation_weight = float(orientation_weight)
-        self.torque_weight = float(torque_weight)
-        self.action_rate_weight = float(action_rate_weight)
-        self.termination_penalty = float(termination_penalty)
-        self.kp = float(kp)
-        self.kd = float(kd)
-        self.action_scale = float(action_scale)
-        self.max_forward_speed = float(max_forward_speed)
-        self.max_yaw_rate = float(max_yaw_rate)
-        self.command = _check_command(command)
-        self.min_upright = float(min_upright)
-        self.reset_noise_scale = float(reset_noise_scale)
-        self.sensor_noise = float(sensor_noise)
-        self.sensor_noise_kind = sensor_noise_kind
-        self.observation_delay = observation_delay
-        self.check_randomize(randomize, randomize_scale)
+    tracking_weight = Param(1.0, "weight of reward_tracking", NON_NEGATIVE)
+    yaw_tracking_weight = Param(0.5, "weight of reward_yaw_tracking", NON_NEGATIVE)
+    tracking_sigma = Param(0.25, "the tracking terms' kernel width ((m/s)^2, (rad/s)^2)", POSITIVE)
+    vertical_velocity_weight = Param(0.5, "weight of reward_vertical_velocity", NON_NEGATIVE)
+    roll_pitch_rate_weight = Param(0.05, "weight of reward_roll_pitch_rate", NON_NEGATIVE)
+    orientation_weight = Param(5.0, "weight of reward_orientation", NON_NEGATIVE)
+    torque_weight = Param(0.0002, "weight of reward_torque", NON_NEGATIVE)
+    action_rate_weight = Param(0.01, "weight of reward_action_rate", NON_NEGATIVE)
+    termination_penalty = Param(1.0, "reward_termination at a fall", NON_NEGATIVE)
+    kp = Param(35.0, "the joint PD's stiffness (N m / rad)", POSITIVE)
+    kd = Param(0.5, "the joint PD's damping (N m s / rad)", NON_NEGATIVE)
+    action_scale = Param(0.5, "an action of +-1 moves a joint target this far from home (rad)", POSITIVE)
+    max_forward_speed = Param(1.0, "commanded forward speeds are drawn in [0, this] (m/s)", NON_NEGATIVE)
+    max_yaw_rate = Param(0.5, "commanded yaw rates are drawn in [-this, this] (rad/s)", NON_NEGATIVE)
+    command = Param(None, "a fixed (forward speed, yaw rate) for every episode; None: drawn per episode",
+                    convert=_check_command, allowed="None or two finite numbers (m/s, rad/s)")  # fmt: skip
+    min_upright = Param(0.0, "the trunk's up axis z below this is a fall", Bounds(-1.0, 1.0))
+    reset_noise_scale = Param(1.0, "scales the start's joint noise (0: the home pose)", NON_NEGATIVE)
+    sensor_noise, sensor_noise_kind, observation_delay = sensor_params(
+        "the observation noise's level: the sensor components get noise of this times "
+        "Playground's 0.2 rad/s (gyro), 0.05 (gravity), 0.03 rad (angles), 1.5 rad/s (rates)"
+    )
+    # off in v0 so that the task table's numbers are those of the robot in assets/; at scale 2
+    # the floor friction's draw U(0.4, 1) about its 0.8 reaches 0
+    randomize, randomize_scale = randomize_params(2.0)
+    # task state
+    commands = State("the episode's command (vx, vy, yaw rate)", shape=(3,), reset=None)
+    action = State("the last action", shape=(len(JOINTS),))
+    prev_action = State("the action before it", shape=(len(JOINTS),))
+    sq_error_sum = State("sum over the episode's steps of |v_xy - command_xy|^2")
+    fallen = State("the robot has fallen this episode", dtype=bool, reset=False)
 
     def bind(self, physics) -> None:
         super().bind(physics)
@@ -145,6 +119,7 @@ class QuadrupedTask(Task):
         self._sensors = SensorModel(
             physics.batch, n, self.sensor_noise * unit, self.sensor_noise_kind, self.observation_delay
         )
+        self.hold_state("sensor_", self._sensors)
         self._gyro = physics.sensor("trunk_gyro")  # (B, 3) trunk frame
         self._up = physics.sensor("up")  # (B, 3) the world's up axis in the trunk frame
         self._trunk_pos, self._trunk_quat = physics.free_pose("root")
@@ -155,14 +130,6 @@ class QuadrupedTask(Task):
         # a private one-row simulator for the reset's foot heights (the env's rows are left alone)
         self._kinematics = engine.Simulator(model, batch=1, nthread=1)
         self._home_foot_z = self._lowest_foot(home)
-        # task state (snapshotted)
-        B = physics.batch
-        self.commands = np.zeros((B, 3))  # (vx, vy, yaw rate) of each row's episode
-        self.action = np.zeros((B, 12))  # the last action
-        self.prev_action = np.zeros((B, 12))  # the one before it
-        self.sq_error_sum = np.zeros(B)  # sum over the episode's steps of |v_xy - command_xy|^2
-        self.steps = np.zeros(B, dtype=np.int64)
-        self.fallen = np.zeros(B, dtype=bool)
 
     # --- readouts (the current state, (B, ...)) -----------------------------------------------------
     def gyro(self) -> np.ndarray:
@@ -207,7 +174,7 @@ class QuadrupedTask(Task):
     def velocity_error(self) -> np.ndarray:
         """(B,) RMS over the episode's steps so far of |v_xy - command_xy| (m/s), v_xy the
         heading-frame horizontal velocity after each step; 0 before the first step."""
-        return np.sqrt(self.sq_error_sum / np.maximum(self.steps, 1))
+        return np.sqrt(self.sq_error_sum / np.maximum(self.elapsed, 1))
 
     # --- the task ---------------------------------------------------------------------------------
     def actuation(self) -> Actuation:
@@ -260,11 +227,6 @@ class QuadrupedTask(Task):
                 qpos[2] += self._home_foot_z - self._lowest_foot(qpos)
             p.data.qpos[r] = qpos
             p.data.qvel[r] = 0.0
-        self.action[rows] = 0.0
-        self.prev_action[rows] = 0.0
-        self.sq_error_sum[rows] = 0.0
-        self.steps[rows] = 0
-        self.fallen[rows] = False
         # the sensor model's seeds last, so that turning noise on changes no physics draw
         self._sensors.reset(rows, rngs)
 
@@ -278,7 +240,6 @@ class QuadrupedTask(Task):
         super().apply_action(action)
         dv = self.heading_velocity() - self.commands[:, :2]
         self.sq_error_sum += row_sum_sq(dv)
-        self.steps += 1
         self.fallen |= self.down()
 
     def reward(self, action):
@@ -321,34 +282,6 @@ class QuadrupedTask(Task):
         info.update(self.metrics())
         return reward, self.fallen.copy(), info
 
-    def get_state(self) -> dict[str, np.ndarray]:
-        return {
-            "commands": self.commands,
-            "action": self.action,
-            "prev_action": self.prev_action,
-            "sq_error_sum": self.sq_error_sum,
-            "steps": self.steps,
-            "fallen": self.fallen,
-            **self._sensors.get_state(),
-        }
-
-    def set_state(self, state, rows) -> None:
-        self._sensors.set_state(state, rows)
-        super().set_state({k: v for k, v in state.items() if not k.startswith("sensor_")}, rows)
-
-
-def _check_command(command) -> tuple[float, float] | None:
-    """None (drawn per episode) or a fixed (forward speed m/s, yaw rate rad/s), both finite."""
-    if command is None:
-        return None
-    if isinstance(command, str) or not hasattr(command, "__len__") or len(command) != 2:
-        raise ArgumentTypeError(f"command must be None or (forward speed, yaw rate), got {command!r}")
-    if not all(is_real(x) for x in command):
-        raise ArgumentTypeError(f"command must hold two real numbers (m/s, rad/s), got {command!r}")
-    if not all(np.isfinite(float(x)) for x in command):
-        raise InvalidArgumentError(f"command must be finite, got {command!r}")
-    return (float(command[0]), float(command[1]))
-
 
 _DOC = """
 ## Description
@@ -356,7 +289,7 @@ _DOC = """
 A Go1-sized quadruped (assets/quadruped.xml: 12.7 kg, a 5.2 kg trunk on a free joint, three
 torque-limited hinges per leg: hip abduction, hip, knee) walks on a flat floor at a velocity
 commanded per episode: a forward speed and a yaw rate, drawn at reset. The task follows MuJoCo
-Playground's Go1 joystick task where the issue is silent: its PD gains, action scale, reward
+Playground's Go1 joystick task: its PD gains, action scale, reward
 terms and weights, noise scales and fall condition, with the differences stated below.
 
 ## Action Space
@@ -397,14 +330,16 @@ trunk's yaw), `c` the command, `w` the gyro, `u` the world's up axis in the trun
 `tau` the motors' torques at the step's last physics step, `a` the action and `a'` the one
 before:
 
-- `reward_tracking` = tracking_weight * exp(-|v - (c_vx, c_vy)|^2 / tracking_sigma)  (1.0, 0.25)
-- `reward_yaw_tracking` = yaw_tracking_weight * exp(-(w_z - c_yaw)^2 / tracking_sigma)  (0.5)
-- `reward_vertical_velocity` = -vertical_velocity_weight * v_z^2  (0.5; v_z in the world frame)
-- `reward_roll_pitch_rate` = -roll_pitch_rate_weight * (w_x^2 + w_y^2)  (0.05)
-- `reward_orientation` = -orientation_weight * (u_x^2 + u_y^2)  (5.0: 0 upright)
-- `reward_torque` = -torque_weight * |tau|^2  (0.0002)
-- `reward_action_rate` = -action_rate_weight * |a - a'|^2  (0.01)
-- `reward_termination` = -termination_penalty at a fall  (1.0)
+- `reward_tracking` = tracking_weight * exp(-|v - (c_vx, c_vy)|^2 / tracking_sigma)
+- `reward_yaw_tracking` = yaw_tracking_weight * exp(-(w_z - c_yaw)^2 / tracking_sigma)
+- `reward_vertical_velocity` = -vertical_velocity_weight * v_z^2  (v_z in the world frame)
+- `reward_roll_pitch_rate` = -roll_pitch_rate_weight * (w_x^2 + w_y^2)
+- `reward_orientation` = -orientation_weight * (u_x^2 + u_y^2)  (0 upright)
+- `reward_torque` = -torque_weight * |tau|^2
+- `reward_action_rate` = -action_rate_weight * |a - a'|^2
+- `reward_termination` = -termination_penalty at a fall
+
+(the weights' defaults are Playground's: the Arguments table)
 
 The reward is exactly their sum; each term is in `info`. Playground's weights, its other
 shaping terms (feet air time, clearance, slip, pose, joint limits, energy) left out;
@@ -434,28 +369,15 @@ after a fall) and `success` (1.0 when not fallen and velocity_error < 0.15 m/s).
 
 ## Arguments
 
-`gym.make("RoboDyn/Quadruped-v0", **kwargs)` or `gym.make_vec(..., num_envs=64, **kwargs)`:
-tracking_weight=1.0, yaw_tracking_weight=0.5, tracking_sigma=0.25,
-vertical_velocity_weight=0.5, roll_pitch_rate_weight=0.05, orientation_weight=5.0,
-torque_weight=0.0002, action_rate_weight=0.01, termination_penalty=1.0, kp=35.0, kd=0.5,
-action_scale=0.5, max_forward_speed=1.0, max_yaw_rate=0.5, command=None (or (vx, yaw rate)),
-min_upright=0.0 (in [-1, 1]), reset_noise_scale=1.0, and the sensor model
-(robogym.SensorModel, off by default, seeded per episode, part of the snapshot):
-sensor_noise=0.0 (a level: additive noise on the sensor components of scale sensor_noise times
-Playground's 0.2 rad/s gyro, 0.05 gravity, 0.03 rad joint angle, 1.5 rad/s joint rate),
-sensor_noise_kind="uniform" (or "gaussian"), observation_delay=0 (control steps the sensor
-components lag). Randomized physics (robogym.randomize, off by default): randomize=False
-(True: each episode a robot drawn as MuJoCo Playground draws its Go1 and G1: contact friction
-U(0.4, 1.0), link masses x U(0.9, 1.1), trunk mass + U(-1, 1) kg and centre of mass + U(-0.05,
-0.05) m, armature x U(1.0, 1.05), joint damping x U(0.9, 1.1); drawn from the episode's
-generator after its other draws, held in the physics and its snapshot), randomize_scale=1.0
-(in [0, 2]: 0 is the nominal robot bit for bit, 2 twice the ranges, where the friction draw
-reaches 0). Off in v0 so that the task table's
-numbers are those of the robot in assets/; turn it on to train or test for transfer. Plus the
-env keywords every RoboDyn task takes (render_mode, width, height; for the vector env
-autoreset_mode, nthread, max_episode_steps). Weights, kd, the command ranges and the noise are
-finite and >= 0, kp, tracking_sigma and action_scale > 0; anything else is refused when the
-env is built.
+{arguments}
+
+The sensor model (robogym.SensorModel: noise and delay, seeded per episode) is part of the
+snapshot. With `randomize=True` each episode is a robot drawn as MuJoCo Playground draws its
+Go1 and G1 (robogym.randomize.legged): contact friction U(0.4, 1.0), link masses x U(0.9,
+1.1), trunk mass + U(-1, 1) kg and centre of mass + U(-0.05, 0.05) m, armature x U(1.0,
+1.05), joint damping x U(0.9, 1.1), drawn from the episode's generator after its other draws
+and held in the physics and its snapshot; off by default, so that the task table's numbers
+are those of the robot in assets/. Episodes last 1,000 steps (20 s).
 
 ## Version History
 
@@ -471,5 +393,6 @@ class QuadrupedVectorEnv(RoboDynVectorEnv):
     task_class = QuadrupedTask
 
 
+_DOC = _DOC.replace("{arguments}", arguments_section("RoboDyn/Quadruped-v0", QuadrupedTask.params))
 QuadrupedEnv.__doc__ = "RoboDyn/Quadruped-v0 as a single Gymnasium Env.\n" + _DOC
 QuadrupedVectorEnv.__doc__ = "RoboDyn/Quadruped-v0 as a native batched VectorEnv.\n" + _DOC

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from robogym.actuation import Actuation
-from robogym.checks import NON_NEGATIVE, POSITIVE
+from robogym.checks import NON_NEGATIVE, POSITIVE, is_int
+from robogym.declare import Param, State, arguments_section
 from robogym.env import RoboDynEnv
 from robogym.errors import InvalidArgumentError
 from robogym.rowwise import row_norm, row_sum_sq
@@ -32,6 +33,15 @@ PAD_HALF_WIDTH = 5.0
 FLAME_LENGTH = 6.0  # m: the drawn flame at full thrust
 
 
+def _check_start(name: str, value) -> int | None:
+    """None, or the index of a fixed start (0-3)."""
+    if value is None:
+        return None
+    if not is_int(value) or not 0 <= value < len(STARTS):
+        raise InvalidArgumentError(f"{name} must be None or one of 0, 1, 2, 3 (a fixed start), got {value!r}")
+    return int(value)
+
+
 class RocketTask(Task):
     """Physics readouts, reward, termination and reset distribution of the lander (the
     env classes below carry the task's documentation)."""
@@ -39,71 +49,34 @@ class RocketTask(Task):
     model_file = "rocket.xml"
     frame_skip = 5  # 0.01 s physics steps, 20 Hz control
     render_camera = "side"
-    parameter_bounds = {
-        "profile_weight": NON_NEGATIVE,
-        "tilt_weight": NON_NEGATIVE,
-        "control_weight": NON_NEGATIVE,
-        "landing_bonus": NON_NEGATIVE,
-        "crash_penalty": NON_NEGATIVE,
-        "impact_weight": NON_NEGATIVE,
-        "time_weight": NON_NEGATIVE,
-        "landing_speed_scale": POSITIVE,
-        "profile_accel": POSITIVE,
-        "lateral_accel": POSITIVE,
-        "touchdown_velocity": NON_NEGATIVE,
-        "tilt_scale": POSITIVE,
-        "max_tilt": POSITIVE,
-        "arena_half_width": POSITIVE,
-        "arena_height": POSITIVE,
-        "reset_noise_scale": NON_NEGATIVE,
-    }
-
-    def __init__(
-        self,
-        profile_weight: float = 2.0,
-        tilt_weight: float = 2.0,
-        control_weight: float = 0.01,
-        landing_bonus: float = 200.0,
-        crash_penalty: float = 100.0,
-        impact_weight: float = 20.0,
-        time_weight: float = 0.05,
-        landing_speed_scale: float = 0.5,
-        profile_accel: float = 1.0,
-        lateral_accel: float = 2.0,
-        touchdown_velocity: float = 0.1,
-        tilt_scale: float = 0.3,
-        max_tilt: float = 1.0,
-        arena_half_width: float = 80.0,
-        arena_height: float = 150.0,
-        reset_noise_scale: float = 1.0,
-        start: int | None = None,
-    ):
-        params = dict(locals())
-        del params["self"]
-        self.check_parameters(params)
-        if start is not None and not (
-            isinstance(start, int) and not isinstance(start, bool) and 0 <= start < 4
-        ):
-            raise InvalidArgumentError(
-                f"start must be None or one of 0, 1, 2, 3 (a fixed start), got {start!r}"
-            )
-        self.profile_weight = float(profile_weight)
-        self.tilt_weight = float(tilt_weight)
-        self.control_weight = float(control_weight)
-        self.landing_bonus = float(landing_bonus)
-        self.crash_penalty = float(crash_penalty)
-        self.impact_weight = float(impact_weight)
-        self.time_weight = float(time_weight)
-        self.landing_speed_scale = float(landing_speed_scale)
-        self.profile_accel = float(profile_accel)
-        self.lateral_accel = float(lateral_accel)
-        self.touchdown_velocity = float(touchdown_velocity)
-        self.tilt_scale = float(tilt_scale)
-        self.max_tilt = float(max_tilt)
-        self.arena_half_width = float(arena_half_width)
-        self.arena_height = float(arena_height)
-        self.reset_noise_scale = float(reset_noise_scale)
-        self.start = start
+    profile_weight = Param(2.0, "weight of |v - v_ref| in the shaping potential", NON_NEGATIVE)
+    tilt_weight = Param(2.0, "weight of (pitch / tilt_scale)^2 in the shaping potential", NON_NEGATIVE)
+    control_weight = Param(0.01, "weight of reward_control", NON_NEGATIVE)
+    landing_bonus = Param(200.0, "reward_landing for a perfect touchdown", NON_NEGATIVE)
+    crash_penalty = Param(100.0, "reward_crash: hull contact, tipping over, leaving the arena", NON_NEGATIVE)
+    impact_weight = Param(20.0, "weight of the touchdown speed in reward_impact", NON_NEGATIVE)
+    time_weight = Param(0.05, "reward_time: the cost of every step", NON_NEGATIVE)
+    landing_speed_scale = Param(0.5, "touchdown speed scale of reward_landing (m/s)", POSITIVE)
+    profile_accel = Param(1.0, "the descent profile's vertical deceleration (m/s^2)", POSITIVE)
+    lateral_accel = Param(2.0, "the descent profile's lateral deceleration (m/s^2)", POSITIVE)
+    touchdown_velocity = Param(0.1, "the descent profile's speed at the pad (m/s)", NON_NEGATIVE)
+    tilt_scale = Param(0.3, "pitch scale of the shaping potential (rad)", POSITIVE)
+    max_tilt = Param(1.0, "|pitch| beyond which the vehicle has tipped over (rad)", POSITIVE)
+    arena_half_width = Param(80.0, "|x| beyond which the vehicle has left the arena (m)", POSITIVE)
+    arena_height = Param(150.0, "height beyond which the vehicle has left the arena (m)", POSITIVE)
+    reset_noise_scale = Param(
+        1.0, "scales the noise about the fixed starts (0: the starts exactly)", NON_NEGATIVE
+    )
+    start = Param(None, "a fixed start for every episode; None: drawn per episode", convert=_check_start,
+                  allowed="None, 0, 1, 2 or 3")  # fmt: skip
+    # task state: this step's action, and what its physics steps met: a contact (touched),
+    # the hull in contact, the vertical speed at the first contact; the shaping potential at
+    # the step's start
+    action = State("this step's action", shape=(2,))
+    touched = State("the vehicle touched the ground or the pad during this step", dtype=bool, reset=False)
+    hull_touched = State("the hull touched during this step", dtype=bool, reset=False)
+    touch_speed = State("the vertical speed the first contact met (m/s)")
+    potential_before = State("the shaping potential at the step's start")
 
     def bind(self, physics) -> None:
         super().bind(physics)
@@ -128,14 +101,6 @@ class RocketTask(Task):
         self._flame_top = float(flame_pos[2] + flame_size[1])  # where the flame leaves the nozzle
         # slide z of the vehicle when its base is level with the pad's top
         self._height_offset = float(physics.site_offset("pad")[2] - physics.site_offset("base")[2])
-        # task state (snapshotted): this step's action, and what its physics steps met: a
-        # contact (touched), the hull in contact, the vertical speed at the first contact
-        B = physics.batch
-        self.action = np.zeros((B, 2))
-        self.touched = np.zeros(B, dtype=bool)
-        self.hull_touched = np.zeros(B, dtype=bool)
-        self.touch_speed = np.zeros(B)
-        self.potential_before = np.zeros(B)  # the shaping potential at the step's start
 
     # --- readouts ((B,) views or new arrays of the current state) ----------------------------------
     def position(self) -> np.ndarray:
@@ -253,11 +218,6 @@ class RocketTask(Task):
             p.set_qvel("z", vz + noise[3], [r])
             p.set_qvel("pitch", 0.0, [r])
             p.set_qvel("gimbal", 0.0, [r])
-        self.action[rows] = 0.0
-        self.touched[rows] = False
-        self.hull_touched[rows] = False
-        self.touch_speed[rows] = 0.0
-        self.potential_before[rows] = 0.0
 
     def potential(self) -> np.ndarray:
         """(B,) the shaping potential of the current state: -profile_weight |v - v_ref(p)|
@@ -332,15 +292,6 @@ class RocketTask(Task):
         info["pad_distance"] = pad_distance
         info["success"] = success.astype(np.float64)
         return reward, terminated, info
-
-    def get_state(self) -> dict[str, np.ndarray]:
-        return {
-            "action": self.action,
-            "touched": self.touched,
-            "hull_touched": self.hull_touched,
-            "touch_speed": self.touch_speed,
-            "potential_before": self.potential_before,
-        }
 
 
 _DOC = """
@@ -430,16 +381,7 @@ feet only, touchdown_speed < 0.5 m/s, tilt < 0.2 rad, pad_distance < 5 m).
 
 ## Arguments
 
-`gym.make("RoboDyn/Rocket-v0", **kwargs)` or `gym.make_vec(..., num_envs=64, **kwargs)`:
-profile_weight=2.0, tilt_weight=2.0, control_weight=0.01, landing_bonus=200.0,
-crash_penalty=100.0, impact_weight=20.0, time_weight=0.05, landing_speed_scale=0.5,
-profile_accel=1.0, lateral_accel=2.0,
-touchdown_velocity=0.1, tilt_scale=0.3, max_tilt=1.0, arena_half_width=80.0,
-arena_height=150.0, reset_noise_scale=1.0, start=None (or 0-3), and the env keywords every
-RoboDyn task takes (render_mode, width, height; for the vector env autoreset_mode, nthread,
-max_episode_steps). Weights, penalties, touchdown_velocity and reset_noise_scale must be
-finite and >= 0, the accelerations, scales and arena sizes finite and > 0; anything else is
-refused when the env is built.
+{arguments}
 
 ## Version History
 
@@ -455,5 +397,6 @@ class RocketVectorEnv(RoboDynVectorEnv):
     task_class = RocketTask
 
 
+_DOC = _DOC.replace("{arguments}", arguments_section("RoboDyn/Rocket-v0", RocketTask.params))
 RocketEnv.__doc__ = "RoboDyn/Rocket-v0 as a single Gymnasium Env.\n" + _DOC
 RocketVectorEnv.__doc__ = "RoboDyn/Rocket-v0 as a native batched VectorEnv.\n" + _DOC

@@ -11,6 +11,7 @@ import engine
 from engine.ik import ik, quat_from_axis_angle, quat_mul, quat_rotate
 from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds
+from robogym.declare import Param, State, arguments_section
 from robogym.env import RoboDynEnv
 from robogym.errors import InvalidArgumentError
 from robogym.rowwise import row_mean_sq, row_norm
@@ -36,43 +37,28 @@ class TrackingTask(Task):
     model_file = "tracking_arm.xml"
     frame_skip = 5  # 2 ms physics steps, 100 Hz control
     render_camera = "side"
-    parameter_bounds = {
-        "speed": POSITIVE,
-        "tilt": Bounds(-math.pi / 2, math.pi / 2),
-        "radius": POSITIVE,
-        "tracking_weight": NON_NEGATIVE,
-        "control_weight": NON_NEGATIVE,
-        "tracking_scale": POSITIVE,
-        "max_joint_speed": POSITIVE,
-        "reset_noise_scale": NON_NEGATIVE,
-    }
-
-    def __init__(
-        self,
-        speed: float = 1.0,
-        tilt: float = 0.5,
-        radius: float = 0.25,
-        tracking_weight: float = 1.0,
-        control_weight: float = 0.05,
-        tracking_scale: float = 0.1,
-        max_joint_speed: float = 30.0,
-        reset_noise_scale: float = 1.0,
-    ):
-        params = dict(locals())  # the arguments, before anything else is bound here
-        del params["self"]
-        self.check_parameters(params)
-        self.speed = float(speed)
-        self.tilt = float(tilt)
-        self.radius = float(radius)
-        self.tracking_weight = float(tracking_weight)
-        self.control_weight = float(control_weight)
-        self.tracking_scale = float(tracking_scale)
-        self.max_joint_speed = float(max_joint_speed)
-        self.reset_noise_scale = float(reset_noise_scale)
+    speed = Param(1.0, "the target's speed along the circle (m/s)", POSITIVE)
+    tilt = Param(
+        0.5, "the circle's plane, tilted from the vertical about y (rad)", Bounds(-math.pi / 2, math.pi / 2)
+    )
+    radius = Param(0.25, "the circle's radius (m)", POSITIVE)
+    tracking_weight = Param(1.0, "weight of reward_tracking", NON_NEGATIVE)
+    control_weight = Param(0.05, "weight of reward_control", NON_NEGATIVE)
+    tracking_scale = Param(0.1, "joint-space error scale of reward_tracking (rad)", POSITIVE)
+    max_joint_speed = Param(30.0, "a joint faster than this ends the episode (rad/s)", POSITIVE)
+    reset_noise_scale = Param(
+        1.0, "scales the start's phase and joint noise (0: the fixed start)", NON_NEGATIVE
+    )
+    # task state: the target's phase now; the joint reference q*(t + (j - 1) dt) at knots
+    # j = 0 .. horizon + 2 (one behind, now, and the preview, so central differences give q*'
+    # at every knot up to the horizon); the running sum of squared errors
+    phase = State("the target's phase on the circle (rad)")
+    q_ref = State("the joint reference at the knots", shape=lambda task: (task.horizon + 3, len(JOINTS)))
+    sq_error_sum = State("sum over the episode's steps of the squared joint-space RMS error")
 
     def bind(self, physics) -> None:
         super().bind(physics)
-        self._check_reach(physics)
+        self._check_reach(physics)  # the circle against the arm's lengths: needs the model
         self._actuation = Actuation.ctrl(physics, JOINTS)
         self._hand = physics.body_id(HAND)
         self._dt = physics.timestep * self.frame_skip
@@ -83,14 +69,6 @@ class TrackingTask(Task):
         self._q = physics.data.sensordata[:, _span(physics, [f"{j}_pos" for j in JOINTS])]
         self._qdot = physics.data.sensordata[:, _span(physics, [f"{j}_vel" for j in JOINTS])]
         self._ik_sims: dict[int, engine.Simulator] = {}
-        B = physics.batch
-        # task state (snapshotted): the target's phase now; the joint reference q*(t + (j - 1) dt)
-        # at knots j = 0 .. horizon + 2 (one behind, now, and the preview, so central differences
-        # give q*' at every knot up to the horizon); the running sum of squared errors and its count
-        self.phase = np.zeros(B)
-        self.q_ref = np.zeros((B, self._horizon + 3, len(JOINTS)))
-        self.sq_error_sum = np.zeros(B)
-        self.steps = np.zeros(B)
 
     def _check_reach(self, physics) -> None:
         """The circle must keep the wrist inside the shoulder-elbow reach with REACH_MARGIN to
@@ -193,8 +171,6 @@ class TrackingTask(Task):
             seed = q[:, j]
         self.phase[rows] = phase
         self.q_ref[rows] = q
-        self.sq_error_sum[rows] = 0.0
-        self.steps[rows] = 0.0
         d = self.physics.data
         d.qpos[rows] = q[:, 1] + JOINT_NOISE * s * draws[:, 1:]
         d.qvel[rows] = 0.0
@@ -214,7 +190,6 @@ class TrackingTask(Task):
         self.q_ref[:, -1] = self.solve_reference(last, self.q_ref[:, -2])
         e = self._q - self.q_ref[:, 1]
         self.sq_error_sum += row_mean_sq(e)
-        self.steps += 1.0
 
     def observe(self) -> np.ndarray:
         """(B, 58): q, q', the target's pose now and OBS_PREVIEW ahead, the joint reference now
@@ -263,8 +238,8 @@ class TrackingTask(Task):
         """rms_error over the episode's steps so far (at reset: the error now), the error now,
         the tool point's distance to the target, and whether the episode ended on overspeed;
         every array new."""
-        started = self.steps > 0
-        rms = np.where(started, np.sqrt(self.sq_error_sum / np.where(started, self.steps, 1.0)), error)
+        started = self.elapsed > 0
+        rms = np.where(started, np.sqrt(self.sq_error_sum / np.where(started, self.elapsed, 1)), error)
         return {
             "rms_error": rms,
             "tracking_error": error.copy(),
@@ -278,14 +253,6 @@ class TrackingTask(Task):
         reward, info = self._reward_terms(error, action)
         info.update(self._metrics(error, terminated))
         return reward, terminated, info
-
-    def get_state(self) -> dict[str, np.ndarray]:
-        return {
-            "phase": self.phase,
-            "q_ref": self.q_ref,
-            "sq_error_sum": self.sq_error_sum,
-            "steps": self.steps,
-        }
 
 
 def _span(physics, sensors: list[str]) -> slice:
@@ -383,17 +350,11 @@ target now, m) and `overspeed` (1.0 when the episode ended on the speed limit).
 
 ## Arguments
 
-`gym.make("RoboDyn/Tracking-v0", **kwargs)` or `gym.make_vec("RoboDyn/Tracking-v0",
-num_envs=64, **kwargs)`: speed=1.0 (m/s along the circle), tilt=0.5 (rad), radius=0.25 (m),
-tracking_weight=1.0, control_weight=0.05, tracking_scale=0.1 (rad), max_joint_speed=30.0
-(rad/s), reset_noise_scale=1.0, render_mode=None ("rgb_array"), width=640, height=480. The
-vector env also takes autoreset_mode (NEXT_STEP, SAME_STEP, DISABLED), nthread and
-max_episode_steps=400 (the single env takes it from the registration; `gym.make`'s own
-max_episode_steps argument adds Gymnasium's TimeLimit instead). speed, radius, tracking_scale
-and max_joint_speed must be finite and > 0, the weights and reset_noise_scale finite and >= 0,
-tilt in [-pi/2, pi/2], and the circle must stay inside the arm's reach with 5 cm to spare (the
-wrist, 0.5 m behind the tool point along the approach, within 0.15 to 1.05 m of the shoulder);
-any other value, a non-number or an unknown keyword is refused when the env is built.
+{arguments}
+
+The circle must also stay inside the arm's reach with 5 cm to spare (the wrist, 0.5 m
+behind the tool point along the approach, within 0.15 to 1.05 m of the shoulder). Episodes
+last 400 steps (4 s).
 
 ## Version History
 
@@ -409,5 +370,6 @@ class TrackingVectorEnv(RoboDynVectorEnv):
     task_class = TrackingTask
 
 
+_DOC = _DOC.replace("{arguments}", arguments_section("RoboDyn/Tracking-v0", TrackingTask.params))
 TrackingEnv.__doc__ = "RoboDyn/Tracking-v0 as a single Gymnasium Env.\n" + _DOC
 TrackingVectorEnv.__doc__ = "RoboDyn/Tracking-v0 as a native batched VectorEnv.\n" + _DOC

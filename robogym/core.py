@@ -55,11 +55,13 @@ class EnvCore:
         self.num_envs = check_count("num_envs", num_envs)
         self.task = task
         self.physics = Physics(asset_path(task.model_file), self.num_envs, nthread)
+        self.elapsed = np.zeros(self.num_envs, dtype=np.int64)
+        task.elapsed = self.elapsed  # (B,) env steps since each row's reset, counted here
         task.bind(self.physics)
+        task.allocate_state()
         self.action_space = task.action_space()
         self.observation_space = task.observation_space()
         self.rngs = [np.random.default_rng() for _ in range(self.num_envs)]
-        self.elapsed = np.zeros(self.num_envs, dtype=np.int64)
         self.dt = self.physics.timestep * task.frame_skip
 
     # --- seeding and reset ------------------------------------------------------------------
@@ -90,6 +92,7 @@ class EnvCore:
             getattr(d, name)[rows] = 0.0
         d.time[rows] = 0.0
         self.physics.reset_mocap(rows)
+        self.task.reset_state(rows)
         self.task.reset_rows(rows, [self.rngs[r] for r in rows])
         if self.task.randomizer is not None:  # last: the episode's other draws are unchanged
             self.task.randomizer.apply(self.physics.sim, rows, [self.rngs[r] for r in rows])
@@ -171,10 +174,7 @@ class EnvCore:
     def signature(self) -> tuple:
         """(task class, model file, task parameters, model digest): two envs with the same
         signature run the same task on the same model, so their snapshots fit each other."""
-        # the task's parameters: its public attributes, less the physics and the task state
-        skip = {"physics", *self.task.get_state()}
-        public = {k: v for k, v in vars(self.task).items() if k not in skip and k[0] != "_"}
-        params = tuple(sorted((k, repr(v)) for k, v in public.items()))
+        params = tuple((k, repr(v)) for k, v in self.task.parameter_values().items())
         return (type(self.task).__qualname__, self.task.model_file, params, self.physics.sim.model_digest())
 
     def check_rows(self, rows, what: str = "rows") -> np.ndarray:

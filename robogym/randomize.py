@@ -39,6 +39,8 @@ import mujoco
 import numpy as np
 
 from engine.params import PARAMS
+from robogym.checks import Bounds
+from robogym.declare import Param
 from robogym.errors import InvalidArgumentError
 
 KINDS = ("scale", "add", "set")
@@ -255,4 +257,23 @@ def legged(floor: str, contacts: tuple[str, ...], trunk: str) -> tuple[Draw, ...
         Draw("body_ipos", "add", -0.05, 0.05, elements=(trunk,)),
         Draw("dof_armature", "scale", 1.0, 1.05),
         Draw("dof_damping", "scale", 0.9, 1.1),
+    )
+
+
+def randomize_params(max_scale: float) -> tuple[Param, Param]:
+    """The `randomize` and `randomize_scale` parameters of a task that declares a
+    randomization (`Task.randomization`), for its class body:
+
+        randomize, randomize_scale = randomize_params(2.0)
+
+    `max_scale`: the largest scale at which every draw is a valid robot (the task's test
+    checks it with Randomization.invalid_draw)."""
+    return (
+        Param(False, "draw each episode's physics anew (the task's `randomization`), after its other draws"),
+        Param(
+            1.0,
+            "moves every drawn value towards the nominal robot (0: the nominal robot, bit for bit) or "
+            "away from it",
+            Bounds(0.0, max_scale),
+        ),
     )

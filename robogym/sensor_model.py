@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from robogym.checks import Bounds
+from robogym.declare import Param
 from robogym.errors import ArgumentTypeError, InvalidArgumentError
 
 KINDS = ("uniform", "gaussian")
@@ -166,3 +168,17 @@ class SensorModel:
         for k in ("seed", "count", "history"):
             if prefix + k in state:
                 getattr(self, k)[rows] = state[prefix + k]
+
+
+def sensor_params(noise_doc: str, per_component: bool = False) -> tuple[Param, Param, Param]:
+    """The `sensor_noise`, `sensor_noise_kind` and `observation_delay` parameters of a task
+    with a SensorModel, for its class body (`noise_doc` says what the noise scale means for
+    the task; `per_component`: one number or one per component):
+
+        sensor_noise, sensor_noise_kind, observation_delay = sensor_params("...")
+    """
+    return (
+        Param(0.0, noise_doc, Bounds(0.0, MAX_SCALE), per_component=per_component),
+        Param("uniform", "the noise's law: uniform in [-s, s] or normal with deviation s", choices=KINDS),
+        Param(0, "control steps the observation lags behind the state", Bounds(0, MAX_DELAY)),
+    )

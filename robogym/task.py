@@ -16,88 +16,113 @@ readouts, never raw indices.
 
 from __future__ import annotations
 
-import inspect
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
 from robogym.actuation import Actuation
-from robogym.checks import Bounds, check_real, is_real
+from robogym.declare import Param, State, declared, parameter_table
 from robogym.errors import ArgumentTypeError
 from robogym.physics import Physics
 from robogym.randomize import Randomization
 
 
 class Task:
-    """Base class of a task. Subclasses set the class attributes and override the methods
+    """Base class of a task. Subclasses set the class attributes, declare their parameters
+    (robogym.declare.Param) and state (robogym.declare.State), and override the methods
     marked "override"."""
 
     model_file: str = ""  # MJCF file in assets/
     frame_skip: int = 1  # physics steps per env step
     render_camera: str | None = None  # camera name in the MJCF
-    # the allowed range of numeric __init__ parameters (a numeric one not listed: any finite value)
-    parameter_bounds: dict[str, Bounds] = {}
-    # numeric parameters that take one number or one per component (a 1-d sequence), each in
-    # its bounds (the task checks the length once it knows the number of components)
-    per_component_parameters: tuple[str, ...] = ()
-    # physics drawn anew for each episode (robogym.randomize.Draw), when the task's `randomize`
-    # keyword (check_randomize) turns it on
+    # physics drawn anew for each episode (robogym.randomize.Draw), when the task declares the
+    # `randomize` parameters (robogym.randomize.randomize_params) and randomize is True
     randomization: tuple = ()
-    randomize: bool = False
-    randomize_scale: float = 1.0
+    # filled from the declarations when a subclass is defined (robogym.declare.declared)
+    params: dict[str, Param] = {}
+    states: dict[str, State] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.params = declared(cls, Param)
+        cls.states = declared(cls, State)
+
+    def __init__(self, **kwargs):
+        """Every declared parameter from `kwargs` (checked) or its default, as an attribute of
+        its name; then the task's own cross-parameter rules (check)."""
+        for name, value in self.check_parameters(kwargs).items():
+            setattr(self, name, value)
+        self.check()
+
+    def check(self) -> None:  # override
+        """Refuse a combination of parameters that is invalid though each is valid alone (an
+        InvalidArgumentError naming them); the parameters are attributes by now."""
 
     # --- parameters ------------------------------------------------------------------------------
     @classmethod
     def parameter_names(cls) -> list[str]:
-        """The keyword parameters of the task's __init__, in order."""
-        sig = inspect.signature(cls.__init__)
-        kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-        return [p.name for p in list(sig.parameters.values())[1:] if p.kind in kinds]
+        """The task's keyword parameters, in their declared order."""
+        return list(cls.params)
 
     @classmethod
-    def check_parameters(cls, params: dict, others: tuple[str, ...] = (), owner: str | None = None) -> None:
-        """Refuse task parameters a user typed wrong, before anything is built: a keyword that is
-        neither a parameter of __init__ nor in `others` (the env's own keywords) raises
-        ArgumentTypeError naming it and listing the valid ones (`owner`: who was given it, by
-        default the task class); a numeric parameter (a number
-        by default, or in parameter_bounds) must be a finite real number inside its bounds
-        (ArgumentTypeError for the wrong kind, InvalidArgumentError naming the range)."""
-        names = cls.parameter_names()
-        unknown = [k for k in params if k not in names and k not in others]
+    def check_parameters(cls, params: dict, others: tuple[str, ...] = (), owner: str | None = None) -> dict:
+        """{name: value} of every declared parameter: the checked value of `params` where it
+        gives one, else the default. A keyword that is neither a parameter nor in `others`
+        (the env's own keywords) raises ArgumentTypeError naming it and listing the valid ones
+        (`owner`: who was given it, by default the task class); a bad value the error its
+        Param raises (robogym.declare.Param.check)."""
+        unknown = [k for k in params if k not in cls.params and k not in others]
         if unknown:
-            valid = ", ".join([*names, *others])
+            valid = ", ".join([*cls.params, *others])
             raise ArgumentTypeError(
                 f"{owner or cls.__name__} got an unknown keyword {unknown[0]!r}; "
                 f"the valid keywords are: {valid}"
             )
-        defaults = {
-            p.name: p.default for p in inspect.signature(cls.__init__).parameters.values() if p.name in names
-        }
-        for name, value in params.items():
-            if name not in defaults:
-                continue
-            bounds = cls.parameter_bounds.get(name, Bounds())
-            if name in cls.per_component_parameters and _is_sequence(value):
-                for i, v in enumerate(value):
-                    check_real(f"{name}[{i}]", v, bounds)
-            elif name in cls.parameter_bounds or is_real(defaults[name]):
-                check_real(name, value, bounds)
+        return {name: p.check(name, params.get(name, p.default)) for name, p in cls.params.items()}
 
-    def check_randomize(self, randomize, randomize_scale) -> None:
-        """Keep the `randomize` (a bool) and `randomize_scale` keywords of a task that declares
-        a randomization; ArgumentTypeError if randomize is not a bool."""
-        if not isinstance(randomize, bool | np.bool_):
-            raise ArgumentTypeError(f"randomize must be True or False, got {randomize!r}")
-        self.randomize = bool(randomize)
-        self.randomize_scale = float(randomize_scale)
+    @classmethod
+    def parameter_table(cls) -> str:
+        """The parameters as a Markdown table (the env's documentation shows it)."""
+        return parameter_table(cls.params)
+
+    def parameter_values(self) -> dict:
+        """{name: value} of this task's parameters."""
+        return {name: getattr(self, name) for name in self.params}
 
     def bind(self, physics: Physics) -> None:
         """Look up names once the model is loaded (override to cache ids; call this)."""
         self.physics = physics
         self.randomizer = None  # applied by the env after reset_rows (robogym.randomize)
-        if self.randomize and self.randomization:
+        if getattr(self, "randomize", False) and self.randomization:
             model = physics.model
             self.randomizer = Randomization(self.randomization, physics.mj_model, model, self.randomize_scale)
+
+    # --- state -------------------------------------------------------------------------------------
+    def allocate_state(self) -> None:
+        """Every declared State as a (B, *shape) array attribute of its name, at its reset
+        value (after bind: a shape may depend on the model)."""
+        B = self.physics.batch
+        for name, st in self.states.items():
+            shape = st.shape(self) if callable(st.shape) else st.shape
+            setattr(self, name, np.full((B, *shape), 0 if st.reset is None else st.reset, dtype=st.dtype))
+
+    def reset_state(self, rows: np.ndarray) -> None:
+        """Rows start an episode: every State with a reset value goes back to it."""
+        for name, st in self.states.items():
+            if st.reset is not None:
+                getattr(self, name)[rows] = st.reset
+
+    def hold_state(self, prefix: str, holder) -> None:
+        """An object that keeps per-environment state of its own (a SensorModel, an
+        IntervalEvents) and hands it out with get_state(prefix) / set_state(state, rows,
+        prefix): snapshots carry it under names starting with `prefix`."""
+        self.__dict__.setdefault("_holders", {})[prefix] = holder
+
+    @property
+    def holders(self) -> dict[str, Any]:
+        """{prefix: holder} of hold_state."""
+        return self.__dict__.get("_holders", {})
 
     # --- spaces --------------------------------------------------------------------------
     def actuation(self) -> Actuation:  # override
@@ -165,13 +190,16 @@ class Task:
 
     # --- task state (beyond physics) for snapshot/restore ----------------------------------
     def get_state(self) -> dict[str, np.ndarray]:
-        return {}
+        """Every declared State and the held objects' state, by name (the arrays themselves)."""
+        state = {name: getattr(self, name) for name in self.states}
+        for prefix, holder in self.holders.items():
+            state.update(holder.get_state(prefix))
+        return state
 
     def set_state(self, state: dict[str, np.ndarray], rows: np.ndarray) -> None:
-        for name, value in state.items():
-            getattr(self, name)[rows] = value
-
-
-def _is_sequence(value) -> bool:
-    """A list, a tuple or a 1-d numpy array (what a per-component parameter may be)."""
-    return isinstance(value, list | tuple) or (isinstance(value, np.ndarray) and value.ndim == 1)
+        """Write back, into `rows`, what get_state gave for those rows."""
+        for name in self.states:
+            if name in state:
+                getattr(self, name)[rows] = state[name]
+        for prefix, holder in self.holders.items():
+            holder.set_state(state, rows, prefix)

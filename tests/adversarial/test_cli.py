@@ -216,7 +216,7 @@ SUBPROCESS_CASES = [
     (
         "observation delay of a billion steps",
         [*QUADRUPED_EVAL, *OUT, "--env-kwargs", '{"observation_delay": 1000000000}'],
-        r"observation_delay must be finite and in \[0, 1000\], got 1000000000",
+        r"observation_delay must be an int in \[0, 1000\], got 1000000000",
     ),
     (
         "sweep over a trillion seeds",

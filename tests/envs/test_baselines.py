@@ -30,6 +30,7 @@ from envs.baselines.pose_hold import PoseHold
 from envs.baselines.tuned import tuned_parameters
 from envs.crane_v0 import ARRIVE_ERROR
 from robogym import registration
+from robogym.declare import Param
 from robogym.task import Actuation, Task
 from robogym.vector_env import RoboDynVectorEnv
 from tests.helpers import ASSETS, report
@@ -218,8 +219,10 @@ class ArmTask(Task):
     model_file = "double_pendulum.xml"
     frame_skip = 5  # 0.01 s
 
-    def __init__(self, limit: float = 6.0, start=(0.0, 0.0)):
-        self.limit, self.start = float(limit), np.asarray(start, dtype=float)
+    limit = Param(6.0, "the motors' force limit (N m)")
+    start = Param(
+        (0.0, 0.0), "the hinges' start angles (rad)", convert=lambda name, v: np.asarray(v, dtype=float)
+    )
 
     def bind(self, physics) -> None:
         super().bind(physics)

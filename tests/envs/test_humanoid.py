@@ -149,7 +149,7 @@ def test_snapshot_carries_the_push_schedule():
     for _ in range(10):
         env.step(zero)
     snap = env.snapshot()
-    assert {"push_seed", "push_next", "push_count", "push_last", "steps"} <= set(snap.task_state)
+    assert {"push_seed", "push_next", "push_count", "push_last", "push_velocity"} <= set(snap.task_state)
     actions = np.random.default_rng(0).uniform(-0.2, 0.2, (150, 21))
     first = [env.step(a) for a in actions]
     assert first[-1][4]["pushes"] >= 2

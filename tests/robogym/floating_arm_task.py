@@ -14,10 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from robogym.actuation import Actuation
-from robogym.checks import NON_NEGATIVE
+from robogym.declare import Param, arguments_section
 from robogym.env import RoboDynEnv
 from robogym.registration import register_task
-from robogym.sensor_model import SensorModel
+from robogym.sensor_model import SensorModel, sensor_params
 from robogym.task import Task
 from robogym.vector_env import RoboDynVectorEnv
 
@@ -32,23 +32,11 @@ class FloatingArmTask(Task):
     frame_skip = 4  # 0.02 s
     render_camera = "track"  # follows the falling arm
 
-    parameter_bounds = {"sensor_noise": NON_NEGATIVE, "observation_delay": NON_NEGATIVE}
-
-    def __init__(
-        self,
-        reach_weight: float = 1.0,
-        control_weight: float = 0.01,
-        reach_scale: float = 0.2,
-        sensor_noise: float = 0.0,
-        sensor_noise_kind: str = "uniform",
-        observation_delay: int = 0,
-    ):
-        self.reach_weight = float(reach_weight)
-        self.control_weight = float(control_weight)
-        self.reach_scale = float(reach_scale)
-        self.sensor_noise = float(sensor_noise)
-        self.sensor_noise_kind = sensor_noise_kind
-        self.observation_delay = observation_delay
+    # no bounds declared: any finite number (tests/adversarial/test_env.py checks NaN is refused)
+    reach_weight = Param(1.0, "weight of reward_reach")
+    control_weight = Param(0.01, "weight of reward_control")
+    reach_scale = Param(0.2, "distance scale of reward_reach (m)")
+    sensor_noise, sensor_noise_kind, observation_delay = sensor_params("the sensor vector's noise scale")
 
     def bind(self, physics) -> None:
         super().bind(physics)
@@ -68,6 +56,7 @@ class FloatingArmTask(Task):
             self.sensor_noise_kind,
             self.observation_delay,
         )
+        self.hold_state("sensor_", self._sensors)
 
     def actuation(self) -> Actuation:
         return self._actuation
@@ -92,12 +81,6 @@ class FloatingArmTask(Task):
         """The sensor vector, with the task's sensor noise and observation delay."""
         return self._sensors.observe(self.physics.data.sensordata)
 
-    def get_state(self) -> dict[str, np.ndarray]:
-        return self._sensors.get_state()
-
-    def set_state(self, state, rows) -> None:
-        self._sensors.set_state(state, rows)
-
     def tip_error(self) -> np.ndarray:
         """(B,) distance of the tip from GOAL, relative to the base (m)."""
         return np.linalg.norm(self._tip - self._base - GOAL, axis=1)
@@ -113,11 +96,18 @@ class FloatingArmTask(Task):
         return {"tip_error": self.tip_error()}
 
 
+_DOC = "Reach a goal with a two-link arm on a tumbling free base.\n\n" + arguments_section(
+    TASK_ID, FloatingArmTask.params
+)
+
+
 class FloatingArmEnv(RoboDynEnv):
+    __doc__ = _DOC
     task_class = FloatingArmTask
 
 
 class FloatingArmVectorEnv(RoboDynVectorEnv):
+    __doc__ = _DOC
     task_class = FloatingArmTask
 
 

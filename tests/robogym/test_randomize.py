@@ -178,7 +178,7 @@ def test_every_draw_at_the_largest_allowed_scale_is_a_valid_robot(env_id, declar
     engine's own checks."""
     env = gym.make(env_id)
     task, physics = env.unwrapped.task, env.unwrapped.physics
-    assert type(task).parameter_bounds["randomize_scale"].high == declared
+    assert type(task).params["randomize_scale"].bounds.high == declared
     r = Randomization(task.randomization, physics.mj_model, physics.model, declared)
     assert r.invalid_draw(declared) == "" and r.max_scale() >= declared
     ranges = r.ranges(declared)

@@ -73,6 +73,22 @@ def test_registered_with_string_entry_points(env_id):
     assert venv.max_episode_steps == spec.kwargs["max_episode_steps"]
 
 
+# --- the task's declarations and its documentation -------------------------------------------------
+def test_documented_parameters_are_the_declared_ones(env_id):
+    """The env's documentation shows the table made from the task's declarations (every
+    parameter with its declared default and range, and a line of its own), and a task built
+    without keywords holds exactly the declared defaults: the defaults are written once."""
+    env = gym.make(env_id)
+    task_class = type(env.unwrapped.task)
+    params = task_class.params
+    assert params and all(p.doc for p in params.values())
+    for cls in (type(env.unwrapped), type(gym.make_vec(env_id, num_envs=1))):
+        assert cls.__doc__ and task_class.parameter_table() in cls.__doc__, cls
+    task = task_class()
+    for name, p in params.items():
+        assert getattr(task, name) == p.check(name, p.default), name
+
+
 # --- single env ----------------------------------------------------------------------------------
 def _warnings_from(check, env, expected):
     """The messages of the warnings check(env) emits, less those containing `expected`."""

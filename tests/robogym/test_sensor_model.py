@@ -140,9 +140,9 @@ def test_partial_reset_leaves_the_other_rows_delay_lines_alone():
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"sensor_noise_kind": "pink"}, InvalidArgumentError, r"sensor noise kind must be one of"),
+        ({"sensor_noise_kind": "pink"}, InvalidArgumentError, r"sensor_noise_kind must be one of"),
         ({"observation_delay": -1}, InvalidArgumentError, r"observation_delay"),
-        ({"observation_delay": 1.5}, ArgumentTypeError, r"observation delay must be an int"),
+        ({"observation_delay": 1.5}, ArgumentTypeError, r"observation_delay must be an int in \[0, 1000\]"),
         ({"sensor_noise": -0.1}, InvalidArgumentError, r"sensor_noise"),
     ],
 )
