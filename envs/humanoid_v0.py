@@ -35,6 +35,9 @@ JOINT_NOISE = 0.05  # rad: the joint-angle noise of a start, times reset_noise_s
 VELOCITY_NOISE = 0.1  # rad/s: the joint-rate noise of a start, times reset_noise_scale
 SOLE_DEPTH = 1e-4  # m: a randomized start's lowest sole corner is this far into the floor
 FEET = ("left_foot", "right_foot")
+# the observed sensors (assets/humanoid.xml's names), with the head's height between them
+BODY_SENSORS = ("up", "gyro", "velocimeter")  # the torso's, 3 each
+JOINT_SENSORS = (*(f"{j}_pos" for j in JOINTS), *(f"{j}_vel" for j in JOINTS))
 
 
 class HumanoidTask(Task):
@@ -81,30 +84,29 @@ class HumanoidTask(Task):
     def bind(self, physics) -> None:
         super().bind(physics)
         arm = np.array([j.split("_", 1)[-1] in ARM for j in JOINTS])
+        self._joint_qpos = physics.named.qpos.columns(JOINTS)  # the hinges' entries of a qpos vector
         self._actuation = Actuation.pd_target(
             physics,
             list(JOINTS),
             kp=np.where(arm, KP_ARM, KP_BODY),
             kd=np.where(arm, KD_ARM, KD_BODY),
             scale=self.action_scale,
-            default=self.home[7:],
+            default=self.home[self._joint_qpos],
         )
-        mj = physics.mj_model
-        self._qadr = np.array([physics.joint_qposadr(j) for j in JOINTS])
-        self._dofs = np.array([physics.joint_dof(j) for j in JOINTS])
-        self._range = physics.model.jnt_range[[mj.joint(j).id for j in JOINTS]].copy()
-        self._feet = np.array([physics.geom_id(g) for g in FEET])
-        self._up = physics.sensor("up")
-        self._gyro = physics.sensor("gyro")
-        self._velocimeter = physics.sensor("velocimeter")
-        self._head = physics.sensor("head_pos")
-        # the observation: the sensor vector less the head's horizontal position (world x, y)
-        head = physics.sensor_slice("head_pos")
-        self._observed = np.delete(np.arange(physics.model.nsensordata), [head.start, head.start + 1])
+        self._range = physics.named_model.jnt_range[JOINTS]  # (21, 2)
+        self._foot_size = physics.named_model.geom_size[FEET]  # (2, 3) the boxes' half sizes
+        sensors = physics.named.sensordata
+        self._up = sensors["up"]
+        self._velocimeter = sensors["velocimeter"]
+        self._head = sensors["head_pos"]
         self.control_dt = physics.timestep * self.frame_skip
         B = physics.batch
         self._sensors = SensorModel(
-            B, len(self._observed), self.sensor_noise, self.sensor_noise_kind, self.observation_delay
+            B,
+            len(self.observation_names()),
+            self.sensor_noise,
+            self.sensor_noise_kind,
+            self.observation_delay,
         )
         self._push_schedule = IntervalEvents(B, self.push_interval, self.push_jitter, self.control_dt)
         self.hold_state("sensor_", self._sensors)
@@ -113,8 +115,7 @@ class HumanoidTask(Task):
     @property
     def home(self) -> np.ndarray:
         """(nq,) the model's `home` keyframe: standing, knees bent, soles flat on the floor."""
-        mj = self.physics.mj_model
-        return mj.key_qpos[mj.key("home").id].copy()
+        return self.physics.keyframe("home")
 
     # --- readouts ((B, ...) views or new arrays of the current state) ----------------------------
     def head_height(self) -> np.ndarray:
@@ -132,7 +133,7 @@ class HumanoidTask(Task):
 
     def joint_angles(self) -> np.ndarray:
         """(B, 21) the hinges' angles (rad), in the order of JOINTS."""
-        return self.physics.data.qpos[:, self._qadr]
+        return self.physics.named.qpos[JOINTS]
 
     def base_velocity(self) -> np.ndarray:
         """(B, 3) the pelvis' linear velocity in the world frame (m/s), a view into qvel."""
@@ -147,14 +148,22 @@ class HumanoidTask(Task):
         return self._actuation
 
     def observation_space(self) -> spaces.Box:
-        return spaces.Box(low=-np.inf, high=np.inf, shape=(len(self._observed),), dtype=np.float64)
+        return spaces.Box(low=-np.inf, high=np.inf, shape=(len(self.observation_names()),), dtype=np.float64)
 
     def observation_names(self) -> list[str]:
-        names = self.physics.sensor_names()
-        return ["head_height" if names[i] == "head_pos[2]" else names[i] for i in self._observed]
+        return [
+            *(f"{s}[{i}]" for s in BODY_SENSORS for i in range(3)),
+            "head_height",
+            *(f"{j}_pos" for j in JOINTS),
+            *(f"{j}_vel" for j in JOINTS),
+        ]
 
     def _raw_observation(self) -> np.ndarray:
-        return self.physics.data.sensordata[:, self._observed]
+        """(B, 52) the sensors the policy sees, in the model's sensor order: the torso's up
+        axis, gyro and velocimeter, the head's height (not its world x, y), the hinges'
+        angles and rates."""
+        s = self.physics.named.sensordata
+        return np.concatenate([s[BODY_SENSORS], self._head[:, 2:], s[JOINT_SENSORS]], axis=1)
 
     def observe(self) -> np.ndarray:
         """The observed sensors, with the task's sensor noise and observation delay."""
@@ -167,29 +176,28 @@ class HumanoidTask(Task):
         lowest sole corner is SOLE_DEPTH into the floor; with reset_noise_scale = 0 exactly
         the home keyframe at rest. Then the push schedule's seed, then the sensor noise's."""
         p = self.physics
-        d = p.data
+        qpos, qvel = p.named.qpos, p.named.qvel
         s = self.reset_noise_scale
         home = self.home
         lo, hi = self._range[:, 0], self._range[:, 1]
         for r, rng in zip(rows, rngs, strict=True):
-            d.qpos[r] = home
-            d.qvel[r] = 0.0
+            qpos.all[r] = home
+            qvel.all[r] = 0.0
             if s > 0.0:
-                q = home[self._qadr] + s * JOINT_NOISE * rng.uniform(-1.0, 1.0, len(JOINTS))
-                d.qpos[r, self._qadr] = np.clip(q, lo, hi)
-                d.qvel[r, self._dofs] = s * VELOCITY_NOISE * rng.uniform(-1.0, 1.0, len(JOINTS))
+                q = home[self._joint_qpos] + s * JOINT_NOISE * rng.uniform(-1.0, 1.0, len(JOINTS))
+                qpos[JOINTS, r] = np.clip(q, lo, hi)
+                qvel[JOINTS, r] = s * VELOCITY_NOISE * rng.uniform(-1.0, 1.0, len(JOINTS))
         if s > 0.0:
-            p.sim.forward(rows)
-            d.qpos[rows, 2] -= self._lowest_sole(rows) + SOLE_DEPTH
+            p.forward(rows)
+            qpos["root"][rows, 2] -= self._lowest_sole(rows) + SOLE_DEPTH
         self._push_schedule.reset(rows, rngs)
         self._sensors.reset(rows, rngs)
 
     def _lowest_sole(self, rows) -> np.ndarray:
         """(len(rows),) the lowest corner of either foot box (m), after a forward pass."""
-        d = self.physics.data
-        size = self.physics.model.geom_size[self._feet]  # (2, 3) half sizes
-        rz = d.geom_xmat[rows][:, self._feet, 6:9]  # the rotations' third rows
-        low = d.geom_xpos[rows][:, self._feet, 2] - np.sum(np.abs(rz) * size, axis=2)
+        named = self.physics.named
+        rz = named.geom_xmat[FEET, rows][:, :, 6:9]  # the rotations' third rows
+        low = named.geom_xpos[FEET, rows][:, :, 2] - np.sum(np.abs(rz) * self._foot_size, axis=2)
         return low.min(axis=1)
 
     @property
@@ -208,7 +216,7 @@ class HumanoidTask(Task):
                 kick = self.push_magnitude * np.array([np.cos(angle), np.sin(angle), 0.0])
                 self.base_velocity()[r] += kick
                 self.push_velocity[r] = kick
-        self._actuation.apply(self.physics.sim, action, self.frame_skip)
+        self.step_physics(action, self.frame_skip)
 
     # --- reward, termination, metrics ---------------------------------------------------------------
     def reward(self, action):

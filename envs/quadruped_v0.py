@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
-import engine
 from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds, is_real
 from robogym.declare import Param, State, arguments_section
@@ -83,26 +82,22 @@ class QuadrupedTask(Task):
 
     def bind(self, physics) -> None:
         super().bind(physics)
-        mj = physics.mj_model
-        home = mj.key_qpos[mj.key("home").id]
-        self._home_qpos = home.copy()
-        qadr = [physics.joint_qposadr(j) for j in JOINTS]
-        self.home = home[qadr].copy()  # (12,) the home pose's joint angles, the actions' origin
+        home = physics.keyframe("home")
+        self._home_qpos = home
+        self._joint_qpos = physics.named.qpos.columns(JOINTS)  # the joints' entries of a qpos vector
+        self.home = home[self._joint_qpos]  # (12,) the home pose's joint angles, the actions' origin
         self._actuation = Actuation.pd_target(
             physics, JOINTS, kp=self.kp, kd=self.kd, scale=self.action_scale, default=self.home
         )
-        model = physics.model
-        self._joint_range = model.jnt_range[[int(model.dof_jntid[d]) for d in self._actuation.dofs]].copy()
-        # the sensor part of the observation: gyro, up, joint angles, joint rates (sensordata columns)
-        angles = [f"{j}_pos" for j in JOINTS]
-        rates = [f"{j}_vel" for j in JOINTS]
-        self._sensor_columns = np.concatenate(
-            [
-                np.arange(physics.sensor_slice(s).start, physics.sensor_slice(s).stop)
-                for s in ("trunk_gyro", "up", *angles, *rates)
-            ]
-        )
-        n = len(self._sensor_columns)  # 30
+        self._joint_range = physics.named_model.jnt_range[JOINTS]  # (12, 2)
+        # the sensor part of the observation: gyro, up, joint angles, joint rates
+        self._observed_sensors = [
+            "trunk_gyro",
+            "up",
+            *(f"{j}_pos" for j in JOINTS),
+            *(f"{j}_vel" for j in JOINTS),
+        ]
+        n = 30
         # observation = sign * sensordata[columns] + offset: gravity = -up, angles relative to home
         self._sign = np.ones(n)
         self._sign[3:6] = -1.0
@@ -120,15 +115,10 @@ class QuadrupedTask(Task):
             physics.batch, n, self.sensor_noise * unit, self.sensor_noise_kind, self.observation_delay
         )
         self.hold_state("sensor_", self._sensors)
-        self._gyro = physics.sensor("trunk_gyro")  # (B, 3) trunk frame
-        self._up = physics.sensor("up")  # (B, 3) the world's up axis in the trunk frame
+        self._gyro = physics.named.sensordata["trunk_gyro"]  # (B, 3) trunk frame
+        self._up = physics.named.sensordata["up"]  # (B, 3) the world's up axis in the trunk frame
         self._trunk_pos, self._trunk_quat = physics.free_pose("root")
         self._trunk_linvel = physics.free_velocity("root")[0]  # (B, 3) world frame
-        self._trunk_geom = physics.geom_id(TRUNK)
-        feet = [physics.mj_model.site(f).id for f in FEET]
-        self._feet = np.array(feet)
-        # a private one-row simulator for the reset's foot heights (the env's rows are left alone)
-        self._kinematics = engine.Simulator(model, batch=1, nthread=1)
         self._home_foot_z = self._lowest_foot(home)
 
     # --- readouts (the current state, (B, ...)) -----------------------------------------------------
@@ -159,13 +149,11 @@ class QuadrupedTask(Task):
 
     def joint_torque(self) -> np.ndarray:
         """(B, 12) the motors' torques at the last physics step (N m, within their limits)."""
-        return self.physics.data.actuator_force[:, self._actuation.actuators]
+        return self.physics.named.actuator_force[JOINTS]  # the motors are named as their joints
 
     def trunk_contact(self) -> np.ndarray:
         """(B,) bool: the trunk touches the floor."""
-        d = self.physics.data
-        live = np.arange(d.contact_geom.shape[1])[None, :] < d.ncon[:, None]
-        return np.any(live & np.any(d.contact_geom == self._trunk_geom, axis=2), axis=1)
+        return self.physics.touching(TRUNK)
 
     def down(self) -> np.ndarray:
         """(B,) bool: the trunk has flipped (up z < min_upright) or touches the floor."""
@@ -196,7 +184,7 @@ class QuadrupedTask(Task):
     def sensor_observation(self) -> np.ndarray:
         """(B, 30) the sensor part of the observation, noise-free and undelayed: gyro, gravity
         direction in the trunk frame (-up), joint angles relative to home, joint rates."""
-        return self._sign * self.physics.data.sensordata[:, self._sensor_columns] + self._offset
+        return self._sign * self.physics.named.sensordata[self._observed_sensors] + self._offset
 
     def observe(self) -> np.ndarray:
         """The sensor part through the sensor model (noise, delay), then the last action and
@@ -205,14 +193,12 @@ class QuadrupedTask(Task):
         return np.concatenate([seen, self.action, self.commands], axis=1)
 
     def _lowest_foot(self, qpos: np.ndarray) -> float:
-        """The lowest foot centre's height (m) with the robot at `qpos` (the private simulator)."""
-        self._kinematics.data.qpos[0] = qpos
-        self._kinematics.forward()
-        return float(self._kinematics.data.site_xpos[0, self._feet, 2].min())
+        """The lowest foot centre's height (m) with the robot at `qpos` (the env's rows are
+        left alone)."""
+        return float(self.physics.site_positions(qpos, FEET)[0, :, 2].min())
 
     def reset_rows(self, rows, rngs) -> None:
         p = self.physics
-        qadr = [p.joint_qposadr(j) for j in JOINTS]
         for r, rng in zip(rows, rngs, strict=True):
             if self.command is None:
                 vx = rng.uniform(0.0, self.max_forward_speed)
@@ -222,11 +208,11 @@ class QuadrupedTask(Task):
             self.commands[r] = (vx, 0.0, yaw_rate)
             qpos = self._home_qpos.copy()
             noise = self.reset_noise_scale * JOINT_NOISE * rng.uniform(-1.0, 1.0, size=12)
-            qpos[qadr] = np.clip(self.home + noise, *self._joint_range.T)
+            qpos[self._joint_qpos] = np.clip(self.home + noise, *self._joint_range.T)
             if self.reset_noise_scale > 0.0:  # the lowest foot where it is at home: on the floor
                 qpos[2] += self._home_foot_z - self._lowest_foot(qpos)
-            p.data.qpos[r] = qpos
-            p.data.qvel[r] = 0.0
+            p.named.qpos.all[r] = qpos
+            p.named.qvel.all[r] = 0.0
         # the sensor model's seeds last, so that turning noise on changes no physics draw
         self._sensors.reset(rows, rngs)
 

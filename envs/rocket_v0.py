@@ -81,23 +81,18 @@ class RocketTask(Task):
     def bind(self, physics) -> None:
         super().bind(physics)
         self._actuation = Actuation.ctrl(physics, ["thrust", "gimbal"])
-        model = physics.model
-        self.weight = float(physics.mj_model.body_subtreemass[0]) * physics.gravity  # W (N)
-        thrust = physics.actuator_id("thrust")
-        self.thrust_range = model.actuator_ctrlrange[thrust].copy()  # [0.4 W, 2.0 W]
-        self.gimbal_range = model.actuator_ctrlrange[physics.actuator_id("gimbal")].copy()
+        constants = physics.named_model
+        self.weight = float(constants.body_subtreemass["world"]) * physics.gravity  # W (N)
+        self.thrust_range = constants.actuator_ctrlrange["thrust"].copy()  # [0.4 W, 2.0 W]
+        self.gimbal_range = constants.actuator_ctrlrange["gimbal"].copy()
         self._position = physics.sensor("position")  # (B, 3) base relative to the pad top
         self._velocity = physics.sensor("velocity")
         self._pitch = physics.sensor("pitch")[:, 0]
         self._pitch_rate = physics.sensor("pitch_rate")[:, 0]
         self._thrust = physics.sensor("thrust")[:, 0]
         self._gimbal = physics.sensor("gimbal")[:, 0]
-        self._hull = physics.geom_id("hull")
-        self._flame = physics.geom_id("flame")
-        flame_pos, flame_size = (
-            physics.mj_model.geom_pos[self._flame],
-            physics.mj_model.geom_size[self._flame],
-        )
+        self._flame = physics.geom_id("flame")  # the drawn flame (decorate_frame)
+        flame_pos, flame_size = constants.geom_pos["flame"], constants.geom_size["flame"]
         self._flame_top = float(flame_pos[2] + flame_size[1])  # where the flame leaves the nozzle
         # slide z of the vehicle when its base is level with the pad's top
         self._height_offset = float(physics.site_offset("pad")[2] - physics.site_offset("base")[2])
@@ -128,13 +123,11 @@ class RocketTask(Task):
 
     def touching(self) -> np.ndarray:
         """(B,) bool: the vehicle touches the ground or the pad (any contact)."""
-        return self.physics.data.ncon > 0
+        return self.physics.any_contact()
 
     def hull_contact(self) -> np.ndarray:
         """(B,) bool: the hull (not a foot) touches the ground or the pad."""
-        d = self.physics.data
-        live = np.arange(d.contact_geom.shape[1])[None, :] < d.ncon[:, None]
-        return np.any(live & np.any(d.contact_geom == self._hull, axis=2), axis=1)
+        return self.physics.touching("hull")
 
     def descent_profile(self, position: np.ndarray) -> np.ndarray:
         """(..., 2) the reference velocity at `position` (..., 2) = (x, height): on each axis
@@ -235,9 +228,8 @@ class RocketTask(Task):
         self.action[:] = action
         self.touched[:] = False
         self.hull_touched[:] = False
-        sim = self.physics.sim
         for _ in range(self.frame_skip):
-            self._actuation.apply(sim, action, 1)
+            self.step_physics(action, 1)
             touching = self.touching()
             first = touching & ~self.touched
             # contacts found at this state have not pushed yet: the speed they meet

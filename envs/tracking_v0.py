@@ -7,13 +7,12 @@ import math
 import numpy as np
 from gymnasium import spaces
 
-import engine
-from engine.ik import ik, quat_from_axis_angle, quat_mul, quat_rotate
 from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds
 from robogym.declare import Param, State, arguments_section
 from robogym.env import RoboDynEnv
 from robogym.errors import InvalidArgumentError
+from robogym.rotations import quat_from_axis_angle, quat_mul, quat_rotate
 from robogym.rowwise import row_mean_sq, row_norm
 from robogym.task import Task
 from robogym.vector_env import RoboDynVectorEnv
@@ -60,21 +59,19 @@ class TrackingTask(Task):
         super().bind(physics)
         self._check_reach(physics)  # the circle against the arm's lengths: needs the model
         self._actuation = Actuation.ctrl(physics, JOINTS)
-        self._hand = physics.body_id(HAND)
         self._dt = physics.timestep * self.frame_skip
         self._rate = self.speed / self.radius  # phase rate (rad/s)
         self._horizon = int(round(PREVIEW / self._dt))  # knots of the preview
         self._obs_knots = [int(round(t / self._dt)) for t in OBS_PREVIEW]
-        # readouts: (B, 5) views of the jointpos and jointvel sensors
-        self._q = physics.data.sensordata[:, _span(physics, [f"{j}_pos" for j in JOINTS])]
-        self._qdot = physics.data.sensordata[:, _span(physics, [f"{j}_vel" for j in JOINTS])]
-        self._ik_sims: dict[int, engine.Simulator] = {}
+        # readouts: the jointpos and jointvel sensors of the joints, in JOINTS' order
+        self._angle_sensors = [f"{j}_pos" for j in JOINTS]
+        self._rate_sensors = [f"{j}_vel" for j in JOINTS]
 
     def _check_reach(self, physics) -> None:
         """The circle must keep the wrist inside the shoulder-elbow reach with REACH_MARGIN to
         spare (the gripper's approach fixes where the wrist is), and off the yaw axis."""
         names = ("column", "upper_arm", "forearm", "wrist", "gripper", HAND)
-        offset = {n: physics.model.body_pos[physics.body_id(n)] for n in names}
+        offset = {n: physics.named_model.body_pos[n] for n in names}
         shoulder_z = float(offset["column"][2] + offset["upper_arm"][2])
         upper, fore = float(np.linalg.norm(offset["forearm"])), float(np.linalg.norm(offset["wrist"]))
         tool = float(np.linalg.norm(offset["gripper"]) + np.linalg.norm(offset[HAND]))
@@ -109,12 +106,8 @@ class TrackingTask(Task):
     def solve_reference(self, phase: np.ndarray, seed: np.ndarray) -> np.ndarray:
         """(N, 5) joint reference q* of the target at `phase` (N,): damped least-squares IK of
         the hand's pose (engine.ik, position and orientation, every joint) from `seed` (N, 5)."""
-        n = len(phase)
-        sim = self._ik_sims.get(n)
-        if sim is None:
-            sim = self._ik_sims[n] = engine.Simulator(self.physics.model, batch=n, nthread=1)
         pos, quat = self.target_pose(phase)
-        return ik(sim, self._hand, pos, quat, qpos=seed, max_iter=200).qpos
+        return self.physics.solve_ik(HAND, pos, quat, seed, max_iter=200)
 
     # --- readouts ((B, ...) arrays of the current state) -------------------------------------------
     @property
@@ -127,11 +120,12 @@ class TrackingTask(Task):
         return self._horizon
 
     def joint_positions(self) -> np.ndarray:
-        """(B, 5) joint angles (rad), in JOINTS' order (a view)."""
-        return self._q
+        """(B, 5) joint angles (rad), in JOINTS' order (the jointpos sensors)."""
+        return self.physics.named.sensordata[self._angle_sensors]
 
     def joint_velocities(self) -> np.ndarray:
-        return self._qdot
+        """(B, 5) joint rates (rad/s), in JOINTS' order (the jointvel sensors)."""
+        return self.physics.named.sensordata[self._rate_sensors]
 
     def reference_positions(self) -> np.ndarray:
         """(B, 5) the joint reference now, q*(t) (a view)."""
@@ -148,13 +142,13 @@ class TrackingTask(Task):
 
     def tracking_error(self) -> np.ndarray:
         """(B,) joint-space RMS error now, sqrt(mean_j (q_j - q*_j)^2) (rad)."""
-        e = self._q - self.q_ref[:, 1]
+        e = self.joint_positions() - self.q_ref[:, 1]
         return np.sqrt(row_mean_sq(e))
 
     def hand_error(self) -> np.ndarray:
         """(B,) distance from the tool point to the target (m)."""
         pos, _ = self.target_pose(self.phase)
-        return row_norm(self.physics.data.xpos[:, self._hand] - pos)
+        return row_norm(self.physics.named.xpos[HAND] - pos)
 
     # --- the task -------------------------------------------------------------------------------
     def actuation(self) -> Actuation:
@@ -171,9 +165,9 @@ class TrackingTask(Task):
             seed = q[:, j]
         self.phase[rows] = phase
         self.q_ref[rows] = q
-        d = self.physics.data
-        d.qpos[rows] = q[:, 1] + JOINT_NOISE * s * draws[:, 1:]
-        d.qvel[rows] = 0.0
+        named = self.physics.named
+        named.qpos.all[rows] = q[:, 1] + JOINT_NOISE * s * draws[:, 1:]  # the joints are the whole state
+        named.qvel.all[rows] = 0.0
         pos, quat = self.target_pose(phase)
         self.physics.set_mocap_pose(TARGET, pos, quat, rows)
 
@@ -188,7 +182,7 @@ class TrackingTask(Task):
         self.q_ref[:, :-1] = self.q_ref[:, 1:]
         last = self.phase + (self.q_ref.shape[1] - 2) * step
         self.q_ref[:, -1] = self.solve_reference(last, self.q_ref[:, -2])
-        e = self._q - self.q_ref[:, 1]
+        e = self.joint_positions() - self.q_ref[:, 1]
         self.sq_error_sum += row_mean_sq(e)
 
     def observe(self) -> np.ndarray:
@@ -198,7 +192,7 @@ class TrackingTask(Task):
         pos, quat = self.target_pose(self.phase[:, None] + self._rate * self._dt * np.array(knots))
         pose = np.concatenate([pos, quat], axis=2).reshape(len(self.phase), -1)
         refs = self.q_ref[:, [k + 1 for k in knots]].reshape(len(self.phase), -1)
-        return np.concatenate([self._q, self._qdot, pose, refs], axis=1)
+        return np.concatenate([self.joint_positions(), self.joint_velocities(), pose, refs], axis=1)
 
     def observation_space(self) -> spaces.Box:
         n = len(self.observation_names())
@@ -229,7 +223,7 @@ class TrackingTask(Task):
         """(B,) a joint turns faster than max_joint_speed: the arm is out of control (a safety
         stop; it also keeps a flailing arm far from the speeds at which 2 ms Euler steps of the
         spinning chain blow up, over 100 rad/s)."""
-        return np.max(np.abs(self._qdot), axis=1) > self.max_joint_speed
+        return np.max(np.abs(self.joint_velocities()), axis=1) > self.max_joint_speed
 
     def metrics(self) -> dict[str, np.ndarray]:
         return self._metrics(self.tracking_error(), self.terminated())
@@ -253,14 +247,6 @@ class TrackingTask(Task):
         reward, info = self._reward_terms(error, action)
         info.update(self._metrics(error, terminated))
         return reward, terminated, info
-
-
-def _span(physics, sensors: list[str]) -> slice:
-    """The slice of sensordata the named 1-d sensors fill, which must be contiguous, in order."""
-    slices = [physics.sensor_slice(s) for s in sensors]
-    if any(b.start != a.stop for a, b in zip(slices, slices[1:], strict=False)):
-        raise InvalidArgumentError(f"sensors {sensors} are not contiguous in sensordata")
-    return slice(slices[0].start, slices[-1].stop)
 
 
 _DOC = """

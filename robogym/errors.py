@@ -23,6 +23,11 @@ class UnknownNameError(RoboDynError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class UnknownFieldError(RoboDynError, AttributeError):
+    """A field name that is not one of the engine's (or not one that objects index), asked
+    of a named accessor (robogym.named); the message lists the fields there are."""
+
+
 class MissingFileError(RoboDynError, FileNotFoundError):
     """A file RoboDyn ships or stores that is not there (a task's MJCF asset, a baseline's
     tuned gains); the message says how to make it or where it was looked for."""

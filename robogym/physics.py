@@ -1,9 +1,12 @@
 """Physics: one engine Simulator of a task's model, read by name.
 
-Tasks never index raw arrays: they ask for `physics.sensor("swing_angle")` or
-`physics.qpos("trolley")`, and get (B, ...) views of the engine's batched Data (dm_control's
-Physics/Task split). MuJoCo's compiled model supplies the names; the engine supplies the
-numbers.
+Tasks never index raw arrays: they ask for `physics.named.sensordata["swing_angle"]`,
+`physics.named.xpos["torso"]` or `physics.qpos("trolley")`, and get (B, ...) views of the
+engine's batched Data (dm_control's Physics/Task split; robogym.named). MuJoCo's compiled
+model supplies the names; the engine supplies the numbers. What a task needs beyond reading
+and writing state goes through methods here too: a forward pass of some rows, contact
+queries by geom, a keyframe, kinematics of poses the env's rows are not in, and inverse
+kinematics (tests/robogym/test_task_rules.py checks that the tasks use nothing else).
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ import numpy as np
 
 import engine
 import robodyn_assets
+from engine.ik import ik
 from robogym.errors import InvalidArgumentError, MissingFileError, UnknownNameError
+from robogym.named import named_data, named_model
 
 # the MJCF models: assets/ in the repository, installed as the package robodyn_assets
 ASSETS = Path(robodyn_assets.__file__).resolve().parent
@@ -45,6 +50,9 @@ class Physics:
         self.batch = int(batch)
         self._sensor_slices: dict[str, slice] = {}
         self.gravity = float(np.linalg.norm(self.model.opt_gravity))  # |g| (m/s^2)
+        self.named = named_data(self.mj_model, self.sim.data)  # (B, ...) views by name
+        self.named_model = named_model(self.mj_model, self.model)  # the model's constants by name
+        self._scratch: dict[int, engine.Simulator] = {}  # batch -> a Simulator apart from the env's
 
     @property
     def data(self) -> engine.Data:
@@ -181,6 +189,52 @@ class Physics:
     def site_offset(self, site: str) -> np.ndarray:
         """(3,) a site's position in its body's frame (a model constant)."""
         return self.model.site_pos[self._id(mujoco.mjtObj.mjOBJ_SITE, site)].copy()
+
+    # --- computations beyond reading the state -------------------------------------------------
+    def forward(self, rows=None) -> None:
+        """Recompute the derived quantities of `rows` (all by default) from their state."""
+        self.sim.forward(rows)
+
+    def touching(self, geom: str) -> np.ndarray:
+        """(B,) bool: a contact of the last forward pass involves the geom `geom`."""
+        g = self.geom_id(geom)
+        d = self.data
+        live = np.arange(d.contact_geom.shape[1])[None, :] < d.ncon[:, None]
+        return np.any(live & np.any(d.contact_geom == g, axis=2), axis=1)
+
+    def any_contact(self) -> np.ndarray:
+        """(B,) bool: the last forward pass found a contact."""
+        return self.data.ncon > 0
+
+    def keyframe(self, name: str) -> np.ndarray:
+        """(nq,) the qpos of the model's keyframe `name` (a copy)."""
+        k = self._id(mujoco.mjtObj.mjOBJ_KEY, name)
+        return self.mj_model.key_qpos[k].copy()
+
+    def scratch(self, batch: int = 1) -> engine.Simulator:
+        """A Simulator of the same model with `batch` rows, apart from the env's (one per
+        batch size, made once): for kinematics and planning that must not touch the env's
+        rows."""
+        sim = self._scratch.get(batch)
+        if sim is None:
+            sim = self._scratch[batch] = engine.Simulator(self.model, batch=batch, nthread=1)
+        return sim
+
+    def site_positions(self, qpos: np.ndarray, sites) -> np.ndarray:
+        """(N, len(sites), 3) world positions of `sites` with the model at each of the N
+        poses `qpos` (N, nq), from a forward pass of a scratch Simulator."""
+        qpos = np.atleast_2d(qpos)
+        sim = self.scratch(len(qpos))
+        sim.data.qpos[:] = qpos
+        sim.forward()
+        return sim.data.site_xpos[:, [self._id(mujoco.mjtObj.mjOBJ_SITE, s) for s in sites]].copy()
+
+    def solve_ik(self, body: str, pos, quat, qpos, max_iter: int = 200) -> np.ndarray:
+        """(N, nq) joint positions that put `body`'s frame at the poses (pos (N, 3), quat
+        (N, 4)), from the starts `qpos` (N, nq): damped least squares on the engine's
+        Jacobians (engine.ik), on a scratch Simulator."""
+        qpos = np.atleast_2d(qpos)
+        return ik(self.scratch(len(qpos)), self.body_id(body), pos, quat, qpos=qpos, max_iter=max_iter).qpos
 
     def sensor_names(self) -> list[str]:
         """A name for every entry of the sensor vector: the sensor's name, with [i] for

@@ -150,7 +150,12 @@ class Task:
     def apply_action(self, action: np.ndarray) -> None:
         """Advance every environment by frame_skip physics steps under action (B, k), through
         the task's actuation (a task that keeps track of its actions extends this)."""
-        self.actuation().apply(self.physics.sim, action, self.frame_skip)
+        self.step_physics(action, self.frame_skip)
+
+    def step_physics(self, action: np.ndarray, nstep: int) -> None:
+        """nstep physics steps of every environment under action (B, k), through the task's
+        actuation."""
+        self.actuation().apply(self.physics.sim, action, nstep)
 
     def observe(self) -> np.ndarray:
         """(B, nobs) observation after forward: the model's sensor vector, as a new array

@@ -74,7 +74,9 @@ def test_noise_scale_per_component():
     n = env.single_observation_space.shape[0]
     scale = np.zeros(n)
     scale[3] = 0.2
-    env.unwrapped.task._sensors = SensorModel(8, n, scale, "uniform", 0)
+    task = env.unwrapped.task
+    task._sensors = SensorModel(8, n, scale, "uniform", 0)
+    task.hold_state("sensor_", task._sensors)
     obs, raw = _run(env, 30)
     diff = obs - raw
     assert np.all(diff[..., np.arange(n) != 3] == 0) and np.all(np.abs(diff[..., 3]) > 0)
