@@ -12,6 +12,7 @@ from robogym.env import RoboDynEnv
 from robogym.errors import InvalidArgumentError
 from robogym.events import IntervalEvents
 from robogym.randomize import legged, randomize_params
+from robogym.registration import TaskEntry, register
 from robogym.rowwise import row_sum_sq
 from robogym.sensor_model import SensorModel, sensor_params
 from robogym.task import Task
@@ -379,3 +380,16 @@ class HumanoidVectorEnv(RoboDynVectorEnv):
 _DOC = _DOC.replace("{arguments}", arguments_section("RoboDyn/Humanoid-v0", HumanoidTask.params))
 HumanoidEnv.__doc__ = "RoboDyn/Humanoid-v0 as a single Gymnasium Env.\n" + _DOC
 HumanoidVectorEnv.__doc__ = "RoboDyn/Humanoid-v0 as a native batched VectorEnv.\n" + _DOC
+
+
+register(
+    TaskEntry(
+        id="RoboDyn/Humanoid-v0",
+        entry_point=f"{__name__}:HumanoidEnv",
+        vector_entry_point=f"{__name__}:HumanoidVectorEnv",
+        max_episode_steps=1000,
+        summary="1.65 m, 55 kg humanoid on a free base: stay standing 20 s under pushes (pd_target)",
+        baselines={"pd": "envs.baselines.humanoid:humanoid_pd"},
+        scenarios={"fixed": {"reset_noise_scale": 0.0}, "no_push": {"push_magnitude": 0.0}},
+    )
+)

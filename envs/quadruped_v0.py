@@ -11,6 +11,7 @@ from robogym.declare import Param, State, arguments_section
 from robogym.env import RoboDynEnv
 from robogym.errors import ArgumentTypeError, InvalidArgumentError
 from robogym.randomize import legged, randomize_params
+from robogym.registration import TaskEntry, register
 from robogym.rowwise import row_sum_sq
 from robogym.sensor_model import SensorModel, sensor_params
 from robogym.task import Task
@@ -382,3 +383,19 @@ class QuadrupedVectorEnv(RoboDynVectorEnv):
 _DOC = _DOC.replace("{arguments}", arguments_section("RoboDyn/Quadruped-v0", QuadrupedTask.params))
 QuadrupedEnv.__doc__ = "RoboDyn/Quadruped-v0 as a single Gymnasium Env.\n" + _DOC
 QuadrupedVectorEnv.__doc__ = "RoboDyn/Quadruped-v0 as a native batched VectorEnv.\n" + _DOC
+
+
+register(
+    TaskEntry(
+        id="RoboDyn/Quadruped-v0",
+        entry_point=f"{__name__}:QuadrupedEnv",
+        vector_entry_point=f"{__name__}:QuadrupedVectorEnv",
+        max_episode_steps=1000,
+        summary="Go1-sized quadruped on a floor: walk at a commanded forward speed and yaw rate (pd_target)",
+        baselines={"pd": "envs.baselines.quadruped:quadruped_pd"},
+        scenarios={
+            "fixed": {"reset_noise_scale": 0.0, "command": (0.5, 0.0)},
+            "stand": {"reset_noise_scale": 0.0, "command": (0.0, 0.0)},
+        },
+    )
+)

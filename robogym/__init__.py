@@ -1,4 +1,5 @@
-"""RoboDyn's Gymnasium face. Importing it registers every task under `RoboDyn/`:
+"""RoboDyn's Gymnasium face. Importing it registers every task under `RoboDyn/` (each task's
+module registers itself; robogym.registration finds the packages that declare tasks):
 
 import gymnasium as gym
 import robogym
@@ -22,11 +23,11 @@ from robogym.errors import (
     SnapshotError,
     UnknownNameError,
 )
-from robogym.registration import TASKS, register_all
+from robogym.registration import TASKS, discover_tasks
 from robogym.task import Actuation, Task
 from robogym.vector_env import RoboDynVectorEnv
 
-register_all()
+discover_tasks()  # imports the packages that declare tasks, each registering its own
 
 __all__ = [
     "TASKS",

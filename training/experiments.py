@@ -9,8 +9,8 @@
   worse (or failing) setting lies on each side of the best: the trend reversed. Then the
   neighbourhood of the best is refined. A sweep stopped earlier would understate a baseline
   that is still improving at the edge of its grid.
-- `tune(task_id, baseline)`: the task's declared Tuning of that baseline (robogym.
-  registration.Tuning) run on its scenario, every setting a row of one batch, and the result
+- `tune(task_id, baseline)`: the task's declared Tuning of that baseline (envs.tuning.Tuning)
+  run on its scenario, every setting a row of one batch, and the result
   stored with the command that made it (`robodyn tune`; envs/baselines/tuned/), where the
   baseline's factory reads its default gains.
 """

@@ -6,7 +6,7 @@ Every baseline follows the Policy protocol used by the evaluation CLI:
     policy.act(env, obs)      # -> (num_envs, action_dim) actions for the current state of every env
 
 Policies read the task's named readouts (privileged state), never raw observation indices.
-A task declares its baselines where it is registered (robogym.registration.TaskEntry):
+A task declares its baselines where it registers itself (robogym.registration.TaskEntry):
 
     policy = make_baseline("mpc", env)          # the factory the env's task registered as "mpc"
 """
@@ -20,8 +20,13 @@ import numpy as np
 from robogym import registration
 from robogym.errors import InvalidArgumentError
 
-# every baseline name some registered task declares
-BASELINES = tuple(sorted({name for t in registration.TASKS for name in t.baselines}))
+
+def __getattr__(name: str):
+    """BASELINES: every baseline name some registered task declares, read when asked (tasks
+    register as their modules are imported)."""
+    if name == "BASELINES":
+        return tuple(sorted({b for t in registration.TASKS for b in t.baselines}))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Policy(Protocol):

@@ -1,6 +1,6 @@
 """Tuned gains of the baselines: the stored output of `robodyn tune TASK BASELINE`.
 
-A baseline whose gains are tuned (its task declares a robogym.registration.Tuning) reads
+A baseline whose gains are tuned (its task declares an envs.tuning.Tuning) reads
 its defaults from envs/baselines/tuned/<task>.<baseline>.json, which `robodyn tune` writes
 together with the command that made it, the sweep it ran and when. Nothing here tunes: the
 sweep is training.experiments.tune, one layer up.

@@ -16,7 +16,7 @@ import numpy as np
 from robogym.actuation import Actuation
 from robogym.declare import Param, arguments_section
 from robogym.env import RoboDynEnv
-from robogym.registration import register_task
+from robogym.registration import TaskEntry, register
 from robogym.sensor_model import SensorModel, sensor_params
 from robogym.task import Task
 from robogym.vector_env import RoboDynVectorEnv
@@ -111,9 +111,12 @@ class FloatingArmVectorEnv(RoboDynVectorEnv):
     task_class = FloatingArmTask
 
 
-register_task(
-    TASK_ID,
-    entry_point="tests.robogym.floating_arm_task:FloatingArmEnv",
-    vector_entry_point="tests.robogym.floating_arm_task:FloatingArmVectorEnv",
-    max_episode_steps=200,
+register(
+    TaskEntry(
+        id=TASK_ID,
+        entry_point=f"{__name__}:FloatingArmEnv",
+        vector_entry_point=f"{__name__}:FloatingArmVectorEnv",
+        max_episode_steps=200,
+        summary="test task: a two-link arm on a tumbling free base reaches a goal (pd_target)",
+    )
 )

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from robogym.registration import Tuning
+from envs.tuning import Tuning
 from training.cli import main
 from training.experiments import bracket_sweep, run_scenario, tune
 
