@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import numpy as np
-from gymnasium import spaces
 
 from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds, is_real
-from robogym.declare import Param, State, arguments_section
+from robogym.declare import Obs, Param, State, arguments_section
 from robogym.env import RoboDynEnv
 from robogym.errors import ArgumentTypeError, InvalidArgumentError
 from robogym.randomize import legged, randomize_params
 from robogym.registration import TaskEntry, register
 from robogym.rowwise import row_sum_sq
-from robogym.sensor_model import SensorModel, sensor_params
+from robogym.sensor_model import sensor_params
 from robogym.task import Task
 from robogym.vector_env import RoboDynVectorEnv
 
@@ -74,6 +73,17 @@ class QuadrupedTask(Task):
     # off in v0 so that the task table's numbers are those of the robot in assets/; at scale 2
     # the floor friction's draw U(0.4, 1) about its 0.8 reaches 0
     randomize, randomize_scale = randomize_params(2.0)
+    # the observation: what the trunk's IMU and the joint encoders measure (with the sensor
+    # model's noise, at sensor_noise = 1 Playground's scales, and delay), then the last action
+    # and the command, seen as they are
+    observation = (
+        Obs("gyro", lambda t: t.gyro(), tuple("xyz"), noise=NOISE_GYRO),
+        Obs("gravity", lambda t: -t.up(), tuple("xyz"), noise=NOISE_GRAVITY),
+        Obs("q", lambda t: t.joint_angles() - t.home, JOINTS, noise=NOISE_ANGLE),
+        Obs("qdot", lambda t: t.joint_rates(), JOINTS, noise=NOISE_RATE),
+        Obs("last_action", lambda t: t.action, JOINTS, sensor=False),
+        Obs("command", lambda t: t.commands, ("vx", "vy", "yaw_rate"), sensor=False),
+    )
     # task state
     commands = State("the episode's command (vx, vy, yaw rate)", shape=(3,), reset=None)
     action = State("the last action", shape=(len(JOINTS),))
@@ -91,31 +101,6 @@ class QuadrupedTask(Task):
             physics, JOINTS, kp=self.kp, kd=self.kd, scale=self.action_scale, default=self.home
         )
         self._joint_range = physics.named_model.jnt_range[JOINTS]  # (12, 2)
-        # the sensor part of the observation: gyro, up, joint angles, joint rates
-        self._observed_sensors = [
-            "trunk_gyro",
-            "up",
-            *(f"{j}_pos" for j in JOINTS),
-            *(f"{j}_vel" for j in JOINTS),
-        ]
-        n = 30
-        # observation = sign * sensordata[columns] + offset: gravity = -up, angles relative to home
-        self._sign = np.ones(n)
-        self._sign[3:6] = -1.0
-        self._offset = np.zeros(n)
-        self._offset[6:18] = -self.home
-        unit = np.concatenate(
-            [
-                np.full(3, NOISE_GYRO),
-                np.full(3, NOISE_GRAVITY),
-                np.full(12, NOISE_ANGLE),
-                np.full(12, NOISE_RATE),
-            ]
-        )
-        self._sensors = SensorModel(
-            physics.batch, n, self.sensor_noise * unit, self.sensor_noise_kind, self.observation_delay
-        )
-        self.hold_state("sensor_", self._sensors)
         self._gyro = physics.named.sensordata["trunk_gyro"]  # (B, 3) trunk frame
         self._up = physics.named.sensordata["up"]  # (B, 3) the world's up axis in the trunk frame
         self._trunk_pos, self._trunk_quat = physics.free_pose("root")
@@ -131,6 +116,14 @@ class QuadrupedTask(Task):
         """(B, 3) the world's up axis in the trunk frame (minus the gravity direction); its z
         is 1 standing upright and negative upside down."""
         return self._up
+
+    def joint_angles(self) -> np.ndarray:
+        """(B, 12) the joints' angles (rad), in JOINTS' order (their jointpos sensors)."""
+        return self.physics.named.sensordata[[f"{j}_pos" for j in JOINTS]]
+
+    def joint_rates(self) -> np.ndarray:
+        """(B, 12) the joints' rates (rad/s), in JOINTS' order (their jointvel sensors)."""
+        return self.physics.named.sensordata[[f"{j}_vel" for j in JOINTS]]
 
     def heading_velocity(self) -> np.ndarray:
         """(B, 2) the trunk's horizontal velocity in its heading frame (the world frame turned
@@ -169,30 +162,6 @@ class QuadrupedTask(Task):
     def actuation(self) -> Actuation:
         return self._actuation
 
-    def observation_space(self):
-        return spaces.Box(low=-np.inf, high=np.inf, shape=(len(self.observation_names()),), dtype=np.float64)
-
-    def observation_names(self) -> list[str]:
-        return (
-            [f"gyro[{c}]" for c in "xyz"]
-            + [f"gravity[{c}]" for c in "xyz"]
-            + [f"q[{j}]" for j in JOINTS]
-            + [f"qdot[{j}]" for j in JOINTS]
-            + [f"last_action[{j}]" for j in JOINTS]
-            + ["command[vx]", "command[vy]", "command[yaw_rate]"]
-        )
-
-    def sensor_observation(self) -> np.ndarray:
-        """(B, 30) the sensor part of the observation, noise-free and undelayed: gyro, gravity
-        direction in the trunk frame (-up), joint angles relative to home, joint rates."""
-        return self._sign * self.physics.named.sensordata[self._observed_sensors] + self._offset
-
-    def observe(self) -> np.ndarray:
-        """The sensor part through the sensor model (noise, delay), then the last action and
-        the command, which are not physics and are seen as they are."""
-        seen = self._sensors.observe(self.sensor_observation())
-        return np.concatenate([seen, self.action, self.commands], axis=1)
-
     def _lowest_foot(self, qpos: np.ndarray) -> float:
         """The lowest foot centre's height (m) with the robot at `qpos` (the env's rows are
         left alone)."""
@@ -214,14 +183,11 @@ class QuadrupedTask(Task):
                 qpos[2] += self._home_foot_z - self._lowest_foot(qpos)
             p.named.qpos.all[r] = qpos
             p.named.qvel.all[r] = 0.0
-        # the sensor model's seeds last, so that turning noise on changes no physics draw
-        self._sensors.reset(rows, rngs)
 
     def apply_action(self, action) -> None:
         """The observation shown this step enters the sensor model's delay line, the PD runs
         frame_skip physics steps towards home + action_scale * action, and the step's velocity
         error and fall are recorded."""
-        self._sensors.record(self.sensor_observation())
         self.prev_action[:] = self.action
         self.action[:] = action
         super().apply_action(action)

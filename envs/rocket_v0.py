@@ -7,7 +7,7 @@ import numpy as np
 from envs.tuning import Tuning
 from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE, is_int
-from robogym.declare import Param, State, arguments_section
+from robogym.declare import Obs, Param, State, arguments_section
 from robogym.env import RoboDynEnv
 from robogym.errors import InvalidArgumentError
 from robogym.registration import TaskEntry, register
@@ -71,6 +71,18 @@ class RocketTask(Task):
     )
     start = Param(None, "a fixed start for every episode; None: drawn per episode", convert=_check_start,
                   allowed="None, 0, 1, 2 or 3")  # fmt: skip
+    # the observation: position and velocity relative to the pad, attitude, thrust, gimbal
+    observation = (
+        Obs("x", lambda t: t.position()[:, 0]),
+        Obs("height", lambda t: t.position()[:, 1]),
+        Obs("vx", lambda t: t.velocity()[:, 0]),
+        Obs("vz", lambda t: t.velocity()[:, 1]),
+        Obs("sin_pitch", lambda t: np.sin(t.pitch())),
+        Obs("cos_pitch", lambda t: np.cos(t.pitch())),
+        Obs("pitch_rate", lambda t: t.pitch_rate()),
+        Obs("thrust_over_weight", lambda t: t.thrust() / t.weight),
+        Obs("gimbal", lambda t: t.gimbal()),
+    )
     # task state: this step's action, and what its physics steps met: a contact (touched),
     # the hull in contact, the vertical speed at the first contact; the shaping potential at
     # the step's start
@@ -145,41 +157,6 @@ class RocketTask(Task):
     # --- the task -----------------------------------------------------------------------------
     def actuation(self) -> Actuation:
         return self._actuation
-
-    def observation_space(self):
-        from gymnasium import spaces
-
-        return spaces.Box(low=-np.inf, high=np.inf, shape=(9,), dtype=np.float64)
-
-    def observation_names(self) -> list[str]:
-        return [
-            "x",
-            "height",
-            "vx",
-            "vz",
-            "sin_pitch",
-            "cos_pitch",
-            "pitch_rate",
-            "thrust_over_weight",
-            "gimbal",
-        ]
-
-    def observe(self) -> np.ndarray:
-        p, v, th = self.position(), self.velocity(), self._pitch
-        return np.stack(
-            [
-                p[:, 0],
-                p[:, 1],
-                v[:, 0],
-                v[:, 1],
-                np.sin(th),
-                np.cos(th),
-                self._pitch_rate,
-                self._thrust / self.weight,
-                self._gimbal,
-            ],
-            axis=1,
-        )
 
     def start_index(self, rng: np.random.Generator) -> int:
         """Which fixed start an episode begins near: the `start` keyword if given; with

@@ -5,12 +5,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from gymnasium import spaces
 
 from envs.tuning import Tuning
 from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds
-from robogym.declare import Param, State, arguments_section
+from robogym.declare import Obs, Param, State, arguments_section
 from robogym.env import RoboDynEnv
 from robogym.errors import InvalidArgumentError
 from robogym.registration import TaskEntry, register
@@ -32,6 +31,17 @@ REACH_MARGIN = 0.05  # m: the circle must stay this far inside the arm's reach (
 JOINT_NOISE = 0.05  # rad: joint-angle noise at reset, times reset_noise_scale
 
 
+_AHEAD = ["", *(f"+{t:g}s" for t in OBS_PREVIEW)]
+_PREVIEW_NAMES = {
+    "target": tuple(
+        name
+        for a in _AHEAD
+        for name in [f"target_pos{a}[{c}]" for c in "xyz"] + [f"target_quat{a}[{c}]" for c in "wxyz"]
+    ),
+    "q_ref": tuple(f"q_ref{a}[{j}]" for a in _AHEAD for j in JOINTS),
+}
+
+
 class TrackingTask(Task):
     """The target's motion, its joint-space reference (IK), reward, metrics and resets."""
 
@@ -49,6 +59,14 @@ class TrackingTask(Task):
     max_joint_speed = Param(30.0, "a joint faster than this ends the episode (rad/s)", POSITIVE)
     reset_noise_scale = Param(
         1.0, "scales the start's phase and joint noise (0: the fixed start)", NON_NEGATIVE
+    )
+    # the observation: joint angles and rates, the target's pose now and OBS_PREVIEW ahead, the
+    # joint reference now and OBS_PREVIEW ahead
+    observation = (
+        Obs("q", lambda t: t.joint_positions(), JOINTS),
+        Obs("qdot", lambda t: t.joint_velocities(), JOINTS),
+        Obs("target", lambda t: t.target_preview(), names=_PREVIEW_NAMES["target"]),
+        Obs("q_ref", lambda t: t.reference_preview(), names=_PREVIEW_NAMES["q_ref"]),
     )
     # task state: the target's phase now; the joint reference q*(t + (j - 1) dt) at knots
     # j = 0 .. horizon + 2 (one behind, now, and the preview, so central differences give q*'
@@ -187,27 +205,16 @@ class TrackingTask(Task):
         e = self.joint_positions() - self.q_ref[:, 1]
         self.sq_error_sum += row_mean_sq(e)
 
-    def observe(self) -> np.ndarray:
-        """(B, 58): q, q', the target's pose now and OBS_PREVIEW ahead, the joint reference now
-        and OBS_PREVIEW ahead (see the class docstring's table)."""
+    def target_preview(self) -> np.ndarray:
+        """(B, 28) the target's pose (position, quaternion w, x, y, z) now and OBS_PREVIEW ahead."""
         knots = [0, *self._obs_knots]
         pos, quat = self.target_pose(self.phase[:, None] + self._rate * self._dt * np.array(knots))
-        pose = np.concatenate([pos, quat], axis=2).reshape(len(self.phase), -1)
-        refs = self.q_ref[:, [k + 1 for k in knots]].reshape(len(self.phase), -1)
-        return np.concatenate([self.joint_positions(), self.joint_velocities(), pose, refs], axis=1)
+        return np.concatenate([pos, quat], axis=2).reshape(len(self.phase), -1)
 
-    def observation_space(self) -> spaces.Box:
-        n = len(self.observation_names())
-        return spaces.Box(low=-np.inf, high=np.inf, shape=(n,), dtype=np.float64)
-
-    def observation_names(self) -> list[str]:
-        ahead = ["", *(f"+{t:g}s" for t in OBS_PREVIEW)]
-        names = [f"q[{j}]" for j in JOINTS] + [f"qdot[{j}]" for j in JOINTS]
-        for a in ahead:
-            names += [f"target_pos{a}[{c}]" for c in "xyz"] + [f"target_quat{a}[{c}]" for c in "wxyz"]
-        for a in ahead:
-            names += [f"q_ref{a}[{j}]" for j in JOINTS]
-        return names
+    def reference_preview(self) -> np.ndarray:
+        """(B, 20) the joint reference now and OBS_PREVIEW ahead."""
+        knots = [0, *self._obs_knots]
+        return self.q_ref[:, [k + 1 for k in knots]].reshape(len(self.phase), -1)
 
     def reward(self, action):
         return self._reward_terms(self.tracking_error(), action)

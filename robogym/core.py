@@ -92,8 +92,7 @@ class EnvCore:
             getattr(d, name)[rows] = 0.0
         d.time[rows] = 0.0
         self.physics.reset_mocap(rows)
-        self.task.reset_state(rows)
-        self.task.reset_rows(rows, [self.rngs[r] for r in rows])
+        self.task.start_episodes(rows, [self.rngs[r] for r in rows])
         if self.task.randomizer is not None:  # last: the episode's other draws are unchanged
             self.task.randomizer.apply(self.physics.sim, rows, [self.rngs[r] for r in rows])
         self.elapsed[rows] = 0
@@ -164,7 +163,7 @@ class EnvCore:
     def step(self, actions: np.ndarray):
         """Step every row; returns (obs, reward, terminated, info dict of (B,) arrays), every
         array new (see Task.evaluate)."""
-        self.task.apply_action(actions)
+        self.task.act(actions)
         self.elapsed += 1
         obs = self.task.observe()
         reward, terminated, info = self.task.evaluate(actions)

@@ -108,6 +108,31 @@ class State:
     reset: Any = 0
 
 
+@dataclass(frozen=True)
+class Obs:
+    """One named part of a task's observation: `read(task)` gives its values now, (B,) for one
+    component or (B, n). Its components are named `name[c]` for each c of `components`, or
+    `name` alone for a one-component part, or as `names` gives them. A `sensor` part is what
+    a real robot would measure: the task's sensor model (noise, delay: robogym.SensorModel)
+    applies to the sensor parts, with `noise` the part's noise scale at sensor_noise = 1; the
+    others (a command, the last action) are seen as they are. The observation is the parts
+    side by side, in the order the task declares them."""
+
+    name: str
+    read: Callable[[Any], np.ndarray]
+    components: tuple[str, ...] = ()
+    names: tuple[str, ...] | None = None
+    sensor: bool = True
+    noise: float = 1.0
+
+    def component_names(self) -> list[str]:
+        if self.names is not None:
+            return list(self.names)
+        if not self.components:
+            return [self.name]
+        return [f"{self.name}[{c}]" for c in self.components]
+
+
 def declared(cls: type, kind: type) -> dict[str, Any]:
     """{name: declaration} of the `kind` declarations (Param or State) of `cls` and its bases,
     bases first, each class's in the order it lists them; a subclass's redeclaration of a

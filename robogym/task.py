@@ -22,10 +22,11 @@ import numpy as np
 from gymnasium import spaces
 
 from robogym.actuation import Actuation
-from robogym.declare import Param, State, declared, parameter_table
+from robogym.declare import Obs, Param, State, declared, parameter_table
 from robogym.errors import ArgumentTypeError
 from robogym.physics import Physics
 from robogym.randomize import Randomization
+from robogym.sensor_model import SensorModel
 
 
 class Task:
@@ -39,6 +40,9 @@ class Task:
     # physics drawn anew for each episode (robogym.randomize.Draw), when the task declares the
     # `randomize` parameters (robogym.randomize.randomize_params) and randomize is True
     randomization: tuple = ()
+    # the observation's named parts (robogym.declare.Obs), side by side; none declared: the
+    # model's sensor vector
+    observation: tuple[Obs, ...] = ()
     # filled from the declarations when a subclass is defined (robogym.declare.declared)
     params: dict[str, Param] = {}
     states: dict[str, State] = {}
@@ -101,11 +105,22 @@ class Task:
     # --- state -------------------------------------------------------------------------------------
     def allocate_state(self) -> None:
         """Every declared State as a (B, *shape) array attribute of its name, at its reset
-        value (after bind: a shape may depend on the model)."""
+        value (after bind: a shape may depend on the model); and, for a task that declares
+        the sensor keywords (robogym.sensor_model.sensor_params), its sensor model over the
+        observation's sensor parts."""
         B = self.physics.batch
         for name, st in self.states.items():
             shape = st.shape(self) if callable(st.shape) else st.shape
             setattr(self, name, np.full((B, *shape), 0 if st.reset is None else st.reset, dtype=st.dtype))
+        self.sensors = None
+        if "sensor_noise" in self.params:
+            parts = [p for p in self.observation_parts() if p.sensor]
+            unit = np.concatenate([np.full(len(p.component_names()), p.noise) for p in parts])
+            scale = np.asarray(self.sensor_noise, dtype=np.float64)
+            if scale.shape in ((), unit.shape):  # else SensorModel names the length it needs
+                scale = scale * unit
+            self.sensors = SensorModel(B, len(unit), scale, self.sensor_noise_kind, self.observation_delay)
+            self.hold_state("sensor_", self.sensors)
 
     def reset_state(self, rows: np.ndarray) -> None:
         """Rows start an episode: every State with a reset value goes back to it."""
@@ -133,14 +148,25 @@ class Task:
         a = self.actuation()
         return spaces.Box(low=a.low.astype(np.float64), high=a.high.astype(np.float64), dtype=np.float64)
 
+    def observation_parts(self) -> tuple[Obs, ...]:
+        """The declared observation, or by default the model's sensor vector as one part."""
+        if self.observation:
+            return self.observation
+        return (
+            Obs(
+                "sensordata",
+                lambda task: task.physics.named.sensordata.all,
+                names=tuple(self.physics.sensor_names()),
+            ),
+        )
+
     def observation_space(self) -> spaces.Box:
-        n = self.physics.model.nsensordata
+        n = len(self.observation_names())
         return spaces.Box(low=-np.inf, high=np.inf, shape=(n,), dtype=np.float64)
 
     def observation_names(self) -> list[str]:
-        """A name for every observation component: by default the sensor vector's (a task
-        whose observe() differs overrides this too)."""
-        return self.physics.sensor_names()
+        """A name for every observation component, part by part."""
+        return [name for part in self.observation_parts() for name in part.component_names()]
 
     # --- episode ---------------------------------------------------------------------------
     def reset_rows(self, rows: np.ndarray, rngs: list[np.random.Generator]) -> None:  # override
@@ -157,10 +183,45 @@ class Task:
         actuation."""
         self.actuation().apply(self.physics.sim, action, nstep)
 
+    def sensor_observation(self) -> np.ndarray:
+        """(B, n) the observation's sensor parts side by side, noise-free and undelayed (a new
+        array)."""
+        return np.concatenate([_columns(p.read(self)) for p in self.observation_parts() if p.sensor], axis=1)
+
     def observe(self) -> np.ndarray:
-        """(B, nobs) observation after forward: the model's sensor vector, as a new array
-        (the env hands it out and overwrites the rows it resets)."""
-        return self.physics.data.sensordata.copy()
+        """(B, nobs) the observation now, a new array (the env hands it out and overwrites the
+        rows it resets): the declared parts side by side, the sensor parts through the
+        sensor model if the task has one."""
+        parts = self.observation_parts()
+        if self.sensors is None:
+            return np.concatenate([_columns(p.read(self)) for p in parts], axis=1)
+        seen = self.sensors.observe(self.sensor_observation())
+        out, at = [], 0
+        for p in parts:
+            if p.sensor:
+                n = len(p.component_names())
+                out.append(seen[:, at : at + n])
+                at += n
+            else:
+                out.append(_columns(p.read(self)))
+        return np.concatenate(out, axis=1)
+
+    # --- what the env calls ---------------------------------------------------------------------------
+    def start_episodes(self, rows: np.ndarray, rngs: list[np.random.Generator]) -> None:
+        """Rows start an episode: the declared State to its reset values, the task's own
+        reset_rows, then the sensor model's seeds (last, so that turning noise on changes no
+        other draw)."""
+        self.reset_state(rows)
+        self.reset_rows(rows, rngs)
+        if self.sensors is not None:
+            self.sensors.reset(rows, rngs)
+
+    def act(self, action: np.ndarray) -> None:
+        """One control step: the observation the policy was shown enters the sensor model's
+        delay line, then the task's apply_action runs the physics."""
+        if self.sensors is not None:
+            self.sensors.record(self.sensor_observation())
+        self.apply_action(action)
 
     def reward(self, action: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:  # override
         """(reward (B,), {term name: (B,)}) with reward exactly the sum of the terms."""
@@ -208,3 +269,8 @@ class Task:
                 getattr(self, name)[rows] = state[name]
         for prefix, holder in self.holders.items():
             holder.set_state(state, rows, prefix)
+
+
+def _columns(values: np.ndarray) -> np.ndarray:
+    """A part's values as (B, n) columns ((B,) becomes one column)."""
+    return values[:, None] if values.ndim == 1 else values

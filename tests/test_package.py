@@ -143,7 +143,8 @@ def _assets() -> list[Path]:
 
 
 def _task_ids() -> list[str]:
-    """The ids of robogym.TASKS, as this (editable) install registers them."""
+    """The ids of the tasks the package's own envs register, as this (editable) install
+    does (robogym.TASKS may also hold test tasks a test module registered)."""
     import robogym
 
-    return [t.id for t in robogym.TASKS]
+    return [t.id for t in robogym.TASKS if t.entry_point.startswith("envs.")]

@@ -571,7 +571,7 @@ def _scenario(env_id: str, name: str) -> dict:
 
 def default_policies(env_id: str) -> list[str]:
     """The task's baselines, then every SB3 model in training/policies/ trained on env_id
-    (its sidecar JSON names the env)."""
+    (its sidecar JSON names the env); `random` for a task that has neither."""
     from robogym import registration
     from training.evaluate import PolicyError, read_model_meta
 
@@ -586,7 +586,7 @@ def default_policies(env_id: str) -> list[str]:
             raise CLIError(f"a policy saved in {str(SAVED_POLICIES)!r}: {e}") from None
         if meta.get("env_id") == env_id:
             specs.append(str(model))
-    return specs
+    return specs or ["random"]
 
 
 def _progress(done: int, total: int) -> None:

@@ -17,7 +17,7 @@ from robogym.actuation import Actuation
 from robogym.declare import Param, arguments_section
 from robogym.env import RoboDynEnv
 from robogym.registration import TaskEntry, register
-from robogym.sensor_model import SensorModel, sensor_params
+from robogym.sensor_model import sensor_params
 from robogym.task import Task
 from robogym.vector_env import RoboDynVectorEnv
 
@@ -49,20 +49,11 @@ class FloatingArmTask(Task):
         )
         self._base = physics.sensor("base_pos")
         self._tip = physics.sensor("tip_pos")
-        self._sensors = SensorModel(
-            physics.batch,
-            physics.model.nsensordata,
-            self.sensor_noise,
-            self.sensor_noise_kind,
-            self.observation_delay,
-        )
-        self.hold_state("sensor_", self._sensors)
 
     def actuation(self) -> Actuation:
         return self._actuation
 
     def reset_rows(self, rows, rngs) -> None:
-        self._sensors.reset(rows, rngs)
         p = self.physics
         for r, rng in zip(rows, rngs, strict=True):
             q = rng.normal(size=4)
@@ -72,14 +63,6 @@ class FloatingArmTask(Task):
             p.set_qpos("elbow", rng.uniform(-0.5, 0.5), [r])
             p.set_qvel("shoulder", 0.0, [r])
             p.set_qvel("elbow", 0.0, [r])
-
-    def apply_action(self, action) -> None:
-        self._sensors.record(self.physics.data.sensordata)
-        super().apply_action(action)
-
-    def observe(self) -> np.ndarray:
-        """The sensor vector, with the task's sensor noise and observation delay."""
-        return self._sensors.observe(self.physics.data.sensordata)
 
     def tip_error(self) -> np.ndarray:
         """(B,) distance of the tip from GOAL, relative to the base (m)."""

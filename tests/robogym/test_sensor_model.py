@@ -75,8 +75,8 @@ def test_noise_scale_per_component():
     scale = np.zeros(n)
     scale[3] = 0.2
     task = env.unwrapped.task
-    task._sensors = SensorModel(8, n, scale, "uniform", 0)
-    task.hold_state("sensor_", task._sensors)
+    task.sensors = SensorModel(8, n, scale, "uniform", 0)
+    task.hold_state("sensor_", task.sensors)
     obs, raw = _run(env, 30)
     diff = obs - raw
     assert np.all(diff[..., np.arange(n) != 3] == 0) and np.all(np.abs(diff[..., 3]) > 0)
