@@ -103,6 +103,7 @@ class NamedField:
         self.all = array
         self._axis = axis
         self._names = names
+        self._columns: dict[tuple, np.ndarray] = {}  # columns() of each list of names asked
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -124,12 +125,18 @@ class NamedField:
         return start if stop - start == 1 else slice(start, stop)
 
     def columns(self, names) -> np.ndarray:
-        """The entries along the object axis of a list of names, side by side."""
+        """The entries along the object axis of a list of names, side by side (looked up once
+        per list: a task reads the same lists every step)."""
         if isinstance(names, str):
             names = [names]
         if not isinstance(names, list | tuple):
             raise ArgumentTypeError(f"{self.field}: a name must be a str (or a list of them), got {names!r}")
-        return np.concatenate([np.arange(*self._span(n)) for n in names]) if len(names) else np.zeros(0, int)
+        key = tuple(names)
+        cols = self._columns.get(key)
+        if cols is None:
+            spans = [np.arange(*self._span(n)) for n in names]
+            cols = self._columns[key] = np.concatenate(spans) if spans else np.zeros(0, dtype=np.int64)
+        return cols
 
     @staticmethod
     def _split(key) -> tuple:
@@ -199,6 +206,7 @@ class Named:
                 self._spans[axis] = spans(self._mj, axis)
             named = NamedField(field, getattr(self._arrays, field), self._axis, self._spans[axis])
             self._fields[field] = named
+            self.__dict__[field] = named  # later reads find it without __getattr__
         return named
 
     def __dir__(self):

@@ -152,13 +152,11 @@ class Task:
         """The declared observation, or by default the model's sensor vector as one part."""
         if self.observation:
             return self.observation
-        return (
-            Obs(
-                "sensordata",
-                lambda task: task.physics.named.sensordata.all,
-                names=tuple(self.physics.sensor_names()),
-            ),
-        )
+        parts = self.__dict__.get("_default_parts")
+        if parts is None:  # made once: the sensor names are the model's
+            names = tuple(self.physics.sensor_names())
+            parts = self._default_parts = (Obs("sensordata", _sensordata, names=names),)
+        return parts
 
     def observation_space(self) -> spaces.Box:
         n = len(self.observation_names())
@@ -194,6 +192,8 @@ class Task:
         sensor model if the task has one."""
         parts = self.observation_parts()
         if self.sensors is None:
+            if len(parts) == 1:
+                return np.array(_columns(parts[0].read(self)))
             return np.concatenate([_columns(p.read(self)) for p in parts], axis=1)
         seen = self.sensors.observe(self.sensor_observation())
         out, at = [], 0
@@ -274,3 +274,8 @@ class Task:
 def _columns(values: np.ndarray) -> np.ndarray:
     """A part's values as (B, n) columns ((B,) becomes one column)."""
     return values[:, None] if values.ndim == 1 else values
+
+
+def _sensordata(task) -> np.ndarray:
+    """The whole sensor vector, (B, nsensordata): the default observation."""
+    return task.physics.named.sensordata.all
