@@ -379,12 +379,21 @@ def load_mjcf(source: str | os.PathLike, nconmax: int | None = None, nefcmax: in
     size each row's contact and constraint buffers; None or -1 leaves them to the MJCF's
     `<size nconmax njmax memory>` and then to the default (`capacities`).
     """
+    return load_with_mujoco(source, nconmax, nefcmax)[0]
+
+
+def load_with_mujoco(
+    source: str | os.PathLike, nconmax: int | None = None, nefcmax: int | None = None
+) -> tuple[Model, mujoco.MjModel]:
+    """load_mjcf's Model together with the MuJoCo model it was compiled from (its names, for
+    reading the engine's arrays by name, and what a renderer draws): one compilation of the
+    MJCF serves both. Arguments and errors as load_mjcf's."""
     nconmax = _capacity_argument("nconmax", nconmax)
     nefcmax = _capacity_argument("nefcmax", nefcmax)
     mj, memory = _compile(source)
     check_options(mj)
     check_supported(mj)
-    return model_from_mujoco(mj, nconmax, nefcmax, memory)
+    return model_from_mujoco(mj, nconmax, nefcmax, memory), mj
 
 
 def without_contacts(source: str | os.PathLike) -> str:

@@ -11,6 +11,7 @@ kinematics (tests/robogym/test_task_rules.py checks that the tasks use nothing e
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import mujoco
@@ -19,6 +20,7 @@ import numpy as np
 import engine
 import robodyn_assets
 from engine.ik import ik
+from engine.model import load_with_mujoco
 from robogym.errors import InvalidArgumentError, MissingFileError, UnknownNameError
 from robogym.named import named_data, named_model
 
@@ -44,8 +46,11 @@ class Physics:
 
     def __init__(self, model_path: str | Path, batch: int, nthread: int | None = None):
         self.model_path = str(model_path)
-        self.mj_model = mujoco.MjModel.from_xml_path(self.model_path)
-        self.model = engine.load_mjcf(self.model_path)
+        # one compilation of the MJCF; the engine's Model shares arrays with the MjModel it was
+        # compiled from, so names and drawing use a copy (a renderer's drawing-only changes,
+        # Task.decorate_frame, must never reach the physics)
+        self.model, compiled = load_with_mujoco(self.model_path)
+        self.mj_model = copy.copy(compiled)
         self.sim = engine.Simulator(self.model, batch=batch, nthread=nthread)
         self.batch = int(batch)
         self._sensor_slices: dict[str, slice] = {}

@@ -10,7 +10,7 @@ import pytest
 import robogym.core
 from robogym.actuation import Actuation
 from robogym.core import EnvCore
-from robogym.physics import Physics
+from robogym.physics import Physics, asset_path
 from robogym.task import Task
 from tests.engine.test_mocap import MODEL
 
@@ -94,3 +94,23 @@ def test_env_reset_puts_mocap_bodies_back(model_path, monkeypatch):
     pos, quat = core.physics.mocap_pose("pusher")
     np.testing.assert_array_equal(pos[1], [0.5, -0.5, 0.2])
     np.testing.assert_array_equal(quat[1], [0.0, 1.0, 0.0, 0.0])
+
+
+def test_one_compilation_and_drawing_never_reaches_the_physics():
+    """Physics compiles its MJCF once (engine.model.load_with_mujoco); the MuJoCo model it
+    keeps for names and drawing is a copy, so a drawing-only change (the rocket's flame,
+    Task.decorate_frame) leaves the engine's Model, and its digest, as they were."""
+    physics = Physics(asset_path("rocket.xml"), batch=2, nthread=1)
+    shared = [
+        name
+        for name, value in physics.model._asdict().items()
+        if isinstance(value, np.ndarray)
+        and np.shares_memory(value, np.asarray(getattr(physics.mj_model, name, np.zeros(0))))
+    ]
+    assert shared == []
+    digest = physics.sim.model_digest()
+    size = physics.model.geom_size.copy()
+    flame = physics.geom_id("flame")
+    physics.mj_model.geom_size[flame, 1] = 7.0
+    np.testing.assert_array_equal(physics.model.geom_size, size)
+    assert physics.sim.model_digest() == digest
