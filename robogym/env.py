@@ -26,7 +26,8 @@ import numpy as np
 from robogym.checks import check_count, check_seed
 from robogym.core import EnvCore, EnvSnapshot, held_wrappers
 from robogym.errors import ArgumentTypeError, InvalidArgumentError, ResetNeededError, SnapshotError
-from robogym.registration import gym_make_max_episode_steps, registered_max_episode_steps
+from robogym.gymshim import WRAPPER_STATE, make_max_episode_steps, prime_checker, seeding, set_seeding
+from robogym.registration import registered_max_episode_steps
 from robogym.render import EnvFrames, RenderModes
 from robogym.task import Task
 
@@ -66,7 +67,7 @@ class RoboDynEnv(gym.Env):
         self._started = False  # reset() was called: step() and snapshot() need it
         if max_episode_steps is None:
             max_episode_steps = registered_max_episode_steps(type(self))
-        made_with = gym_make_max_episode_steps()  # gym.make(id, max_episode_steps=N) wins
+        made_with = make_max_episode_steps()  # gym.make(id, max_episode_steps=N) wins
         if made_with is not None:
             if made_with != -1:
                 check_count("max_episode_steps", made_with)
@@ -88,14 +89,14 @@ class RoboDynEnv(gym.Env):
         RoboDyn's single envs take no reset options: `options` must be None or empty."""
         seed = check_seed("seed", seed)  # a numpy integer becomes the int Gymnasium's seeding takes
         check_options(options, ())
-        seeding = (self._np_random, self._np_random_seed)
+        before = seeding(self)
         try:
             with self.core.all_or_nothing(np.array([0]), "reset"):
                 super().reset(seed=seed)
                 self.core.rngs[0] = self.np_random
                 self.core.reset_rows(np.array([0]))
         except BaseException:
-            self._np_random, self._np_random_seed = seeding
+            set_seeding(self, before)
             raise
         self._obs = self.task.observe()[0]
         self._started = True
@@ -143,7 +144,7 @@ class RoboDynEnv(gym.Env):
     def _restore(self, snap: EnvSnapshot) -> None:
         """restore without the wrappers' check (robogym.restore writes their part)."""
         self.core.restore(snap, np.array([0]), "env", {"obs": (np.float64, self.observation_space.shape)})
-        self._np_random = self.core.rngs[0]
+        self.np_random = self.core.rngs[0]  # Gymnasium's setter: the restored generator's seed is unknown
         self._obs = np.array(snap.extra["obs"][0])
         self._started = True
 
@@ -195,25 +196,16 @@ def check_options(options, known: tuple[str, ...]) -> dict:
 
 
 # --- snapshots through wrappers ------------------------------------------------------------------
-# the Gymnasium wrappers a snapshot can be taken through, and what of each it holds:
-# name -> (settings that must agree on restore, state attributes saved and written back)
-_WRAPPER_STATE = {
-    "TimeLimit": (("_max_episode_steps",), ("_elapsed_steps",)),
-    "OrderEnforcing": ((), ("_has_reset",)),
-    "PassiveEnvChecker": ((), ()),  # its flags only say whether it checked yet; no rollout state
-}
-
-
 def _chain(env) -> list[gym.Wrapper]:
     """The wrappers around a RoboDyn env, outermost first; refuses one whose state a
     snapshot cannot hold, and an env that is no RoboDyn env."""
     chain = []
     while isinstance(env, gym.Wrapper):
         name = type(env).__name__
-        if name not in _WRAPPER_STATE or type(env).__module__.split(".")[0] != "gymnasium":
+        if name not in WRAPPER_STATE or type(env).__module__.split(".")[0] != "gymnasium":
             raise SnapshotError(
                 f"cannot snapshot through the wrapper {name}: its state is unknown (a snapshot covers "
-                f"Gymnasium's {', '.join(_WRAPPER_STATE)} only)"
+                f"Gymnasium's {', '.join(WRAPPER_STATE)} only)"
             )
         chain.append(env)
         env = env.env
@@ -225,13 +217,13 @@ def _chain(env) -> list[gym.Wrapper]:
 
 
 def _stateful(chain: list) -> list:
-    return [w for w in chain if _WRAPPER_STATE[type(w).__name__][1]]
+    return [w for w in chain if WRAPPER_STATE[type(w).__name__][1]]
 
 
 def _layout(chain: list) -> list:
     """[(name, settings), ...] of the stateful wrappers of `chain`, outermost first."""
     return [
-        (type(w).__name__, {k: getattr(w, k) for k in _WRAPPER_STATE[type(w).__name__][0]})
+        (type(w).__name__, {k: getattr(w, k) for k in WRAPPER_STATE[type(w).__name__][0]})
         for w in _stateful(chain)
     ]
 
@@ -244,7 +236,7 @@ def snapshot(env) -> EnvSnapshot:
     chain = _chain(env)
     snap = env.unwrapped.snapshot()
     saved = tuple(
-        (name, settings, {k: getattr(w, k) for k in _WRAPPER_STATE[name][1]})
+        (name, settings, {k: getattr(w, k) for k in WRAPPER_STATE[name][1]})
         for (name, settings), w in zip(_layout(chain), _stateful(chain), strict=True)
     )
     return dataclasses.replace(snap, wrappers=saved)
@@ -277,10 +269,8 @@ def restore(env, snap: EnvSnapshot) -> None:
         for k, v in state.items():
             setattr(w, k, v)
     for w in chain:
-        # Gymnasium's checker compares its first step's data with the reset's, which a
-        # restored env never returned: hand it the restored observation instead
-        if type(w).__name__ == "PassiveEnvChecker" and not w.checked_step and w._previous_data is None:
-            w._previous_data = (env.unwrapped._obs.copy(), {})
+        if type(w).__name__ == "PassiveEnvChecker":
+            prime_checker(w, env.unwrapped._obs)
 
 
 def _describe(layout) -> str:
@@ -295,7 +285,7 @@ def _describe(layout) -> str:
 
 def _check_wrapper_state(name: str, state) -> None:
     """A wrapper's saved state holds exactly its attributes, each of the right kind."""
-    want = _WRAPPER_STATE.get(name, ((), ()))[1]
+    want = WRAPPER_STATE.get(name, ((), ()))[1]
     if not isinstance(state, dict) or set(state) != set(want):
         raise SnapshotError(f"snapshot's {name} state must hold exactly {list(want)}, got {state!r}")
     if name == "TimeLimit":

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
-import sys
 from dataclasses import dataclass, field
 
 import gymnasium as gym
@@ -123,27 +122,6 @@ def load(reference: str):
     """The object a "module:name" string names (an entry point), imported now."""
     module, _, name = reference.partition(":")
     return getattr(importlib.import_module(module), name)
-
-
-def gym_make_max_episode_steps() -> int | None:
-    """The `max_episode_steps` argument of the gymnasium.make call that is building an env
-    right now; None when no gym.make call is on the stack or it was not given.
-
-    gym.make keeps that argument for the TimeLimit it wraps around the env and never passes
-    it to the constructor. A RoboDyn env owns its episode length, so it reads the argument
-    from make's frame and ends its episodes at the same step as that TimeLimit (never, for
-    gym.make's -1, which adds no TimeLimit); otherwise `gym.make(id, max_episode_steps=1000)`
-    would still end every episode at the registered length.
-    """
-    make_code = gym.envs.registration.make.__code__
-    frame = sys._getframe(1)
-    for _ in range(8):  # make -> the entry point -> (subclass __init__ chain) -> here
-        if frame is None:
-            return None
-        if frame.f_code is make_code:
-            return frame.f_locals.get("max_episode_steps")
-        frame = frame.f_back
-    return None
 
 
 def registered_max_episode_steps(env_class: type) -> int | None:

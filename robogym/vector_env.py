@@ -33,6 +33,7 @@ from robogym.checks import check_count, check_seed, is_int
 from robogym.core import EnvCore, EnvSnapshot
 from robogym.env import check_options
 from robogym.errors import ArgumentTypeError, InvalidArgumentError, ResetNeededError
+from robogym.gymshim import seeding, set_seeding
 from robogym.registration import registered_max_episode_steps
 from robogym.render import EnvFrames, RenderModes
 from robogym.task import Task
@@ -142,18 +143,16 @@ class RoboDynVectorEnv(VectorEnv):
             mask = self._check_mask(mask)
             rows = np.flatnonzero(mask)
         seeds = self._seeds(seed, rows)
-        seeding = (self._np_random, self._np_random_seed)
+        before = seeding(self)
         try:
             with self.core.all_or_nothing(rows, "reset"):
                 if seed is not None or not self._started:
                     if is_int(seed) or seed is None:
-                        self._np_random, self._np_random_seed = gym.utils.seeding.np_random(
-                            None if seed is None else int(seed)
-                        )
+                        set_seeding(self, gym.utils.seeding.np_random(None if seed is None else int(seed)))
                     self.core.seed_rows(rows, seeds)
                 self.core.reset_rows(rows)
         except BaseException:
-            self._np_random, self._np_random_seed = seeding
+            set_seeding(self, before)
             raise
         self._started = True
         self._done[rows] = False
