@@ -8,11 +8,9 @@ import numpy as np
 
 from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE
-from robogym.declare import Obs, Param, arguments_section
-from robogym.env import RoboDynEnv
-from robogym.registration import TaskEntry, register
+from robogym.declare import Obs, Param
 from robogym.task import Task
-from robogym.vector_env import RoboDynVectorEnv
+from robogym.task_envs import task_envs
 
 UPRIGHT = 0.95  # cos(pole angle) above this counts as upright (within about 18 degrees)
 
@@ -112,26 +110,14 @@ No termination; truncation after 500 steps (10 s).
 
 - v0: initial version.
 """
-_DOC = _DOC.replace("{arguments}", arguments_section("RoboDyn/CartPole-v0", CartPoleTask.params))
 
 
-class CartPoleEnv(RoboDynEnv):
-    __doc__ = "RoboDyn/CartPole-v0 as a single Gymnasium Env.\n" + _DOC
-    task_class = CartPoleTask
-
-
-class CartPoleVectorEnv(RoboDynVectorEnv):
-    __doc__ = "RoboDyn/CartPole-v0 as a native batched VectorEnv.\n" + _DOC
-    task_class = CartPoleTask
-
-
-register(
-    TaskEntry(
-        id="RoboDyn/CartPole-v0",
-        entry_point=f"{__name__}:CartPoleEnv",
-        vector_entry_point=f"{__name__}:CartPoleVectorEnv",
-        max_episode_steps=500,
-        summary="cart-pole: swing the pole up from hanging and balance it (ctrl)",
-        scenarios={"fixed": {"reset_noise_scale": 0.0}},
-    )
+CartPoleEnv, CartPoleVectorEnv = task_envs(
+    CartPoleTask,
+    "RoboDyn/CartPole-v0",
+    _DOC,
+    module=__name__,
+    max_episode_steps=500,
+    summary="cart-pole: swing the pole up from hanging and balance it (ctrl)",
+    scenarios={"fixed": {"reset_noise_scale": 0.0}},
 )

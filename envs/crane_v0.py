@@ -7,12 +7,10 @@ import numpy as np
 from envs.tuning import Tuning
 from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE
-from robogym.declare import Param, State, arguments_section
-from robogym.env import RoboDynEnv
+from robogym.declare import Param, State
 from robogym.errors import InvalidArgumentError
-from robogym.registration import TaskEntry, register
 from robogym.task import Task
-from robogym.vector_env import RoboDynVectorEnv
+from robogym.task_envs import task_envs
 
 # success at the end of an episode (the task's acceptance test): the trolley within 5 cm of the
 # target and the residual swing under 0.02 rad
@@ -248,40 +246,26 @@ move_distance must also be below rail_limit. Episodes last 400 steps (20 s).
 """
 
 
-class CraneEnv(RoboDynEnv):
-    task_class = CraneTask
-
-
-class CraneVectorEnv(RoboDynVectorEnv):
-    task_class = CraneTask
-
-
-_DOC = _DOC.replace("{arguments}", arguments_section("RoboDyn/Crane-v0", CraneTask.params))
-CraneEnv.__doc__ = "RoboDyn/Crane-v0 as a single Gymnasium Env.\n" + _DOC
-CraneVectorEnv.__doc__ = "RoboDyn/Crane-v0 as a native batched VectorEnv.\n" + _DOC
-
-
-register(
-    TaskEntry(
-        id="RoboDyn/Crane-v0",
-        entry_point=f"{__name__}:CraneEnv",
-        vector_entry_point=f"{__name__}:CraneVectorEnv",
-        max_episode_steps=400,
-        summary="trolley + payload on a 3 m cable: move 10 m, arrive still (acceleration drive)",
-        baselines={"pd": "envs.baselines.crane:crane_pd", "mpc": "envs.baselines.crane:crane_mpc"},
-        scenarios={"fixed": {"reset_noise_scale": 0.0}},
-        tuning={
-            "pd": Tuning(
-                parameter="omega",
-                start=0.25,
-                stop=4.0,
-                points=25,
-                cross=(("zeta", (1.0, 0.7)),),
-                scenario="fixed",
-                minimize="swing_amplitude",
-                require="position_error",
-                require_below=0.05,
-            )
-        },
-    )
+CraneEnv, CraneVectorEnv = task_envs(
+    CraneTask,
+    "RoboDyn/Crane-v0",
+    _DOC,
+    module=__name__,
+    max_episode_steps=400,
+    summary="trolley + payload on a 3 m cable: move 10 m, arrive still (acceleration drive)",
+    baselines={"pd": "envs.baselines.crane:crane_pd", "mpc": "envs.baselines.crane:crane_mpc"},
+    scenarios={"fixed": {"reset_noise_scale": 0.0}},
+    tuning={
+        "pd": Tuning(
+            parameter="omega",
+            start=0.25,
+            stop=4.0,
+            points=25,
+            cross=(("zeta", (1.0, 0.7)),),
+            scenario="fixed",
+            minimize="swing_amplitude",
+            require="position_error",
+            require_below=0.05,
+        )
+    },
 )

@@ -6,16 +6,14 @@ import numpy as np
 
 from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds
-from robogym.declare import Obs, Param, State, arguments_section
-from robogym.env import RoboDynEnv
+from robogym.declare import Obs, Param, State
 from robogym.errors import InvalidArgumentError
 from robogym.events import IntervalEvents
 from robogym.randomize import legged, randomize_params
-from robogym.registration import TaskEntry, register
 from robogym.rowwise import row_sum_sq
 from robogym.sensor_model import sensor_params
 from robogym.task import Task
-from robogym.vector_env import RoboDynVectorEnv
+from robogym.task_envs import task_envs
 
 # the 21 hinges in the model's order, which is also the motors' (ctrl[i] drives qpos[7 + i])
 ARM = ("shoulder_y", "shoulder_x", "elbow")
@@ -348,27 +346,13 @@ those of the robot in assets/. stand_height must be above min_head_height. Episo
 """
 
 
-class HumanoidEnv(RoboDynEnv):
-    task_class = HumanoidTask
-
-
-class HumanoidVectorEnv(RoboDynVectorEnv):
-    task_class = HumanoidTask
-
-
-_DOC = _DOC.replace("{arguments}", arguments_section("RoboDyn/Humanoid-v0", HumanoidTask.params))
-HumanoidEnv.__doc__ = "RoboDyn/Humanoid-v0 as a single Gymnasium Env.\n" + _DOC
-HumanoidVectorEnv.__doc__ = "RoboDyn/Humanoid-v0 as a native batched VectorEnv.\n" + _DOC
-
-
-register(
-    TaskEntry(
-        id="RoboDyn/Humanoid-v0",
-        entry_point=f"{__name__}:HumanoidEnv",
-        vector_entry_point=f"{__name__}:HumanoidVectorEnv",
-        max_episode_steps=1000,
-        summary="1.65 m, 55 kg humanoid on a free base: stay standing 20 s under pushes (pd_target)",
-        baselines={"pd": "envs.baselines.humanoid:humanoid_pd"},
-        scenarios={"fixed": {"reset_noise_scale": 0.0}, "no_push": {"push_magnitude": 0.0}},
-    )
+HumanoidEnv, HumanoidVectorEnv = task_envs(
+    HumanoidTask,
+    "RoboDyn/Humanoid-v0",
+    _DOC,
+    module=__name__,
+    max_episode_steps=1000,
+    summary="1.65 m, 55 kg humanoid on a free base: stay standing 20 s under pushes (pd_target)",
+    baselines={"pd": "envs.baselines.humanoid:humanoid_pd"},
+    scenarios={"fixed": {"reset_noise_scale": 0.0}, "no_push": {"push_magnitude": 0.0}},
 )

@@ -6,15 +6,13 @@ import numpy as np
 
 from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds, is_real
-from robogym.declare import Obs, Param, State, arguments_section
-from robogym.env import RoboDynEnv
+from robogym.declare import Obs, Param, State
 from robogym.errors import ArgumentTypeError, InvalidArgumentError
 from robogym.randomize import legged, randomize_params
-from robogym.registration import TaskEntry, register
 from robogym.rowwise import row_sum_sq
 from robogym.sensor_model import sensor_params
 from robogym.task import Task
-from robogym.vector_env import RoboDynVectorEnv
+from robogym.task_envs import task_envs
 
 LEGS = ("FR", "FL", "RR", "RL")  # front/rear, right/left
 JOINTS = tuple(f"{leg}_{part}" for leg in LEGS for part in ("hip", "thigh", "calf"))  # = the motors
@@ -338,30 +336,16 @@ are those of the robot in assets/. Episodes last 1,000 steps (20 s).
 """
 
 
-class QuadrupedEnv(RoboDynEnv):
-    task_class = QuadrupedTask
-
-
-class QuadrupedVectorEnv(RoboDynVectorEnv):
-    task_class = QuadrupedTask
-
-
-_DOC = _DOC.replace("{arguments}", arguments_section("RoboDyn/Quadruped-v0", QuadrupedTask.params))
-QuadrupedEnv.__doc__ = "RoboDyn/Quadruped-v0 as a single Gymnasium Env.\n" + _DOC
-QuadrupedVectorEnv.__doc__ = "RoboDyn/Quadruped-v0 as a native batched VectorEnv.\n" + _DOC
-
-
-register(
-    TaskEntry(
-        id="RoboDyn/Quadruped-v0",
-        entry_point=f"{__name__}:QuadrupedEnv",
-        vector_entry_point=f"{__name__}:QuadrupedVectorEnv",
-        max_episode_steps=1000,
-        summary="Go1-sized quadruped on a floor: walk at a commanded forward speed and yaw rate (pd_target)",
-        baselines={"pd": "envs.baselines.quadruped:quadruped_pd"},
-        scenarios={
-            "fixed": {"reset_noise_scale": 0.0, "command": (0.5, 0.0)},
-            "stand": {"reset_noise_scale": 0.0, "command": (0.0, 0.0)},
-        },
-    )
+QuadrupedEnv, QuadrupedVectorEnv = task_envs(
+    QuadrupedTask,
+    "RoboDyn/Quadruped-v0",
+    _DOC,
+    module=__name__,
+    max_episode_steps=1000,
+    summary="Go1-sized quadruped on a floor: walk at a commanded forward speed and yaw rate (pd_target)",
+    baselines={"pd": "envs.baselines.quadruped:quadruped_pd"},
+    scenarios={
+        "fixed": {"reset_noise_scale": 0.0, "command": (0.5, 0.0)},
+        "stand": {"reset_noise_scale": 0.0, "command": (0.0, 0.0)},
+    },
 )

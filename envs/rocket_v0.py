@@ -7,13 +7,11 @@ import numpy as np
 from envs.tuning import Tuning
 from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE, is_int
-from robogym.declare import Obs, Param, State, arguments_section
-from robogym.env import RoboDynEnv
+from robogym.declare import Obs, Param, State
 from robogym.errors import InvalidArgumentError
-from robogym.registration import TaskEntry, register
 from robogym.rowwise import row_norm, row_sum_sq
 from robogym.task import Task
-from robogym.vector_env import RoboDynVectorEnv
+from robogym.task_envs import task_envs
 
 # the four fixed starts: (x of the base relative to the pad centre, its height above the pad,
 # vx, vz), in m and m/s; episode starts are drawn around them
@@ -360,42 +358,28 @@ feet only, touchdown_speed < 0.5 m/s, tilt < 0.2 rad, pad_distance < 5 m).
 """
 
 
-class RocketEnv(RoboDynEnv):
-    task_class = RocketTask
-
-
-class RocketVectorEnv(RoboDynVectorEnv):
-    task_class = RocketTask
-
-
-_DOC = _DOC.replace("{arguments}", arguments_section("RoboDyn/Rocket-v0", RocketTask.params))
-RocketEnv.__doc__ = "RoboDyn/Rocket-v0 as a single Gymnasium Env.\n" + _DOC
-RocketVectorEnv.__doc__ = "RoboDyn/Rocket-v0 as a native batched VectorEnv.\n" + _DOC
-
-
-register(
-    TaskEntry(
-        id="RoboDyn/Rocket-v0",
-        entry_point=f"{__name__}:RocketEnv",
-        vector_entry_point=f"{__name__}:RocketVectorEnv",
-        max_episode_steps=400,
-        summary="lander under gimballed thrust in [0.4 W, 2 W]: touch down softly on the pad (ctrl)",
-        baselines={"pd": "envs.baselines.rocket:rocket_pd", "mpc": "envs.baselines.rocket:rocket_mpc"},
-        scenarios={"fixed": {"reset_noise_scale": 0.0}},
-        tuning={
-            # the lateral loop's omega, on the four fixed starts: the best lands nearest the
-            # pad's centre on average, among those touching down under 1 m/s on average
-            "pd": Tuning(
-                parameter="omega",
-                start=0.05,
-                stop=3.2,
-                points=13,
-                scenario="fixed",
-                minimize="pad_distance",
-                require="touchdown_speed",
-                require_below=1.0,
-                episodes=4,
-            )
-        },
-    )
+RocketEnv, RocketVectorEnv = task_envs(
+    RocketTask,
+    "RoboDyn/Rocket-v0",
+    _DOC,
+    module=__name__,
+    max_episode_steps=400,
+    summary="lander under gimballed thrust in [0.4 W, 2 W]: touch down softly on the pad (ctrl)",
+    baselines={"pd": "envs.baselines.rocket:rocket_pd", "mpc": "envs.baselines.rocket:rocket_mpc"},
+    scenarios={"fixed": {"reset_noise_scale": 0.0}},
+    tuning={
+        # the lateral loop's omega, on the four fixed starts: the best lands nearest the
+        # pad's centre on average, among those touching down under 1 m/s on average
+        "pd": Tuning(
+            parameter="omega",
+            start=0.05,
+            stop=3.2,
+            points=13,
+            scenario="fixed",
+            minimize="pad_distance",
+            require="touchdown_speed",
+            require_below=1.0,
+            episodes=4,
+        )
+    },
 )

@@ -9,14 +9,12 @@ import numpy as np
 from envs.tuning import Tuning
 from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds
-from robogym.declare import Obs, Param, State, arguments_section
-from robogym.env import RoboDynEnv
+from robogym.declare import Obs, Param, State
 from robogym.errors import InvalidArgumentError
-from robogym.registration import TaskEntry, register
 from robogym.rotations import quat_from_axis_angle, quat_mul, quat_rotate
 from robogym.rowwise import row_mean_sq, row_norm
 from robogym.task import Task
-from robogym.vector_env import RoboDynVectorEnv
+from robogym.task_envs import task_envs
 
 JOINTS = ("yaw", "shoulder", "elbow", "wrist_pitch", "wrist_roll")  # the motors' joints, in order
 HAND = "hand"  # the body whose frame is the tool point (site "grip") and must match the target
@@ -357,44 +355,30 @@ last 400 steps (4 s).
 """
 
 
-class TrackingEnv(RoboDynEnv):
-    task_class = TrackingTask
-
-
-class TrackingVectorEnv(RoboDynVectorEnv):
-    task_class = TrackingTask
-
-
-_DOC = _DOC.replace("{arguments}", arguments_section("RoboDyn/Tracking-v0", TrackingTask.params))
-TrackingEnv.__doc__ = "RoboDyn/Tracking-v0 as a single Gymnasium Env.\n" + _DOC
-TrackingVectorEnv.__doc__ = "RoboDyn/Tracking-v0 as a native batched VectorEnv.\n" + _DOC
-
-
-register(
-    TaskEntry(
-        id="RoboDyn/Tracking-v0",
-        entry_point=f"{__name__}:TrackingEnv",
-        vector_entry_point=f"{__name__}:TrackingVectorEnv",
-        max_episode_steps=400,
-        summary="5-segment 1.9 m arm, 6 kg gripper, 400 N m motors: follow a target round a tilted circle",
-        baselines={
-            "pd": "envs.baselines.tracking:tracking_pd",
-            "mpc": "envs.baselines.tracking:tracking_mpc",
-            "mpc_nopreview": "envs.baselines.tracking:tracking_mpc_nopreview",
-        },
-        scenarios={"fixed": {"reset_noise_scale": 0.0}},
-        tuning={
-            "pd": Tuning(
-                parameter="omega",
-                start=8.0,
-                stop=256.0,
-                points=21,
-                cross=(("zeta", (1.0, 0.7, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05)),),
-                scenario="fixed",
-                minimize="rms_error",
-                require="overspeed",
-                require_below=0.5,
-            )
-        },
-    )
+TrackingEnv, TrackingVectorEnv = task_envs(
+    TrackingTask,
+    "RoboDyn/Tracking-v0",
+    _DOC,
+    module=__name__,
+    max_episode_steps=400,
+    summary="5-segment 1.9 m arm, 6 kg gripper, 400 N m motors: follow a target round a tilted circle",
+    baselines={
+        "pd": "envs.baselines.tracking:tracking_pd",
+        "mpc": "envs.baselines.tracking:tracking_mpc",
+        "mpc_nopreview": "envs.baselines.tracking:tracking_mpc_nopreview",
+    },
+    scenarios={"fixed": {"reset_noise_scale": 0.0}},
+    tuning={
+        "pd": Tuning(
+            parameter="omega",
+            start=8.0,
+            stop=256.0,
+            points=21,
+            cross=(("zeta", (1.0, 0.7, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05)),),
+            scenario="fixed",
+            minimize="rms_error",
+            require="overspeed",
+            require_below=0.5,
+        )
+    },
 )

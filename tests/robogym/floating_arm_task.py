@@ -14,12 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from robogym.actuation import Actuation
-from robogym.declare import Param, arguments_section
-from robogym.env import RoboDynEnv
-from robogym.registration import TaskEntry, register
+from robogym.declare import Param
 from robogym.sensor_model import sensor_params
 from robogym.task import Task
-from robogym.vector_env import RoboDynVectorEnv
+from robogym.task_envs import task_envs
 
 TASK_ID = "RoboDynTest/FloatingArm-v0"
 GOAL = np.array([0.55, 0.0, -0.1])  # tip position relative to the base, m
@@ -79,27 +77,13 @@ class FloatingArmTask(Task):
         return {"tip_error": self.tip_error()}
 
 
-_DOC = "Reach a goal with a two-link arm on a tumbling free base.\n\n" + arguments_section(
-    TASK_ID, FloatingArmTask.params
-)
+_DOC = "Reach a goal with a two-link arm on a tumbling free base.\n\n{arguments}"
 
-
-class FloatingArmEnv(RoboDynEnv):
-    __doc__ = _DOC
-    task_class = FloatingArmTask
-
-
-class FloatingArmVectorEnv(RoboDynVectorEnv):
-    __doc__ = _DOC
-    task_class = FloatingArmTask
-
-
-register(
-    TaskEntry(
-        id=TASK_ID,
-        entry_point=f"{__name__}:FloatingArmEnv",
-        vector_entry_point=f"{__name__}:FloatingArmVectorEnv",
-        max_episode_steps=200,
-        summary="test task: a two-link arm on a tumbling free base reaches a goal (pd_target)",
-    )
+FloatingArmEnv, FloatingArmVectorEnv = task_envs(
+    FloatingArmTask,
+    TASK_ID,
+    _DOC,
+    module=__name__,
+    max_episode_steps=200,
+    summary="test task: a two-link arm on a tumbling free base reaches a goal (pd_target)",
 )

@@ -1,0 +1,60 @@
+"""A task's Gymnasium classes and registration in one declaration:
+
+    CraneEnv, CraneVectorEnv = task_envs(
+        CraneTask, "RoboDyn/Crane-v0", _DOC, module=__name__, max_episode_steps=400,
+        summary="...", baselines={...}, scenarios={...},
+    )
+
+makes the single env (RoboDynEnv) and the native vector env (RoboDynVectorEnv) of the task,
+named `<Name>Env` and `<Name>VectorEnv` after the id and documented by `doc` (its
+`{arguments}` replaced by the table of the task's declared parameters: robogym.declare),
+and registers them (robogym.registration.register) under string entry points into `module`,
+which must bind the two classes to those names (as the assignment above does), so that
+Gymnasium and pickling find them there."""
+
+from __future__ import annotations
+
+from robogym.declare import arguments_section
+from robogym.env import RoboDynEnv
+from robogym.registration import TaskEntry, register
+from robogym.task import Task
+from robogym.vector_env import RoboDynVectorEnv
+
+
+def task_envs(
+    task_class: type[Task],
+    env_id: str,
+    doc: str,
+    *,
+    module: str,
+    max_episode_steps: int,
+    summary: str,
+    baselines: dict | None = None,
+    scenarios: dict | None = None,
+    tuning: dict | None = None,
+) -> tuple[type[RoboDynEnv], type[RoboDynVectorEnv]]:
+    """(single env class, vector env class) of `task_class`, registered as `env_id`."""
+    name = env_id.rsplit("/", 1)[-1].split("-", 1)[0]  # "RoboDyn/Crane-v0" -> "Crane"
+    doc = doc.replace("{arguments}", arguments_section(env_id, task_class.params))
+    classes = []
+    for base, suffix, what in (
+        (RoboDynEnv, "Env", "a single Gymnasium Env"),
+        (RoboDynVectorEnv, "VectorEnv", "a native batched VectorEnv"),
+    ):
+        cls = type(f"{name}{suffix}", (base,), {"task_class": task_class, "__module__": module})
+        cls.__doc__ = f"{env_id} as {what}.\n{doc}"
+        classes.append(cls)
+    single, vector = classes
+    register(
+        TaskEntry(
+            id=env_id,
+            entry_point=f"{module}:{single.__name__}",
+            vector_entry_point=f"{module}:{vector.__name__}",
+            max_episode_steps=max_episode_steps,
+            summary=summary,
+            baselines=dict(baselines or {}),
+            scenarios=dict(scenarios or {}),
+            tuning=dict(tuning or {}),
+        )
+    )
+    return single, vector
