@@ -93,8 +93,13 @@ class _Drive:
             raise InvalidArgumentError("command contains NaN or inf; nothing was stepped")
         if isinstance(nstep, bool) or not isinstance(nstep, int | np.integer) or nstep < 1:
             raise InvalidArgumentError(f"nstep must be an int >= 1, got {nstep!r}")
-        target = np.ascontiguousarray(target)
-        sim.drive(self.kind, self._flags, self._index, self._gain, target, int(nstep))
+        self.run(sim, np.ascontiguousarray(target), int(nstep))
+
+    def run(self, sim, target: np.ndarray, nstep: int) -> None:
+        """step() for a caller that has checked its arguments already (an env's actuation, at
+        the env's edge): `sim` of this drive's model, target a C-contiguous finite float64
+        (B, k) array, nstep an int >= 1. Nothing is checked again."""
+        sim.drive(self.kind, self._flags, self._index, self._gain, target, nstep)
 
 
 class AccelerationDrive(_Drive):
@@ -141,18 +146,3 @@ class PDDrive(_Drive):
         super().__init__(model, actuators, np.column_stack([kp, kd]), flags)
         self.kp, self.kd = kp.copy(), kd.copy()
         self.gravity_compensation = bool(gravity_compensation)
-
-
-class ObservedStep(_Drive):
-    """Steps with the controls and applied forces as they are (no drive), then one forward
-    pass: the derived quantities (sensordata, ...) belong to the final state, as a task's
-    observation needs, where Simulator.step leaves those of the last step's start (mj_step)."""
-
-    what = "an observed step"
-
-    def __init__(self, model: Model):
-        super().__init__(model, np.zeros(0, dtype=np.int64), np.zeros((0, 2)), 0)
-
-    def step(self, sim, nstep: int = 1) -> None:
-        """Advance every row of `sim` by nstep physics steps (raises like Simulator.step)."""
-        super().step(sim, np.zeros((sim.batch, 0)), nstep)

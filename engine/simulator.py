@@ -205,17 +205,22 @@ class Simulator:
         self._run(job, "forward", self.nstep, mask)
 
     @_serialized
-    def step(self, nstep: int = 1) -> None:
+    def step(self, nstep: int = 1, observe_end: bool = False) -> None:
         """Advance every row by nstep timesteps (each like mj_step) in one compiled call.
 
         As in MuJoCo, derived quantities (sensordata, qacc, ...) afterwards belong to the
-        state at the start of the last step. Raises NonFiniteError if an acceleration
-        becomes NaN or inf, and ContactOverflowError if a row finds more contacts than
-        model.nconmax: that row stays at the state before the failing step.
+        state at the start of the last step; with observe_end=True one more forward pass
+        makes them the final state's (what an env's observation needs). Raises
+        NonFiniteError if an acceleration becomes NaN or inf, and ContactOverflowError if a
+        row finds more contacts than model.nconmax: that row stays at the state before the
+        failing step.
         """
         if isinstance(nstep, bool) or not isinstance(nstep, int | np.integer) or nstep < 1:
             raise InvalidArgumentError(f"nstep must be an int >= 1, got {nstep!r}")
-        self.drive(T.DRIVE_NONE, 0, *self._no_drive, int(nstep))
+        if not isinstance(observe_end, bool | np.bool_):
+            raise ArgumentTypeError(f"observe_end must be True or False, got {observe_end!r}")
+        flags = T.STEP_OBSERVE_END if observe_end else 0
+        self.drive(T.DRIVE_NONE, flags, *self._no_drive, int(nstep))
 
     @_serialized
     def rollout(self, ctrl) -> Rollout:

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from engine import types as T
-from engine.control import AccelerationDrive, ObservedStep, PDDrive, check_motor
+from engine.control import AccelerationDrive, PDDrive, check_motor
 from robogym.errors import IndexOutOfRangeError, InvalidArgumentError
 
 KINDS = ("ctrl", "force", "acceleration", "pd_target")
@@ -69,14 +69,11 @@ class Actuation:
         _check_mask(model, self.dofs)
         if kind == "ctrl":
             self._mid, self._half = _ctrl_mapping(model, self.actuators)
-            self._step = ObservedStep(model)
-        elif kind == "force":
-            self._step = ObservedStep(model)
         elif kind == "acceleration":
             if k != 1:
                 raise InvalidArgumentError(f"an acceleration actuation drives one dof, got {k}")
             self._drive = AccelerationDrive(model, int(self.actuators[0]))
-        else:
+        elif kind == "pd_target":
             self.default = np.broadcast_to(np.asarray(default, dtype=np.float64), (k,)).copy()
             self.scale = np.broadcast_to(np.asarray(scale, dtype=np.float64), (k,)).copy()
             self._drive = PDDrive(model, self.actuators, kp, kd, gravity_compensation)
@@ -155,19 +152,21 @@ class Actuation:
     # --- applying an action ----------------------------------------------------------------------
     def apply(self, sim, action: np.ndarray, nstep: int) -> None:
         """Run nstep physics steps of every row of `sim` (a Simulator of this model) under
-        `action` (B, k), taken as it is (the env clips actions into the box beforehand)."""
-        a = np.asarray(action, dtype=np.float64).reshape(sim.batch, len(self.dofs))
+        `action` (B, k), taken as it is: the env checked it at its edge (shape, finite
+        numbers) and clipped it into the box, so the drives run it unchecked; the derived
+        quantities afterwards belong to the final state (the observation's)."""
+        a = np.ascontiguousarray(action, dtype=np.float64).reshape(sim.batch, len(self.dofs))
         d = sim.data
         if self.kind == "ctrl":
             d.ctrl[:, self.actuators] = self._mid + self._half * a
-            self._step.step(sim, nstep)
+            sim.step(nstep, observe_end=True)
         elif self.kind == "force":
             d.qfrc_applied[:, self.dofs] = a
-            self._step.step(sim, nstep)
+            sim.step(nstep, observe_end=True)
         elif self.kind == "acceleration":
-            self._drive.step(sim, a, nstep)
+            self._drive.run(sim, a, int(nstep))
         else:
-            self._drive.step(sim, self.default + self.scale * a, nstep)
+            self._drive.run(sim, self.default + self.scale * a, int(nstep))
 
     def __repr__(self) -> str:
         return f"Actuation({self.kind!r}, dofs={self.dofs.tolist()}, low={self.low}, high={self.high})"
