@@ -70,12 +70,13 @@ class EnvCore:
             self.rngs[r] = np.random.default_rng(s)
 
     def reset_rows(self, rows: np.ndarray) -> None:
-        """Fresh episodes for `rows` (others untouched); derived quantities recomputed. The
-        inputs start as MuJoCo's mj_resetData leaves them (no applied forces, activations or
-        controls, no solver warm start, time 0, mocap bodies at their declared pose); the
-        task sets the rest. (A warm start left by the last episode would make two resets
-        with one seed converge to slightly different first steps wherever contacts or
-        limits are active from the start.) Only the reset rows are recomputed: a step
+        """Fresh episodes for `rows` (others untouched); derived quantities recomputed. Every
+        row starts as MuJoCo's mj_resetData leaves it (qpos0, or the task's reset_keyframe;
+        no velocity, applied forces, activations or controls, no solver warm start, time 0,
+        mocap bodies at their declared pose), then the task draws its episode from there, so
+        nothing of the last episode leaks into the next (a joint the task does not set, a
+        warm start that would make two resets with one seed converge to slightly different
+        first steps). Only the reset rows are recomputed: a step
         leaves every row's derived quantities current, so an autoreset of a few rows costs
         a forward pass of those rows, not of the batch. A reset that raises (the task's own
         reset, a robot the physics refuses, an initial state that is not finite) is undone
@@ -87,11 +88,7 @@ class EnvCore:
             self._reset_rows(rows)
 
     def _reset_rows(self, rows: np.ndarray) -> None:
-        d = self.physics.data
-        for name in ("qfrc_applied", "xfrc_applied", "act", "ctrl", "qacc_warmstart"):
-            getattr(d, name)[rows] = 0.0
-        d.time[rows] = 0.0
-        self.physics.reset_mocap(rows)
+        self.physics.reset_data(rows, self.task.reset_keyframe)
         self.task.start_episodes(rows, [self.rngs[r] for r in rows])
         if self.task.randomizer is not None:  # last: the episode's other draws are unchanged
             self.task.randomizer.apply(self.physics.sim, rows, [self.rngs[r] for r in rows])

@@ -173,6 +173,29 @@ class Physics:
         if quat is not None:
             self.data.mocap_quat[r, k] = quat
 
+    def reset_data(self, rows=None, keyframe: str | None = None) -> None:
+        """`rows` (all by default) as MuJoCo's mj_resetData leaves them (mj_resetDataKeyframe
+        with `keyframe`): qpos at the model's qpos0 (the keyframe's qpos), zero velocity,
+        activations, controls, applied forces and solver warm start (the keyframe's act and
+        ctrl), time 0, every equality at its declared activity, every mocap body at its
+        declared pose (the keyframe's)."""
+        d, m, r = self.data, self.model, _rows(rows)
+        d.qpos[r] = m.qpos0
+        for name in ("qvel", "act", "ctrl", "qfrc_applied", "xfrc_applied", "qacc_warmstart", "time"):
+            getattr(d, name)[r] = 0.0
+        d.eq_active[r] = m.eq_active0
+        self.reset_mocap(rows)
+        if keyframe is not None:
+            k = self._id(mujoco.mjtObj.mjOBJ_KEY, keyframe)
+            mj = self.mj_model
+            d.qpos[r] = mj.key_qpos[k]
+            d.qvel[r] = mj.key_qvel[k]
+            d.act[r] = mj.key_act[k]
+            d.ctrl[r] = mj.key_ctrl[k]
+            d.mocap_pos[r] = mj.key_mpos[k].reshape(-1, 3)
+            d.mocap_quat[r] = mj.key_mquat[k].reshape(-1, 4)
+            d.time[r] = mj.key_time[k]
+
     def reset_mocap(self, rows=None) -> None:
         """Every mocap body of `rows` (all by default) back at its body_pos/body_quat, the
         pose the model declares (as MuJoCo's mj_resetData)."""

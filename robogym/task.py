@@ -36,6 +36,8 @@ class Task:
 
     model_file: str = ""  # MJCF file in assets/
     frame_skip: int = 1  # physics steps per env step
+    # every episode starts from mj_resetData's state, or this keyframe's, before reset_rows
+    reset_keyframe: str | None = None
     render_camera: str | None = None  # camera name in the MJCF
     # physics drawn anew for each episode (robogym.randomize.Draw), when the task declares the
     # `randomize` parameters (robogym.randomize.randomize_params) and randomize is True
