@@ -253,9 +253,22 @@ def _ray_option(s) -> None:
 
 
 def _env_id(name: str) -> str:
-    """The registered id `name` names (with or without the RoboDyn/ namespace)."""
+    """The registered id `name` names (with or without the RoboDyn/ namespace). As in
+    gymnasium.make, `module:id` imports `module` first, whose import registers its tasks
+    (robogym.task_envs); a package that declares the `robodyn.tasks` entry point is imported
+    by robogym itself, in every process (Ray's workers too)."""
+    import importlib
+
     from robogym import TASKS
 
+    if ":" in name:
+        module, _, name = name.partition(":")
+        if os.getcwd() not in sys.path:  # the module is found where the command runs, as with python -m
+            sys.path.insert(0, os.getcwd())
+        try:
+            importlib.import_module(module)
+        except ImportError as e:
+            raise CLIError(f"cannot import {module!r}, which should register {name!r}: {e}") from None
     ids = [t.id for t in TASKS]
     if name in ids:
         return name
@@ -318,10 +331,13 @@ def cmd_eval(args) -> int:
     (out / "results.json").write_text(jsonio.dumps(doc))  # strict JSON: a NaN is written as null
     _save_trajectories(results, out / "trajectories.npz")
     written = [out / "results.json", out / "trajectories.npz"]
+    has_metrics = bool(results[0].metric_names)  # a task that declares none has nothing to plot
     if args.record > 0:
         written.append(plot_trajectories(results, out / "trajectories.png"))
-        written.append(plot_metrics(results, out / "metrics.png"))
-    written.append(plot_final_metrics(results, out / "final_metrics.png"))
+        if has_metrics:
+            written.append(plot_metrics(results, out / "metrics.png"))
+    if has_metrics:
+        written.append(plot_final_metrics(results, out / "final_metrics.png"))
     if args.video:
         from training.video import write_eval_video
 
@@ -405,6 +421,12 @@ def _check_ray(args) -> None:
             if getattr(args, flag, None) is not None:
                 raise CLIError(f"--{flag.replace('_', '-')} only applies with --ray")
         return
+    if ":" in args.env:
+        raise CLIError(
+            f"{args.env}: Ray's workers cannot import a module named on the command line; declare "
+            "the package that registers the task under the `robodyn.tasks` entry point (as RoboDyn's "
+            "own envs are: pyproject.toml) so that every process registers it, and name the id alone"
+        )
     try:
         import_ray()
     except RayMissingError as e:

@@ -213,3 +213,72 @@ def test_video_needs_recorded_episodes(capsys):
     assert main(["eval", "RoboDyn/Crane-v0", "--policy", "random", "--record", "0", "--video"]) == 2
     err = capsys.readouterr().err
     assert "--video shows the recorded episodes" in err and "Traceback" not in err
+
+
+USER_TASK = '''
+"""A user's own task on RoboDyn's cart-pole, registered when imported."""
+import numpy as np
+
+from robogym.actuation import Actuation
+from robogym.declare import Param
+from robogym.task import Task
+from robogym.task_envs import task_envs
+
+
+class BalanceTask(Task):
+    model_file = "cartpole.xml"
+    frame_skip = 2
+    weight = Param(1.0, "weight of reward_up")
+
+    def bind(self, physics):
+        super().bind(physics)
+        self._actuation = Actuation.ctrl(physics, ["push"])
+
+    def actuation(self):
+        return self._actuation
+
+    def reset_rows(self, rows, rngs):
+        for r, rng in zip(rows, rngs, strict=True):
+            self.physics.set_qpos("hinge", rng.uniform(-0.1, 0.1), [r])
+
+    def reward(self, action):
+        up = self.weight * np.cos(self.physics.qpos("hinge"))
+        return up, {"reward_up": up}
+
+
+def hold(env, **kwargs):
+    return HoldStill()
+
+
+class HoldStill:
+    def reset(self, env, rows):
+        pass
+
+    def act(self, env, obs):
+        return np.zeros((env.num_envs, 1))
+
+
+BalanceEnv, BalanceVectorEnv = task_envs(
+    BalanceTask, "Me/Balance-v0", "Balance a pole.\\n\\n{arguments}", module=__name__,
+    max_episode_steps=50, summary="balance the cart-pole upright", baselines={"hold": f"{__name__}:hold"},
+)
+'''
+
+
+def test_the_commands_serve_a_users_own_task(tmp_path, monkeypatch, capsys):
+    """`robodyn ... module:Id` imports the user's module (from the directory the command runs
+    in), whose import registers the task; its declared baselines are the command's too."""
+    (tmp_path / "user_balance_tasks.py").write_text(USER_TASK)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the command adds the directory: undo it
+    assert main(["eval", "user_balance_tasks:Me/Balance-v0", "--episodes", "2", "--num-envs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "hold" in out and "mean return" in out  # the task's own baseline, run by default
+    doc = json.loads((tmp_path / "runs" / "eval-Balance-v0" / "results.json").read_text())
+    assert doc["env_id"] == "Me/Balance-v0" and set(doc["policies"]) == {"hold"}
+    assert main(["list"]) == 0 and "Me/Balance-v0" in capsys.readouterr().out
+    args = ["train", "Me/Balance-v0", "--timesteps", "64", "--num-envs", "2", "--no-progress"]
+    assert main(args) == 0  # registered now: the id alone
+    assert (tmp_path / "runs" / "train-Balance-v0-ppo" / "ppo.zip").is_file()
+    assert main(["eval", "no_such_module:Me/X-v0"]) == 2
+    assert "cannot import 'no_such_module'" in capsys.readouterr().err
