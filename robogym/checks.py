@@ -83,3 +83,17 @@ def check_real(name: str, value, bounds: Bounds = Bounds()) -> float:
     if not math.isfinite(v) or v not in bounds:
         raise InvalidArgumentError(f"{name} must be finite and in {bounds}, got {value!r}")
     return v
+
+
+DTYPES = ("float64", "float32")
+
+
+def check_dtype(name: str, value) -> np.dtype:
+    """A space dtype: float64 (the engine's) or float32 (a str, a numpy type or a dtype)."""
+    try:
+        dtype = np.dtype(value)
+    except TypeError:
+        raise ArgumentTypeError(f"{name} must be one of {DTYPES}, got {value!r}") from None
+    if dtype.name not in DTYPES:
+        raise InvalidArgumentError(f"{name} must be one of {DTYPES}, got {value!r}")
+    return dtype

@@ -11,9 +11,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
+from gymnasium import spaces
 
 from engine.simulator import Snapshot
-from robogym.checks import check_count
+from robogym.checks import check_count, check_dtype
 from robogym.errors import (
     ActionTypeError,
     ArgumentTypeError,
@@ -51,16 +52,19 @@ KINDS = {"env": "a single env (RoboDynEnv)", "vector": "a vector env (RoboDynVec
 class EnvCore:
     """B environments of one task, stepped together."""
 
-    def __init__(self, task: Task, num_envs: int, nthread: int | None = None):
+    def __init__(self, task: Task, num_envs: int, nthread: int | None = None, dtype=np.float64):
         self.num_envs = check_count("num_envs", num_envs)
+        # the spaces' dtype: what observations are handed out as and actions are expected in
+        # (the physics, the task and the snapshots stay float64)
+        self.dtype = check_dtype("dtype", dtype)
         self.task = task
         self.physics = Physics(asset_path(task.model_file), self.num_envs, nthread)
         self.elapsed = np.zeros(self.num_envs, dtype=np.int64)
         task.elapsed = self.elapsed  # (B,) env steps since each row's reset, counted here
         task.bind(self.physics)
         task.allocate_state()
-        self.action_space = task.action_space()
-        self.observation_space = task.observation_space()
+        self.action_space = _with_dtype(task.action_space(), self.dtype)
+        self.observation_space = _with_dtype(task.observation_space(), self.dtype)
         self.rngs = [np.random.default_rng() for _ in range(self.num_envs)]
         self.dt = self.physics.timestep * task.frame_skip
 
@@ -280,6 +284,13 @@ class EnvCore:
         want = {name: (v.dtype, v.shape[1:]) for name, v in ours_state.items()}
         _check_arrays("task state", snap.task_state, want, k)
         _check_arrays("extra state", snap.extra, extra, k)
+
+
+def _with_dtype(space: spaces.Box, dtype: np.dtype) -> spaces.Box:
+    """A Box space with its bounds in `dtype`."""
+    if space.dtype == dtype:
+        return space
+    return spaces.Box(low=space.low.astype(dtype), high=space.high.astype(dtype), dtype=dtype)
 
 
 def held_wrappers(snap: EnvSnapshot) -> str | None:

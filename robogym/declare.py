@@ -161,7 +161,9 @@ with the task's keywords:
 
 {parameter_table(params)}
 
-and the env's own: render_mode (None or "rgb_array"), width=640 and height=480 (pixels);
+and the env's own: render_mode (None or "rgb_array"), width=640 and height=480 (pixels),
+dtype (the spaces' float64 or float32: float32 observations are the float64 ones rounded,
+for libraries that prefer it; the physics stays float64);
 the vector env also takes autoreset_mode (NEXT_STEP, SAME_STEP, DISABLED), nthread and
 max_episode_steps (the single env takes the registered episode length; `gym.make`'s own
 max_episode_steps argument sets it instead). A value outside what a keyword allows, a

@@ -23,7 +23,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from robogym.checks import check_count, check_seed
+from robogym.checks import check_count, check_dtype, check_seed
 from robogym.core import EnvCore, EnvSnapshot, held_wrappers
 from robogym.errors import ArgumentTypeError, InvalidArgumentError, ResetNeededError, SnapshotError
 from robogym.gymshim import WRAPPER_STATE, make_max_episode_steps, prime_checker, seeding, set_seeding
@@ -32,7 +32,7 @@ from robogym.render import EnvFrames, RenderModes
 from robogym.task import Task
 
 # the keywords of RoboDynEnv itself; every other keyword is the task's
-ENV_KEYWORDS = ("max_episode_steps", "render_mode", "width", "height")
+ENV_KEYWORDS = ("max_episode_steps", "render_mode", "width", "height", "dtype")
 
 
 class RoboDynEnv(gym.Env):
@@ -47,14 +47,16 @@ class RoboDynEnv(gym.Env):
         render_mode: str | None = None,
         width: int = 640,
         height: int = 480,
+        dtype=np.float64,
         **task_kwargs,
     ):
         if max_episode_steps is not None:
             check_count("max_episode_steps", max_episode_steps)
+        dtype = check_dtype("dtype", dtype)
         self.task_class.check_parameters(task_kwargs, ENV_KEYWORDS, type(self).__name__)
         self.task = self.task_class(**task_kwargs)
         self._task_kwargs = dict(task_kwargs)
-        self.core = EnvCore(self.task, num_envs=1, nthread=1)
+        self.core = EnvCore(self.task, num_envs=1, nthread=1, dtype=dtype)
         self.action_space = self.core.action_space
         self.observation_space = self.core.observation_space
         self.metadata = dict(self.metadata, render_fps=int(round(1.0 / self.core.dt)))
@@ -100,7 +102,7 @@ class RoboDynEnv(gym.Env):
             raise
         self._obs = self.task.observe()[0]
         self._started = True
-        return self._obs.copy(), self._info(self.task.metrics())
+        return self._obs.astype(self.core.dtype), self._info(self.task.metrics())
 
     def step(self, action):
         if not self._started:
@@ -114,7 +116,7 @@ class RoboDynEnv(gym.Env):
             and self.max_episode_steps is not None
             and bool(self.core.elapsed[0] >= self.max_episode_steps)
         )
-        return self._obs.copy(), float(reward[0]), term, truncated, self._info(info)
+        return self._obs.astype(self.core.dtype), float(reward[0]), term, truncated, self._info(info)
 
     @staticmethod
     def _info(info: dict) -> dict:
@@ -170,6 +172,7 @@ class RoboDynEnv(gym.Env):
                 render_mode=self.render_mode,
                 width=w,
                 height=h,
+                dtype=self.core.dtype.name,
             ),
             "snapshot": self.snapshot() if self._started else None,  # an env never reset has none
             "spec": self.spec,

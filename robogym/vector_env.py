@@ -29,7 +29,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from robogym.checks import check_count, check_seed, is_int
+from robogym.checks import check_count, check_dtype, check_seed, is_int
 from robogym.core import EnvCore, EnvSnapshot
 from robogym.env import check_options
 from robogym.errors import ArgumentTypeError, InvalidArgumentError, ResetNeededError
@@ -64,6 +64,7 @@ VECTOR_KEYWORDS = (
     "width",
     "height",
     "nthread",
+    "dtype",
 )
 RESET_OPTIONS = ("reset_mask",)
 
@@ -87,16 +88,18 @@ class RoboDynVectorEnv(VectorEnv):
         width: int = 640,
         height: int = 480,
         nthread: int | None = None,
+        dtype=np.float64,
         **task_kwargs,
     ):
         self.autoreset_mode = _autoreset_mode(autoreset_mode)
         check_count("num_envs", num_envs)
         if max_episode_steps is not None:
             check_count("max_episode_steps", max_episode_steps)
+        dtype = check_dtype("dtype", dtype)
         self.task_class.check_parameters(task_kwargs, VECTOR_KEYWORDS, type(self).__name__)
         self.task = self.task_class(**task_kwargs)
         self._task_kwargs = dict(task_kwargs)
-        self.core = EnvCore(self.task, num_envs=num_envs, nthread=nthread)
+        self.core = EnvCore(self.task, num_envs=num_envs, nthread=nthread, dtype=dtype)
         self.num_envs = self.core.num_envs
         if max_episode_steps is None:
             max_episode_steps = registered_max_episode_steps(type(self))
@@ -158,7 +161,7 @@ class RoboDynVectorEnv(VectorEnv):
         self._done[rows] = False
         self._obs[rows] = self.task.observe()[rows]
         info = self._batch_info(self.task.metrics(), rows)
-        return self._obs.copy(), info
+        return self._obs.astype(self.core.dtype), info
 
     def _check_mask(self, mask) -> np.ndarray:
         want = f"a bool numpy array of shape ({self.num_envs},)"
@@ -228,7 +231,7 @@ class RoboDynVectorEnv(VectorEnv):
             rows = np.flatnonzero(done)
             final_obs = np.full(self.num_envs, None, dtype=object)
             for r in rows:
-                final_obs[r] = obs[r].copy()
+                final_obs[r] = obs[r].astype(self.core.dtype)
             out_info["final_obs"] = final_obs
             out_info["_final_obs"] = done.copy()
             out_info["final_info"] = self._batch_info(info, rows)
@@ -247,7 +250,7 @@ class RoboDynVectorEnv(VectorEnv):
         else:
             self._done = done
         self._obs = obs
-        return obs.copy(), reward, terminated, truncated, out_info
+        return obs.astype(self.core.dtype), reward, terminated, truncated, out_info
 
     def _restart(self, rows, obs, reward, terminated, truncated, info) -> None:
         """NEXT_STEP's reset of `rows` (their action was ignored): in place, each row of the
@@ -331,6 +334,7 @@ class RoboDynVectorEnv(VectorEnv):
             width=self._frames.size[0],
             height=self._frames.size[1],
             nthread=self._nthread,
+            dtype=self.core.dtype.name,
         )
         snap = self.snapshot() if self._started else None  # an env never reset has none
         return {"kwargs": kwargs, "snapshot": snap, "started": self._started, "spec": self.spec}

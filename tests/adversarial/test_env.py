@@ -332,6 +332,21 @@ HUMANOID, QUADRUPED = "RoboDyn/Humanoid-v0", "RoboDyn/Quadruped-v0"
 
 
 @pytest.mark.parametrize(
+    ("dtype", "error", "match"),
+    [
+        ("float16", InvalidArgumentError, r"dtype must be one of \('float64', 'float32'\), got 'float16'"),
+        (np.int32, InvalidArgumentError, r"dtype must be one of .* got <class 'numpy.int32'>"),
+        ("double-ish", ArgumentTypeError, r"dtype must be one of .* got 'double-ish'"),
+        (3.5, ArgumentTypeError, r"dtype must be one of .* got 3.5"),
+    ],
+)
+def test_a_space_dtype_other_than_float64_or_float32_is_refused(dtype, error, match):
+    spec = gym.spec(ID)
+    assert_refused(lambda: gym.make(ID, dtype=dtype), error, match, spec)
+    assert_refused(lambda: gym.make_vec(ID, num_envs=2, dtype=dtype), error, match, spec)
+
+
+@pytest.mark.parametrize(
     ("env_id", "kwargs", "error", "match"),
     [
         # the friction draw U(0.4, 1) about the floor's 1.0 turns negative beyond scale 5/3

@@ -110,6 +110,26 @@ def test_sb3_check_env_passes(env_id):
     assert _warnings_from(sb3_check_env, env.unwrapped, "dtype float64") == []
 
 
+def test_float32_spaces_for_rl_libraries(env_id):
+    """dtype=float32: SB3's check_env has nothing to say, the observations are the float64
+    env's cast to float32 (the physics stays float64), a float32 action acts as its float64
+    value, and the vector env and a pickled copy keep the dtype."""
+    env, ref = gym.make(env_id, dtype="float32"), gym.make(env_id)
+    assert env.observation_space.dtype == env.action_space.dtype == np.float32
+    assert _warnings_from(sb3_check_env, env.unwrapped, "never") == []
+    a, _ = env.reset(seed=2)
+    b, _ = ref.reset(seed=2)
+    np.testing.assert_array_equal(a, b.astype(np.float32))
+    for action in _actions(env, 3, seed=1).astype(np.float32):
+        a = env.step(action)[0]
+        b = ref.step(action.astype(np.float64))[0]
+        assert a.dtype == np.float32
+        np.testing.assert_array_equal(a, b.astype(np.float32))
+    vec = gym.make_vec(env_id, num_envs=2, dtype=np.float32)
+    assert vec.reset(seed=0)[0].dtype == np.float32
+    assert pickle.loads(pickle.dumps(vec)).observation_space.dtype == np.float32
+
+
 def test_passive_checker_raises_no_warning(env_id):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
