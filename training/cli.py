@@ -74,9 +74,27 @@ def _one_line(message: str) -> str:
     return " ".join(line.strip() for line in message.splitlines() if line.strip())
 
 
+class _Help(argparse.HelpFormatter):
+    """Every option's help ends with its default, unless the help already says it or there is
+    none to say (a flag, None)."""
+
+    def _get_help_string(self, action) -> str:
+        text = action.help or ""
+        default = action.default
+        nothing = default is None or default is False or default is argparse.SUPPRESS or default in ({}, [])
+        if "default" in text or nothing:
+            return text
+        shown = f"{default:,}".replace(",", "_") if isinstance(default, int) else default
+        return f"{text} (default {shown})" if text else f"(default {shown})"
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse's parser, reporting a usage error as one line, `robodyn: error: ...`, with
     exit code 2 (argparse prints the whole usage first)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _Help)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
         self.exit(2, f"robodyn: error: {_one_line(message)} (see `{self.prog} --help`)\n")
@@ -120,8 +138,13 @@ def _parser() -> argparse.ArgumentParser:
         help="random, a baseline (pd, mpc) or an SB3 model .zip; repeat to compare. Default: every "
         "baseline of the task and every policy saved for it in training/policies/",
     )
-    s.add_argument("--episodes", type=_count(1), default=10)
-    s.add_argument("--num-envs", type=_count(1), default=8)
+    s.add_argument("--episodes", type=_count(1), default=10, help="episodes of each policy")
+    s.add_argument(
+        "--num-envs",
+        type=_count(1),
+        default=8,
+        help="environments stepped together: episodes run in blocks of it",
+    )
     s.add_argument("--seed", type=_count(0), default=0, help="episode k starts from seed + k")
     which = s.add_mutually_exclusive_group()
     which.add_argument("--scenario", help="one of the task's fixed scenarios (its env keywords)")
@@ -157,9 +180,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--algo", choices=("ppo", "sac"), default=None, help="default ppo, or the algorithm of --init"
     )
-    s.add_argument("--timesteps", type=_count(1), default=1_000_000)
-    s.add_argument("--num-envs", type=_count(1), default=64)
-    s.add_argument("--seed", type=_count(0), default=0)
+    s.add_argument("--timesteps", type=_count(1), default=1_000_000, help="environment steps to train for")
+    s.add_argument("--num-envs", type=_count(1), default=64, help="environments of the training vector env")
+    s.add_argument("--seed", type=_count(0), default=0, help="seed of the run (envs, policy, sampling)")
     s.add_argument(
         "--out", type=Path, default=None, help="output directory (default runs/train-<env>-<algo>)"
     )
@@ -190,7 +213,7 @@ def _parser() -> argparse.ArgumentParser:
         "sweep", help="train one run per seed and setting (on Ray with --ray), evaluate each, and tabulate"
     )
     s.add_argument("env", help="environment id, e.g. RoboDyn/Crane-v0")
-    s.add_argument("--algo", choices=("ppo", "sac"), default="ppo")
+    s.add_argument("--algo", choices=("ppo", "sac"), default="ppo", help="the algorithm of every run")
     s.add_argument("--seeds", default="0..4", help="A..B (inclusive), a list 0,3,7, or both (default 0..4)")
     s.add_argument(
         "--set",
@@ -202,7 +225,7 @@ def _parser() -> argparse.ArgumentParser:
         "repeat to cross several",
     )
     s.add_argument("--timesteps", type=_count(1), default=1_000_000, help="environment steps of each run")
-    s.add_argument("--num-envs", type=_count(1), default=64)
+    s.add_argument("--num-envs", type=_count(1), default=64, help="environments of each run's vector env")
     s.add_argument("--vecnormalize", action="store_true", help="normalize observations and rewards")
     s.add_argument("--env-kwargs", type=_json_object, default={}, help="task keywords as a JSON object")
     s.add_argument(
@@ -212,7 +235,9 @@ def _parser() -> argparse.ArgumentParser:
         "--checkpoint-every", type=_count(1), default=200_000, help="environment steps between checkpoints"
     )
     s.add_argument("--eval-episodes", type=_count(1), default=16, help="episodes of each run's evaluation")
-    s.add_argument("--eval-num-envs", type=_count(1), default=16)
+    s.add_argument(
+        "--eval-num-envs", type=_count(1), default=16, help="environments of each run's evaluation"
+    )
     s.add_argument(
         "--eval-seed", type=_count(0), default=1000, help="the evaluation's episode k starts from this + k"
     )

@@ -282,3 +282,23 @@ def test_the_commands_serve_a_users_own_task(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "runs" / "train-Balance-v0-ppo" / "ppo.zip").is_file()
     assert main(["eval", "no_such_module:Me/X-v0"]) == 2
     assert "cannot import 'no_such_module'" in capsys.readouterr().err
+
+
+def test_every_option_says_what_it_is_and_its_default():
+    """`robodyn CMD --help` gives every option a line of help, and the default of every
+    option that has one."""
+    from training.cli import _parser
+
+    commands = _parser()._subparsers._group_actions[0].choices
+    checked = 0
+    for name, command in commands.items():
+        options = " ".join(command.format_help().split()).split("options:", 1)[1]
+        for action in command._actions:
+            if not action.option_strings or action.dest == "help":
+                continue
+            assert action.help, f"robodyn {name} {action.option_strings[0]} has no help"
+            if action.default not in (None, False) and action.default != {} and action.default != []:
+                entry = options.split(f" {action.option_strings[0]} ", 1)[1].split(" --", 1)[0]
+                assert "default" in entry, (name, action.option_strings[0], entry)
+            checked += 1
+    assert checked > 40
