@@ -1,9 +1,9 @@
 """Stage 9, collision narrow phase: MuJoCo's general convex collider (mjc_Convex with its
 native CCD, as the MuJoCo 4.0.0 binary runs it) for the geom pairs that have no closed-form
-collider (`CONVEX_PAIRS`): sphere : ellipsoid, capsule : ellipsoid, ellipsoid : ellipsoid /
-cylinder / box, sphere : mesh and ellipsoid : mesh, for which MuJoCo returns one contact,
-and capsule : cylinder, cylinder : cylinder, cylinder : box and capsule / cylinder / box /
-mesh : mesh, whose first contact 4.0.0 follows with its multi-contact search
+collider (`CONVEX_PAIRS`, engine/sizes.py): sphere : ellipsoid, capsule : ellipsoid,
+ellipsoid : ellipsoid / cylinder / box, sphere : mesh and ellipsoid : mesh, for which MuJoCo
+returns one contact, and capsule : cylinder, cylinder : cylinder, cylinder : box and capsule /
+cylinder / box / mesh : mesh, whose first contact 4.0.0 follows with its multi-contact search
 (engine/collision_multi.py: up to 2 (with a capsule), else 4, contacts on aligned faces and
 edges). A mesh is its convex hull (engine/collision_mesh.py: support function, hull copy).
 It also collides each triangular prism of a height field with a geom, one contact each
@@ -69,9 +69,10 @@ local axes); every point and direction here is world-frame but the `l` of the su
 No allocation: the work arrays are the row's Data scratch (`ccd` in collision_driver): the
 two objects, the GJK simplex (and the last simplex kept for the multi-contact search), the
 polytope's vertices, faces, face map, horizon and its search stack, and the multi-contact
-search's work rows. The polytope holds at most 5 + ccd_iterations vertices and 6 ccd_iterations
-faces, as MuJoCo sizes it (`ccd_sizes`). MuJoCo's horizon search is recursive; here it is a
-loop over an explicit stack that visits the faces in the same order.
+search's work rows (their layouts in engine/sizes.py). The polytope holds at most
+5 + ccd_iterations vertices and 6 ccd_iterations faces, as MuJoCo sizes it (`ccd_sizes`).
+MuJoCo's horizon search is recursive; here it is a loop over an explicit stack that visits
+the faces in the same order.
 
 Not reproduced (no contact here where 4.0.0 restarts from an edge of the triangle: its
 originOnEdge / polytope2 fallback): a hexahedron face through the origin (within ~1e-15)
@@ -79,16 +80,61 @@ in polytope3. Not met in 16,000 random pairs.
 
 Not built, and refused at load: SDFs; MuJoCo's libccd path (`<flag nativeccd="disable">`);
 pairs needing the multi-contact search with a mesh whose hull vertex lies in more than
-collision_multi.MAXDEG polygons or whose polygon has more than collision_multi.MAXFACE
-vertices (the search's work rows are fixed).
+sizes.MAXDEG polygons or whose polygon has more than sizes.MAXFACE vertices (the search's
+work rows are fixed).
 """
 
 import math
 
 from engine import collision_mesh as CM
 from engine import collision_multi as M
-from engine.collision_primitive import (
+from engine.collision_primitive import normalized
+from engine.jit import kernel, outline
+from engine.sizes import (
+    CENTER,
     DIST,
+    FACE_DIST2,
+    FACEID_ADJ,
+    FACEID_INDEX,
+    FACEID_VERT,
+    LIST_COUNT,
+    LIST_HZN_EDGE,
+    LIST_HZN_FACE,
+    LIST_MAP,
+    LIST_STACK_EDGE,
+    LIST_STACK_FACE,
+    LIST_STACK_NEXT,
+    MODE_LINE,
+    MODE_POINT,
+    MODE_SHAPE,
+    NEDGES,
+    NFACES,
+    NMAP,
+    NORMAL,
+    NVERTS,
+    OBJ_MARGIN,
+    OBJ_MAT,
+    OBJ_MODE,
+    OBJ_POS,
+    OBJ_PRISM,
+    OBJ_SIZE,
+    OBJ_TYPE,
+    OBJ_WIDTH,
+    POS,
+    R_D,
+    R_X1,
+    R_X2,
+    SAVED,
+    T_VERTINDEX,
+    TANGENT,
+    VERT,
+    VERT1,
+    VERT2,
+    VERT_I1,
+    VERT_I2,
+)
+from engine.spatial import MINVAL, cross, mtv3, mv3
+from engine.types import (
     GEOM_BOX,
     GEOM_CAPSULE,
     GEOM_CYLINDER,
@@ -96,33 +142,8 @@ from engine.collision_primitive import (
     GEOM_HFIELD,
     GEOM_MESH,
     GEOM_SPHERE,
-    NORMAL,
-    POS,
-    TANGENT,
-    normalized,
 )
-from engine.jit import kernel, outline
-from engine.spatial import MINVAL, cross, mtv3, mv3
 
-# (type1, type2), type1 <= type2: pairs MuJoCo hands to mjc_Convex and this module collides
-CONVEX_PAIRS = frozenset(
-    {
-        (GEOM_SPHERE, GEOM_ELLIPSOID),
-        (GEOM_CAPSULE, GEOM_ELLIPSOID),
-        (GEOM_ELLIPSOID, GEOM_ELLIPSOID),
-        (GEOM_ELLIPSOID, GEOM_CYLINDER),
-        (GEOM_ELLIPSOID, GEOM_BOX),
-        (GEOM_CAPSULE, GEOM_CYLINDER),
-        (GEOM_CYLINDER, GEOM_CYLINDER),
-        (GEOM_CYLINDER, GEOM_BOX),
-        (GEOM_SPHERE, GEOM_MESH),
-        (GEOM_CAPSULE, GEOM_MESH),
-        (GEOM_ELLIPSOID, GEOM_MESH),
-        (GEOM_CYLINDER, GEOM_MESH),
-        (GEOM_BOX, GEOM_MESH),
-        (GEOM_MESH, GEOM_MESH),
-    }
-)
 # (type1, type2) -> most contacts (maxContacts of mjc_Convex, 4.0.0): 1 with a sphere or an
 # ellipsoid; capsule : cylinder 2, cylinder : cylinder and cylinder : box 4 (1 with
 # `<flag multiccd="disable">`), through the multi-contact search (collision_multi)
@@ -146,80 +167,6 @@ MINVAL2 = MINVAL * MINVAL  # mjMINVAL^2; also mjMINDIST2/3/4 in double precision
 MAXVAL2 = 1e20  # mjMAXVAL^2
 MAX_LIMIT = 1.7976931348623157e308  # mjMAX_LIMIT (DBL_MAX)
 EPA_MAX_ITERATIONS = 1000  # EPA runs at most min(ccd_iterations, 1000) iterations
-
-# one object (mjCCDObj): a row of OBJ_WIDTH numbers
-OBJ_TYPE = 0  # geom type
-OBJ_MODE = 1  # MODE_SHAPE, or MODE_POINT / MODE_LINE while a sphere / capsule is shrunk
-OBJ_MARGIN = 2  # the pair's margin + gap: each geom is inflated by half of it
-OBJ_SIZE = 3  # geom_size (3)
-OBJ_POS = 6  # geom centre, world (3)
-OBJ_MAT = 9  # geom orientation, world, row-major (9)
-OBJ_PRISM = 3  # a height field's prism (collision_hfield): 6 vertices (18), in place of the above
-OBJ_WIDTH = 21  # then, for a mesh, its hull (collision_mesh.init_tail)
-MODE_SHAPE = 0
-MODE_POINT = 1
-MODE_LINE = 2
-
-# one vertex of the simplex or polytope: a row of 9 numbers
-VERT = 0  # S_A(d) - S_B(-d), the Minkowski-difference point
-VERT1 = 3  # S_A(d), the point on geom 1
-VERT2 = 6  # S_B(-d), the point on geom 2
-VERT_I1 = 9  # a mesh's vertex that gave VERT1 (its vertindex), -1 for other types
-VERT_I2 = 10  # ... VERT2
-VERT_WIDTH = 11
-SIMPLEX_ROWS = 8  # GJK simplex (rows 0-3), polytope centre (row 4, columns VERT), GJK's last
-CENTER = 4  # simplex kept for the multi-contact search (rows 5-7: EPA may rewrite rows 0-3)
-SAVED = 5
-
-# one face of the polytope: FACE_WIDTH numbers (v: projection of the origin onto the face,
-# outward, also the face normal; dist2 = |v|^2) and FACEID_WIDTH integers
-FACE_DIST2 = 3
-FACE_WIDTH = 4
-FACEID_VERT = 0  # three vertex indices
-FACEID_ADJ = 3  # adjacent faces across edges (v1, v2), (v2, v3), (v3, v1)
-FACEID_INDEX = 6  # position in the face map; -1 not in it; -2 deleted from the polytope
-FACEID_WIDTH = 7
-
-# rows of the integer list array (LIST_ROWS, nccdface)
-LIST_MAP = 0  # faces that may still be the nearest (MuJoCo's map)
-LIST_HZN_FACE = 1  # horizon: faces beyond the visible region ...
-LIST_HZN_EDGE = 2  # ... and their edge on the horizon
-LIST_STACK_FACE = 3  # depth-first horizon search: face ...
-LIST_STACK_EDGE = 4  # ... the edge it was entered through ...
-LIST_STACK_NEXT = 5  # ... and the next of its two other edges to visit (1, 2; 3 done)
-LIST_COUNT = 6  # [nverts, nfaces, nmap, nedges] of the polytope
-LIST_ROWS = 7
-NVERTS = 0
-NFACES = 1
-NMAP = 2
-NEDGES = 3
-
-
-def ccd_sizes(iterations: int) -> tuple[int, int]:
-    """(vertices, faces) of the EPA polytope for opt.ccd_iterations (mjc_ccdSize); at least
-    4 faces, as the face lists' last row holds the polytope's four counts."""
-    return 5 + int(iterations), max(6 * int(iterations), 4)
-
-
-def has_convex_pair(m) -> bool:
-    """Whether a Model (engine.model.Model) has a candidate pair (cpair_geom) of CONVEX_PAIRS:
-    whether it needs this collider, its work space and the collision_convex unit."""
-    return any(convex_pair_kinds(m))
-
-
-def convex_pair_kinds(m) -> tuple[bool, bool]:
-    """(whether a candidate pair of a Model is one of CONVEX_PAIRS other than a height field,
-    whether one is a height field against a convex geom): the pair units it needs."""
-    types = m.geom_type[m.cpair_geom] if len(m.cpair_geom) else ()
-    convex = hfield = False
-    for t1, t2 in types:
-        # a height-field pair collides each prism through this collider (collision_hfield)
-        if int(t1) == GEOM_HFIELD:
-            hfield = True
-        elif (int(t1), int(t2)) in CONVEX_PAIRS:
-            convex = True
-    return convex, hfield
-
 
 # ---- 3-vectors as tuples -------------------------------------------------------------------------
 
@@ -281,8 +228,8 @@ def _put_vertex(a, i, v, v1, v2):
 @kernel
 def _put_index(a, i, obj1, obj2):
     """Record the mesh vertices the last supports of obj1 and obj2 found (vertindex)."""
-    a[i, VERT_I1] = obj1[OBJ_WIDTH + CM.T_VERTINDEX] if int(obj1[OBJ_TYPE]) == GEOM_MESH else -1.0
-    a[i, VERT_I2] = obj2[OBJ_WIDTH + CM.T_VERTINDEX] if int(obj2[OBJ_TYPE]) == GEOM_MESH else -1.0
+    a[i, VERT_I1] = obj1[OBJ_WIDTH + T_VERTINDEX] if int(obj1[OBJ_TYPE]) == GEOM_MESH else -1.0
+    a[i, VERT_I2] = obj2[OBJ_WIDTH + T_VERTINDEX] if int(obj2[OBJ_TYPE]) == GEOM_MESH else -1.0
 
 
 @kernel
@@ -1521,7 +1468,7 @@ def _ccd(ws, tolerance, iterations, maxcon):
                 # 4.0.0: the multi-contact search also follows a shallow contact
                 nm = _multi(ws, maxcon, nsimplex, x1, x2)
                 if nm > 0:  # (one found replaces the first contact)
-                    return _min_dist(poly, nm), nm, M._get(poly, M.R_X1), M._get(poly, M.R_X2)
+                    return _min_dist(poly, nm), nm, M._get(poly, R_X1), M._get(poly, R_X2)
             return dist, nx, x1, x2
         # deep: GJK and EPA on the full shapes
     dist, nsimplex, separated, nx, x1, x2 = _gjk(
@@ -1545,16 +1492,16 @@ def _ccd(ws, tolerance, iterations, maxcon):
             if found and maxcon >= 2:
                 nm = _multi(ws, maxcon, 3, x1, x2)  # the features of EPA's face
                 if nm > 0:
-                    return _min_dist(poly, nm), nm, M._get(poly, M.R_X1), M._get(poly, M.R_X2)
+                    return _min_dist(poly, nm), nm, M._get(poly, R_X1), M._get(poly, R_X2)
     return dist, nx, x1, x2
 
 
 @kernel
 def _min_dist(poly, n):
     """The smallest distance of the multi-contact search's n pairs (mjc_ccd's return)."""
-    d = poly[M.R_D, 0]
+    d = poly[R_D, 0]
     for k in range(1, n):
-        d = min(d, poly[M.R_D + k, 0])
+        d = min(d, poly[R_D + k, 0])
     return d
 
 
@@ -1583,7 +1530,7 @@ def _penetration(con, ws, margin, tolerance, iterations, maxcon):
         return 1
     poly = ws[6]
     for k in range(nx):
-        _put_contact(con, k, M._get(poly, M.R_X1 + k), M._get(poly, M.R_X2 + k), poly[M.R_D + k, 0], margin)
+        _put_contact(con, k, M._get(poly, R_X1 + k), M._get(poly, R_X2 + k), poly[R_D + k, 0], margin)
     return nx
 
 

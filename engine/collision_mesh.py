@@ -39,53 +39,25 @@ seeds and the hull graph, so that its support function reads only the row.
 
 import math
 
-import numpy as np
-
-from engine.collision_primitive import DIST, GEOM_MESH, NORMAL, POS, TANGENT
 from engine.jit import kernel
+from engine.sizes import (
+    DIST,
+    NORMAL,
+    POS,
+    T_DATA,
+    T_HILL,
+    T_MESHINDEX,
+    T_NGRAPH,
+    T_NPOLY,
+    T_NPOLYMAP,
+    T_NVERT,
+    T_POLY,
+    T_VERTINDEX,
+    TANGENT,
+)
 
 HILLCLIMB_MIN = 10  # mjMESH_HILLCLIMB_MIN: fewer vertices are searched exhaustively
 FLT_MAX = 3.4028234663852886e38
-
-# the mesh part of a convex-collider object row (after collision_convex.OBJ_WIDTH numbers)
-T_VERTINDEX = 0  # vertex (global in the mesh) the last support call found, -1 none
-T_MESHINDEX = 1  # hull vertex (graph-local id) the last hill climb ended on, -1 none
-T_NVERT = 2  # number of vertices
-T_HILL = 3  # 1: hill climbing on the graph; 0: every vertex
-T_NGRAPH = 4  # length of the copied graph
-T_NPOLY = 5  # number of polygons
-T_NPOLYMAP = 6  # length of the vertex-to-polygon map
-T_POLY = 7  # where the polygon block starts (below)
-T_DATA = 8  # vertices (3 nvert), the grid seeds (27), the graph (ngraph), then the polygon
-# block: per vertex its first polygon in the map and their number (2 nvert), the map
-# (npolymap), per polygon its normal (3), first vertex in the vertex list and number of
-# vertices (5 npoly), the vertex list
-
-
-def _graph_length(m, mesh: int) -> int:
-    """Length of mesh `mesh`'s part of mesh_graph (0 without a hull)."""
-    adr = int(m.mesh_graphadr[mesh])
-    if adr < 0:
-        return 0
-    later = [int(a) for a in m.mesh_graphadr if int(a) > adr]
-    return (min(later) if later else len(m.mesh_graph)) - adr
-
-
-def tail_width(m) -> int:
-    """Numbers the largest colliding mesh (a mesh geom of a candidate pair) needs after a
-    convex-collider object row's geom part; visual meshes need none."""
-    width = 0
-    colliding = {int(m.geom_dataid[g]) for g in np.unique(m.cpair_geom) if m.geom_type[g] == GEOM_MESH}
-    for k in sorted(colliding):
-        nvert = int(m.mesh_vertnum[k])
-        vadr = int(m.mesh_vertadr[k])
-        npoly = int(m.mesh_polynum[k])
-        padr = int(m.mesh_polyadr[k])
-        npolymap = int(sum(int(m.mesh_polymapnum[vadr + i]) for i in range(nvert)))
-        npolyvert = int(sum(int(m.mesh_polyvertnum[padr + i]) for i in range(npoly)))
-        polyblock = 2 * nvert + npolymap + 5 * npoly + npolyvert
-        width = max(width, T_DATA + 3 * nvert + 27 + _graph_length(m, k) + polyblock)
-    return width
 
 
 @kernel

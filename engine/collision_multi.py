@@ -47,14 +47,36 @@ The 4.0.0 rules, read back from the binary (each differs from the 3.12 source wh
 Frames: world frame throughout; `mat` row-major with the local axes as columns.
 
 No allocation: the work array `poly` (POLY_ROWS, 3) of the row's Data scratch holds normals,
-edges, faces, clipping planes, the polygons and the witness points (rows R_*).
+edges, faces, clipping planes, the polygons and the witness points (rows R_*, engine/sizes.py).
 """
 
 import math
 
 from engine import collision_mesh as CM
-from engine.collision_primitive import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_MESH, MINVAL
 from engine.jit import kernel
+from engine.sizes import (
+    MAXDEG,
+    MAXFACE,
+    POLY_MAX,
+    R_D,
+    R_E,
+    R_EV,
+    R_F1,
+    R_F2,
+    R_I1,
+    R_I2,
+    R_N1,
+    R_N2,
+    R_PA,
+    R_PB,
+    R_PN,
+    R_V1,
+    R_V2,
+    R_X1,
+    R_X2,
+)
+from engine.spatial import MINVAL
+from engine.types import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_MESH
 
 FACE_TOL = 0.996  # mjFACE_TOL: cos of the largest angle between aligned faces (~5.1 deg)
 EDGE_TOL = 0.0888  # mjEDGE_TOL: |cos| of the largest angle between an edge and a face (~5.1 deg)
@@ -98,28 +120,6 @@ SIN16 = (
     -0.38268343236509,
 )
 NCAP = 16
-
-# rows of the work array
-MAXDEG = 16  # most face normals or edges of one feature (a mesh vertex's polygons)
-MAXFACE = 32  # most vertices of one face (a cap's 16-gon, a mesh polygon)
-R_N1 = 0  # face normals of geom 1 (MAXDEG)
-R_N2 = R_N1 + MAXDEG  # face normals of geom 2 (MAXDEG)
-R_E = R_N2 + MAXDEG  # edge directions (MAXDEG)
-R_EV = R_E + MAXDEG  # edge end points (MAXDEG)
-R_I1 = R_EV + MAXDEG  # a mesh's polygon of each normal of geom 1 (column 0; MAXDEG)
-R_I2 = R_I1 + MAXDEG  # ... of geom 2 (MAXDEG)
-R_V1 = R_I2 + MAXDEG  # geom 1's simplex points (3)
-R_V2 = R_V1 + 3  # geom 2's simplex points (3)
-R_F1 = R_V2 + 3  # face of geom 1 (MAXFACE)
-R_F2 = R_F1 + MAXFACE  # face of geom 2 (MAXFACE)
-R_PN = R_F2 + MAXFACE  # clipping planes' normals (MAXFACE)
-POLY_MAX = 2 * MAXFACE  # vertices of a clipped polygon
-R_PA = R_PN + MAXFACE  # polygon buffers (2 x POLY_MAX)
-R_PB = R_PA + POLY_MAX
-R_X1 = R_PB + POLY_MAX  # witness points on geom 1 (4)
-R_X2 = R_X1 + 4  # witness points on geom 2 (4)
-R_D = R_X2 + 4  # distances (4, column 0)
-POLY_ROWS = R_D + 4
 
 
 @kernel

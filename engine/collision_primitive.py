@@ -35,27 +35,8 @@ binary; the one such collider is capsule : capsule (see collide_capsule_capsule)
 import math
 
 from engine.jit import kernel
+from engine.sizes import BOXBOX_MAXVERT, DIST, NORMAL, POS, TANGENT
 from engine.spatial import MINVAL, cross, mtv3, mv3
-
-# layout of one contact row of `con`
-POS = 0
-NORMAL = 3
-TANGENT = 6
-DIST = 9
-CON_WIDTH = 10
-CON_MAX = 50  # most contacts a collider here returns (a height-field pair: mjMAXCONPAIR)
-
-# mjtGeom type codes
-GEOM_PLANE = 0
-GEOM_HFIELD = 1
-GEOM_SPHERE = 2
-GEOM_CAPSULE = 3
-GEOM_ELLIPSOID = 4
-GEOM_CYLINDER = 5
-GEOM_BOX = 6
-GEOM_MESH = 7
-GEOM_SDF = 8
-
 
 # ---- small vector helpers (3-tuples in, 3-tuples out) -----------------------------------------
 
@@ -773,8 +754,6 @@ BOXBOX_PAREPS = 1e-16  # sin^2 of the edge angle below which an edge-cross axis 
 BOXBOX_SGNEPS = 1e-9  # axis component below which a supporting edge is ambiguous
 BOXBOX_DUPEPS = 1e-14  # squared relative radius for clipped-vertex deduplication
 BOXBOX_EDGEBIAS = 1e-6  # relative penalty of an edge axis on near-ties with a face axis
-BOXBOX_MAXVERT = 12  # vertex capacity of the clipped polygon (a clipped 4-gon has <= 8)
-BOXBOX_WORK = (3, BOXBOX_MAXVERT, 3)  # shape of the work array: two polygons, accepted points
 _MAXVAL = 1e10  # MuJoCo's mjMAXVAL
 
 

@@ -19,7 +19,6 @@ import numpy as np
 
 from engine import fields
 from engine import types as T
-from engine.collision_convex import CONVEX_PAIRS
 from engine.collision_driver import GEOM_TYPE_NAMES, candidate_pairs, mesh_too_large
 from engine.errors import ModelArgumentError, ModelError, ModelFileError
 from engine.fields import (  # noqa: F401 (the names the declarations use)
@@ -54,6 +53,7 @@ from engine.fields import (  # noqa: F401 (the names the declarations use)
     nv,
     nwrap,
 )
+from engine.sizes import CONVEX_PAIRS
 
 FLOAT = np.float64
 INT = np.int32

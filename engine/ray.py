@@ -41,7 +41,9 @@ lies below the grid's edge profile.
 
 import math
 
-from engine.collision_primitive import (
+from engine.jit import kernel
+from engine.spatial import MINVAL, cross, mtv3, mv3, unit3
+from engine.types import (
     GEOM_BOX,
     GEOM_CAPSULE,
     GEOM_CYLINDER,
@@ -50,8 +52,6 @@ from engine.collision_primitive import (
     GEOM_PLANE,
     GEOM_SPHERE,
 )
-from engine.jit import kernel
-from engine.spatial import MINVAL, cross, mtv3, mv3, unit3
 
 NO_HIT = (-1.0, 0.0, 0.0, 0.0)
 

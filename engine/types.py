@@ -24,6 +24,17 @@ DYN_INTEGRATOR = 1  # act_dot = ctrl
 DYN_FILTER = 2  # act_dot = (ctrl - act) / tau, act += h act_dot
 DYN_FILTEREXACT = 3  # the same act_dot, act integrated exactly over the step
 
+# geom types (mjtGeom)
+GEOM_PLANE = 0
+GEOM_HFIELD = 1
+GEOM_SPHERE = 2
+GEOM_CAPSULE = 3
+GEOM_ELLIPSOID = 4
+GEOM_CYLINDER = 5
+GEOM_BOX = 6
+GEOM_MESH = 7
+GEOM_SDF = 8
+
 # transmission types (mjtTrn)
 TRN_JOINT = 0
 TRN_TENDON = 3
