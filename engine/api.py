@@ -20,12 +20,17 @@ from engine import types as T
 from engine.binding import Bound, collision_unit, ensure_compiled
 from engine.collision_driver import GEOM_TYPE_NAMES
 from engine.constraint import contact_force as contact_force_row
-from engine.errors import ArgumentTypeError, IndexOutOfRangeError, InvalidArgumentError, RoboDynError
+from engine.errors import (
+    ArgumentTypeError,
+    IndexOutOfRangeError,
+    InvalidArgumentError,
+    RoboDynError,
+    UnsupportedModelError,
+)
 from engine.factor import mul_m
 from engine.forward import fwd_position, fwd_velocity
 from engine.jacobian import apply_ft, jac
 from engine.jit import entry
-from engine.model import UnsupportedModelError
 from engine.ptr import UNIT_SIGNATURE, call_unit, data_at, model_at
 from engine.rne import rne
 from engine.solver import constraint_update, mul_jar

@@ -57,15 +57,14 @@ flagged `exclude`: MuJoCo reports it but makes no constraint from it.
 from __future__ import annotations
 
 import numpy as np
-from numba import types
-from numba.extending import intrinsic
 
 from engine import collision_convex as C
 from engine import collision_hfield as H
 from engine import collision_mesh as CM
 from engine import collision_primitive as P
 from engine import types as T
-from engine.jit import kernel, pair_unit, unit, unit_call
+from engine.jit import kernel, pair_unit, unit
+from engine.ptr import call_pair_unit
 from engine.sizes import CONVEX_PAIRS, DIST, MAXDEG, MAXFACE, NORMAL, OBJ_WIDTH, POS, TANGENT
 
 MINMU = 1e-5  # MuJoCo's mjMINMU: smallest friction coefficient
@@ -479,18 +478,6 @@ def convex_pair(m, d, b, p):
         *pose2,
         (m.opt_ccd_tolerance, m.opt_ccd_iterations, m.cpair_maxcon[p]),
     )
-
-
-@intrinsic
-def call_pair_unit(typingctx, address, m, d, b, p):
-    """unit(m, d, b, p) for the pair unit compiled at `address` (m.unit_convex_pair or
-    m.unit_hfield_pair): the number of contacts it found. (Here rather than beside
-    engine.ptr.call_unit: engine.ptr needs engine.model, which needs this module.)"""
-    if getattr(m, "kind", None) != "Model" or getattr(d, "kind", None) != "Data":
-        return None
-    if not (isinstance(b, types.Integer) and isinstance(p, types.Integer)):
-        return None
-    return types.int64(address, m, d, b, p), unit_call
 
 
 @kernel

@@ -8,7 +8,7 @@ upper), then contacts (in contact order).
 
 Row i holds efc_J_rownnz[i] entries, J[i, efc_J_colind[i, t]] = efc_J[i, t], columns
 ascending, values of 0 included; J is 0 at every other dof. Following <option jacobian>
-(engine.model.dense_jacobian; "auto": dense below 60 dofs under PGS), the rows are either
+(engine.capacity.dense_jacobian; "auto": dense below 60 dofs under PGS), the rows are either
 - compact (Model.efc_dense 0), MuJoCo's sparse rows: the dofs that can move the row's
   bodies (mj_mergeChain). A row of a constraint between bodies b1 and b2 lists the dofs
   of both dof chains (the dofs of a body's weld root and its ancestors); a contact leaves
@@ -17,7 +17,7 @@ ascending, values of 0 included; J is 0 at every other dof. Following <option ja
 - dense (efc_dense 1): every row is built compact, then spread over all nv dofs
   (columns 0..nv-1), so the solvers' loops over it are plain vector loops.
 Model.nefcdof, the widest row the model can make (nv when dense), is the width of efc_J
-(engine.model.efc_widths); dense_efc_J expands the rows.
+(engine.capacity.efc_widths); dense_efc_J expands the rows.
 
 - connect:  pos = p1 - p2 (the two anchors, world), J = J_p(body1, p1) - J_p(body2, p2).
 - weld: connect's three rows, then three rotation rows: with q = q1 * relpose and

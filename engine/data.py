@@ -15,6 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from engine import fields
+from engine.capacity import efc_rows_needed, efc_widths
 from engine.errors import ArgumentTypeError, DataSizeError, InvalidArgumentError, MemoryWarning, ModelError
 from engine.fields import (  # noqa: F401 (the names the declarations use)
     B,
@@ -46,7 +47,7 @@ from engine.fields import (  # noqa: F401 (the names the declarations use)
     nv,
     nwrap,
 )
-from engine.model import Model, efc_rows_needed, efc_widths
+from engine.model import Model
 from engine.sizes import BOXBOX_WORK, CON_MAX, CON_WIDTH  # noqa: F401 (in declarations)
 from engine.sizes import FACE_WIDTH as CCD_FACE_WIDTH  # noqa: F401
 from engine.sizes import FACEID_WIDTH as CCD_FACEID_WIDTH  # noqa: F401

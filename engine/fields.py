@@ -153,8 +153,8 @@ _NAMESPACE = {
 
 DECLARED: dict[str, dict[str, object]] = {}
 """{class name: its field specs} of every NamedTuple whose specs field_specs computed
-("Model", "Data"): how a module reads another's declarations without importing it (the
-loader sizes buffers from Data's, and engine.data imports engine.model)."""
+("Model", "Data"): how a module reads another's declarations without importing it
+(engine.capacity sizes buffers from Data's, and engine.data imports engine.capacity)."""
 
 
 def field_specs(cls) -> dict[str, object]:

@@ -29,7 +29,7 @@ alpha 0; with a material, the material's alpha 0 (the geom's own rgba then does 
 count). It has geomgroup and flg_static arguments too; the rangefinder passes NULL (every
 group) and 1 (static geoms seen), the only case implemented here. Mesh and SDF geoms
 have no ray code here: the loader refuses a rangefinder in a model with one that its ray
-could meet (engine.model), so `ray` never sees them.
+could meet (engine.checks), so `ray` never sees them.
 
 Height field (`ray_hfield`, MuJoCo's mj_rayHfield; the grid as in engine/collision_hfield.py):
 the nearest of the base box (below z = 0, the solid's part under the grid), the surface

@@ -137,7 +137,7 @@ SOL_NEWTON = 2
 # mjtJacobian: how the constraint Jacobian is stored (option jacobian=)
 JAC_DENSE = 0
 JAC_SPARSE = 1
-JAC_AUTO = 2  # engine.model.dense_jacobian decides
+JAC_AUTO = 2  # engine.capacity.dense_jacobian decides
 SPARSE_NV = 60  # MuJoCo's mj_isSparse: jacobian="auto" is sparse from this many dofs up
 
 # drives inside the stepping loop (engine.drive; RoboDyn's own, no MuJoCo counterpart)
