@@ -133,7 +133,7 @@ from engine.sizes import (
     VERT_I1,
     VERT_I2,
 )
-from engine.spatial import MINVAL, cross, mtv3, mv3
+from engine.spatial import MINVAL, cross3, mtv3, mv3
 from engine.types import (
     GEOM_BOX,
     GEOM_CAPSULE,
@@ -461,13 +461,13 @@ def _project_origin_plane(v1, v2, v3):
     d21 = _sub(v2, v1)
     d31 = _sub(v3, v1)
     d32 = _sub(v3, v2)
-    status, p = _plane_candidate(cross(d32, d21), v2)
+    status, p = _plane_candidate(cross3(d32, d21), v2)
     if status != 2:
         return status, p
-    status, p = _plane_candidate(cross(d21, d31), v1)
+    status, p = _plane_candidate(cross3(d21, d31), v1)
     if status != 2:
         return status, p
-    n = cross(d31, d32)
+    n = cross3(d31, d32)
     return 0, _scl(n, _dot(n, v3) / _dot(n, n))
 
 
@@ -844,7 +844,7 @@ def _replace_simplex3(ws, v1, v2, v3):
 @kernel
 def _same_side(p0, p1, p2, p3):
     """True if the origin and p3 lie strictly on the same side of plane p0 p1 p2."""
-    n = cross(_sub(p1, p0), _sub(p2, p0))
+    n = cross3(_sub(p1, p0), _sub(p2, p0))
     dot1 = _dot(n, _sub(p3, p0))
     dot2 = _dot(n, _scl(p0, -1.0))
     return (dot1 > 0 and dot2 > 0) or (dot1 < 0 and dot2 < 0)
@@ -989,7 +989,7 @@ def _polytope3(ws, obj1, obj2, tolerance):
     v1 = _row3(vert, v1i, VERT)
     v2 = _row3(vert, v2i, VERT)
     v3 = _row3(vert, v3i, VERT)
-    n = cross(_sub(v2, v1), _sub(v3, v1))
+    n = cross3(_sub(v2, v1), _sub(v3, v1))
     n_norm = _norm(n)
     if n_norm < MINVAL:
         return 4  # mjEPA_P3_BAD_NORMAL
@@ -1078,7 +1078,7 @@ def _polytope2(ws, obj1, obj2, tolerance):
             value = abs(diff[i])
             index = i
     e = (1.0 if index == 0 else 0.0, 1.0 if index == 1 else 0.0, 1.0 if index == 2 else 0.0)
-    d1 = cross(e, diff)
+    d1 = cross3(e, diff)
     rot = _rotmat120(diff)
     d2 = mv3(rot, d1)
     d3 = mv3(rot, d2)

@@ -36,7 +36,7 @@ import math
 
 from engine.jit import kernel
 from engine.sizes import BOXBOX_MAXVERT, DIST, NORMAL, POS, TANGENT
-from engine.spatial import MINVAL, cross, mtv3, mv3
+from engine.spatial import MINVAL, cross3, mtv3, mv3
 
 # ---- small vector helpers (3-tuples in, 3-tuples out) -----------------------------------------
 
@@ -93,7 +93,7 @@ def frame_axes(normal, tangent):
         y = (0.0, 1.0, 0.0) if -0.5 < x[1] < 0.5 else (0.0, 0.0, 1.0)
     c = x[0] * y[0] + x[1] * y[1] + x[2] * y[2]
     y, _ = normalized((y[0] - x[0] * c, y[1] - x[1] * c, y[2] - x[2] * c))
-    return x, y, cross(x, y)
+    return x, y, cross3(x, y)
 
 
 @kernel
@@ -234,7 +234,7 @@ def collide_plane_cylinder(con, margin, pos1, mat1, size1, pos2, mat2, size2):
     prjvec1 = -prjvec * 0.5
     dist = dist0 + prjaxis + prjvec1
     if dist <= margin:
-        vec1, _ = normalized(cross(vec, axis))
+        vec1, _ = normalized(cross3(vec, axis))
         vec1 = _scl(vec1, size2[0] * math.sqrt(3.0) / 2)
         pos = _add_scl(_add_scl(_add(_add(pos2, vec1), axis), vec, -0.5), normal, -dist * 0.5)
         _set(con, cnt, pos, normal, _ZERO3, dist)
@@ -286,7 +286,7 @@ def _sphere_sphere_raw(con, k, margin, pos1, mat1, r1, pos2, mat2, r2):
     dist = math.sqrt(cdist_sqr) - r1 - r2
     normal, length = normalized(_sub(pos2, pos1))
     if length < MINVAL:
-        normal, _ = normalized(cross(_zaxis(mat1), _zaxis(mat2)))
+        normal, _ = normalized(cross3(_zaxis(mat1), _zaxis(mat2)))
     pos = _add(_scl(normal, r1 + dist / 2), pos1)
     _set(con, k, pos, normal, _ZERO3, dist)
     return 1

@@ -42,7 +42,7 @@ lies below the grid's edge profile.
 import math
 
 from engine.jit import kernel
-from engine.spatial import MINVAL, cross, mtv3, mv3, unit3
+from engine.spatial import MINVAL, cross3, mtv3, mv3, unit3
 from engine.types import (
     GEOM_BOX,
     GEOM_CAPSULE,
@@ -306,7 +306,7 @@ def _ray_triangle(v0, v1, v2, lp, lv, b0, b1):
     e0 = (v0[0] - v2[0], v0[1] - v2[1], v0[2] - v2[2])
     e1 = (v1[0] - v2[0], v1[1] - v2[1], v1[2] - v2[2])
     e2 = (lp[0] - v2[0], lp[1] - v2[1], lp[2] - v2[2])
-    nrm = cross(e0, e1)
+    nrm = cross3(e0, e1)
     denom = _dot3(lv, nrm)
     if abs(denom) < MINVAL:
         return -1.0, miss
@@ -352,7 +352,7 @@ def ray_hfield(pos, mat, hfield, pnt, vec):
         b0 = (1.0, 1.0, 0.0)
     scl = -_dot3(lv, b0) / _dot3(lv, lv)
     b1 = unit3((b0[0] + scl * lv[0], b0[1] + scl * lv[1], b0[2] + scl * lv[2]))
-    b0 = unit3(cross(b1, lv))
+    b0 = unit3(cross3(b1, lv))
     # the stretch of the ray inside the top box
     seg0 = 0.0
     seg1 = top
