@@ -66,9 +66,7 @@ from engine import types as T
 from engine.jit import kernel, pair_unit, unit
 from engine.ptr import call_pair_unit
 from engine.sizes import CONVEX_PAIRS, DIST, MAXDEG, MAXFACE, NORMAL, OBJ_WIDTH, POS, TANGENT
-
-MINMU = 1e-5  # MuJoCo's mjMINMU: smallest friction coefficient
-MINVAL = 1e-15
+from engine.types import MINMU, MINVAL
 
 GEOM_TYPE_NAMES = {
     T.GEOM_PLANE: "plane",

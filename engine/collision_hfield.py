@@ -46,7 +46,7 @@ import math
 from engine import collision_convex as C
 from engine.jit import kernel
 from engine.sizes import MODE_SHAPE, NORMAL, OBJ_MARGIN, OBJ_MODE, OBJ_PRISM, OBJ_TYPE, POS
-from engine.spatial import mtv3, mv3
+from engine.spatial import mtm3, mtv3, mv3
 from engine.types import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_HFIELD, GEOM_SPHERE
 
 # (type1, type2) pairs MuJoCo sends to mjc_ConvexHField and this module collides
@@ -54,23 +54,6 @@ HFIELD_PAIRS = frozenset(
     (GEOM_HFIELD, t) for t in (GEOM_SPHERE, GEOM_CAPSULE, GEOM_ELLIPSOID, GEOM_CYLINDER, GEOM_BOX)
 )
 MAX_CONTACTS = 50  # mjMAXCONPAIR: mj_maxContact for a height-field pair
-
-
-@kernel
-def _mat_t_mat(a, b):
-    """a^T b for row-major 3x3 a, b (mji_mulMatTMat3), a 9-tuple."""
-    out = (
-        a[0] * b[0] + a[3] * b[3] + a[6] * b[6],
-        a[0] * b[1] + a[3] * b[4] + a[6] * b[7],
-        a[0] * b[2] + a[3] * b[5] + a[6] * b[8],
-        a[1] * b[0] + a[4] * b[3] + a[7] * b[6],
-        a[1] * b[1] + a[4] * b[4] + a[7] * b[7],
-        a[1] * b[2] + a[4] * b[5] + a[7] * b[8],
-        a[2] * b[0] + a[5] * b[3] + a[8] * b[6],
-        a[2] * b[1] + a[5] * b[4] + a[8] * b[7],
-        a[2] * b[2] + a[5] * b[5] + a[8] * b[8],
-    )
-    return out
 
 
 @kernel
@@ -133,7 +116,7 @@ def collide_hfield(con, ws, hfield, type2, rbound2, margin, pos1, mat1, pos2, ma
     prism = obj[0]
     geom = obj[1]
     # the geom in the height field's frame, inflated by margin/2 (4.0.0: so is the prism)
-    C.init_obj(geom, type2, size2, p, _mat_t_mat(mat1, mat2), 0.0)
+    C.init_obj(geom, type2, size2, p, mtm3(mat1, mat2), 0.0)
     # its axis-aligned box from its support points (no margin)
     xmax = C._support(geom, (1.0, 0.0, 0.0))[0]
     xmin = C._support(geom, (-1.0, 0.0, 0.0))[0]

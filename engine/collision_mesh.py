@@ -55,6 +55,7 @@ from engine.sizes import (
     T_VERTINDEX,
     TANGENT,
 )
+from engine.spatial import add3, mv3, put_row3, unit3
 
 HILLCLIMB_MIN = 10  # mjMESH_HILLCLIMB_MIN: fewer vertices are searched exhaustively
 FLT_MAX = 3.4028234663852886e38
@@ -137,12 +138,7 @@ def poly_offsets(tail):
 def vertex_world(tail, pos, mat, i):
     """R v_i + p, summed ((m0 x + m1 y) + m2 z) + p (globalcoord)."""
     a = T_DATA + 3 * i
-    x, y, z = tail[a], tail[a + 1], tail[a + 2]
-    return (
-        ((mat[0] * x + mat[1] * y) + mat[2] * z) + pos[0],
-        ((mat[3] * x + mat[4] * y) + mat[5] * z) + pos[1],
-        ((mat[6] * x + mat[7] * y) + mat[8] * z) + pos[2],
-    )
+    return add3(mv3(mat, (tail[a], tail[a + 1], tail[a + 2])), pos)
 
 
 @kernel
@@ -366,30 +362,10 @@ def collide_plane_mesh(con, tail, m, mesh, margin, pos1, mat1, pos2, mat2):
 
 
 @kernel
-def _normalize(v):
-    """mju_normalize3: v / |v|, (1, 0, 0) when |v| < mjMINVAL."""
-    n = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
-    if n < 1e-15:
-        return (1.0, 0.0, 0.0)
-    inv = 1.0 / n
-    return (v[0] * inv, v[1] * inv, v[2] * inv)
-
-
-@kernel
-def _put3(a, i, v):
-    a[i, 0] = v[0]
-    a[i, 1] = v[1]
-    a[i, 2] = v[2]
-
-
-@kernel
 def _put_normal(poly, row, irow, k, tail, polys, mat, f):
     """Normal k: polygon f's normal rotated to the world, (m0 x + m1 y) + m2 z; its id in irow."""
     b = polys + 5 * f
-    x, y, z = tail[b], tail[b + 1], tail[b + 2]
-    poly[row + k, 0] = (mat[0] * x + mat[1] * y) + mat[2] * z
-    poly[row + k, 1] = (mat[3] * x + mat[4] * y) + mat[5] * z
-    poly[row + k, 2] = (mat[6] * x + mat[7] * y) + mat[8] * z
+    put_row3(poly, row + k, mv3(mat, (tail[b], tail[b + 1], tail[b + 2])))
     poly[irow + k, 0] = f
 
 
@@ -452,11 +428,11 @@ def mesh_edges(poly, vrow, erow, evrow, maxdeg, dim, pos, mat, tail, i0, i1):
     end point (the vertex, in the world) goes to poly[vrow], the far ends to poly[evrow..],
     the unit directions to poly[erow..]; returns their count."""
     v = vertex_world(tail, pos, mat, i0)
-    _put3(poly, vrow, v)
+    put_row3(poly, vrow, v)
     if dim == 2:
         w = vertex_world(tail, pos, mat, i1)
-        _put3(poly, evrow, w)
-        _put3(poly, erow, _normalize((w[0] - v[0], w[1] - v[1], w[2] - v[2])))
+        put_row3(poly, evrow, w)
+        put_row3(poly, erow, unit3((w[0] - v[0], w[1] - v[1], w[2] - v[2])))
         return 1
     if dim != 1:
         return 0
@@ -473,8 +449,8 @@ def mesh_edges(poly, vrow, erow, evrow, maxdeg, dim, pos, mat, tail, i0, i1):
             if int(tail[adr + j]) == i0:
                 prev = nv - 1 if j == 0 else j - 1
                 w = vertex_world(tail, pos, mat, int(tail[adr + prev]))
-                _put3(poly, evrow + k, w)
-                _put3(poly, erow + k, _normalize((w[0] - v[0], w[1] - v[1], w[2] - v[2])))
+                put_row3(poly, evrow + k, w)
+                put_row3(poly, erow + k, unit3((w[0] - v[0], w[1] - v[1], w[2] - v[2])))
                 break
     return n
 
@@ -489,6 +465,6 @@ def mesh_face(poly, row, maxface, pos, mat, tail, f):
         nv = maxface
     j = 0
     for i in range(nv - 1, -1, -1):
-        _put3(poly, row + j, vertex_world(tail, pos, mat, int(tail[adr + i])))
+        put_row3(poly, row + j, vertex_world(tail, pos, mat, int(tail[adr + i])))
         j += 1
     return nv

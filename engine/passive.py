@@ -18,7 +18,8 @@ import math
 from engine import types as T
 from engine.jacobian import apply_ft
 from engine.jit import kernel
-from engine.spatial import MINVAL, qnormalized, sub_quat, transform_spatial
+from engine.spatial import qnormalized, sub_quat, transform_spatial
+from engine.types import MINVAL
 
 
 @kernel

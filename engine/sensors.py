@@ -53,7 +53,8 @@ from engine.jit import kernel, unit
 from engine.ptr import call_unit
 from engine.ray import ray, ray_geom
 from engine.rne_post import rne_post_constraint
-from engine.spatial import MINVAL, cross3, mtv3, mv3, qmul, unit3
+from engine.spatial import cross3, mtv3, mv3, qmul, unit3
+from engine.types import MINVAL
 
 # mjtDataType
 DATATYPE_REAL = 0

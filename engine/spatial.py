@@ -22,27 +22,74 @@ digits): change it only on purpose.
 import math
 
 from engine.jit import kernel
-
-MINVAL = 1e-15  # MuJoCo's mjMINVAL: below this a norm is treated as zero
-
+from engine.types import MINVAL
 
 # ---- 3-vectors ------------------------------------------------------------------------------------
+
+
+@kernel
+def dot3(a, b):
+    """a . b (mju_dot3)."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@kernel
+def add3(a, b):
+    """a + b as a 3-tuple (mju_add3)."""
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
+
+
+@kernel
+def sub3(a, b):
+    """a - b as a 3-tuple (mju_sub3)."""
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+@kernel
+def scl3(a, s):
+    """a s as a 3-tuple (mju_scl3)."""
+    return (a[0] * s, a[1] * s, a[2] * s)
+
+
+@kernel
+def add_scl3(a, b, s):
+    """a + b s as a 3-tuple, component by component (mju_addScl3)."""
+    return (a[0] + b[0] * s, a[1] + b[1] * s, a[2] + b[2] * s)
+
+
+@kernel
+def neg3(a):
+    """-a as a 3-tuple."""
+    return (-a[0], -a[1], -a[2])
+
+
+@kernel
+def norm3(a):
+    """|a| (mju_norm3)."""
+    return math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
+
+
+@kernel
+def normalize3(v):
+    """(v / |v|, |v|): the unit vector as a 3-tuple, and the norm; (1, 0, 0) for |v| <
+    MINVAL (mju_normalize3, which multiplies by 1 / |v|)."""
+    n = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    if n < MINVAL:
+        return (1.0, 0.0, 0.0), n
+    inv = 1.0 / n
+    return (v[0] * inv, v[1] * inv, v[2] * inv), n
+
+
+@kernel
+def unit3(v):
+    """v / |v| as a 3-tuple; (1, 0, 0) for |v| < MINVAL (normalize3 without the norm)."""
+    return normalize3(v)[0]
 
 
 @kernel
 def cross3(a, b):
     """a x b as a 3-tuple."""
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
-
-
-@kernel
-def unit3(v):
-    """v / |v| as a 3-tuple; (1, 0, 0) for |v| < MINVAL (MuJoCo's mju_normalize3)."""
-    n = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
-    if n < MINVAL:
-        return (1.0, 0.0, 0.0)
-    inv = 1 / n
-    return (v[0] * inv, v[1] * inv, v[2] * inv)
 
 
 @kernel
@@ -63,6 +110,37 @@ def mtv3(mat, v):
         mat[1] * v[0] + mat[4] * v[1] + mat[7] * v[2],
         mat[2] * v[0] + mat[5] * v[1] + mat[8] * v[2],
     )
+
+
+@kernel
+def mtm3(a, b):
+    """a^T b for row-major 3x3 a, b, as a 9-tuple (row-major; mju_mulMatTMat3): b's axes
+    in a's frame, as columns."""
+    return (
+        a[0] * b[0] + a[3] * b[3] + a[6] * b[6],
+        a[0] * b[1] + a[3] * b[4] + a[6] * b[7],
+        a[0] * b[2] + a[3] * b[5] + a[6] * b[8],
+        a[1] * b[0] + a[4] * b[3] + a[7] * b[6],
+        a[1] * b[1] + a[4] * b[4] + a[7] * b[7],
+        a[1] * b[2] + a[4] * b[5] + a[7] * b[8],
+        a[2] * b[0] + a[5] * b[3] + a[8] * b[6],
+        a[2] * b[1] + a[5] * b[4] + a[8] * b[7],
+        a[2] * b[2] + a[5] * b[5] + a[8] * b[8],
+    )
+
+
+@kernel
+def row3(a, i, j):
+    """a[i, j:j + 3] of a 2-d array as a 3-tuple."""
+    return (a[i, j], a[i, j + 1], a[i, j + 2])
+
+
+@kernel
+def put_row3(a, i, v):
+    """a[i, 0:3] = v for a 2-d array a and a 3-tuple (or array) v."""
+    a[i, 0] = v[0]
+    a[i, 1] = v[1]
+    a[i, 2] = v[2]
 
 
 @kernel

@@ -157,6 +157,8 @@ WARN_BADQACC = 2  # qacc NaN, inf or beyond MAXVAL after the forward pass
 WARN_BADCTRL = 3  # a control NaN, inf or beyond MAXVAL: every control of the row taken as 0
 NWARN = 4
 MAXVAL = 1e10  # MuJoCo's mjMAXVAL: larger |qpos|, |qvel|, |qacc| or |ctrl| counts as bad
+MINVAL = 1e-15  # MuJoCo's mjMINVAL: a smaller norm, mass or inertia counts as zero
+MINMU = 1e-5  # MuJoCo's mjMINMU: the least friction a contact gets
 
 # tendon wrap objects (mjtWrap)
 WRAP_JOINT = 1
