@@ -22,7 +22,7 @@ import math
 from engine import types as T
 from engine.jacobian import apply_ft
 from engine.jit import kernel
-from engine.spatial import qnormalized, sub_quat, transform_spatial
+from engine.spatial import mv3, put, qnormalized, sub_quat, transform_spatial
 from engine.types import MINVAL
 
 
@@ -173,12 +173,8 @@ def _fluid(m, d, b):
             t1 -= rho * by * (bx**4 + bz**4) * abs(lvel[1]) * lvel[1] / 64.0
             t2 -= rho * bz * (bx**4 + by**4) * abs(lvel[2]) * lvel[2] / 64.0
         # rotate to the world frame
-        frc[0] = ximat[0] * t0 + ximat[1] * t1 + ximat[2] * t2
-        frc[1] = ximat[3] * t0 + ximat[4] * t1 + ximat[5] * t2
-        frc[2] = ximat[6] * t0 + ximat[7] * t1 + ximat[8] * t2
-        frc[3] = ximat[0] * f0 + ximat[1] * f1 + ximat[2] * f2
-        frc[4] = ximat[3] * f0 + ximat[4] * f1 + ximat[5] * f2
-        frc[5] = ximat[6] * f0 + ximat[7] * f1 + ximat[8] * f2
+        put(frc[0:3], mv3(ximat, (t0, t1, t2)))
+        put(frc[3:6], mv3(ximat, (f0, f1, f2)))
         apply_ft(m, d, b, frc[3:6], frc[0:3], xipos, i, d.qfrc_fluid[b])
 
 
