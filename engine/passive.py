@@ -22,7 +22,7 @@ import math
 from engine import types as T
 from engine.jacobian import apply_ft
 from engine.jit import kernel
-from engine.spatial import mv3, put, qnormalized, sub_quat, transform_spatial
+from engine.spatial import mv3, put, qnormalized, qsub, transform_spatial
 from engine.types import MINVAL
 
 
@@ -30,7 +30,7 @@ from engine.types import MINVAL
 def joint_spring_dif(m, j, qpos, dif, normalize):
     """Joint j's displacement from its spring's reference qpos_spring, in the joint's dof
     coordinates, into dif[0:n]; returns n (6 free, 3 ball, 1 hinge or slide): p - p_spring
-    for a free joint's position, then log(q_spring^-1 q) (spatial.sub_quat, a rotation vector
+    for a free joint's position, then log(q_spring^-1 q) (spatial.qsub, a rotation vector
     in the joint's frame) for its rotation or a ball joint's, q - q_spring for a hinge or
     slide. The quaternion is normalized first when `normalize` (mj_passive does;
     mj_energyPos reads qpos as it is)."""
@@ -48,7 +48,7 @@ def joint_spring_dif(m, j, qpos, dif, normalize):
             quat = qnormalized(qpos[pa : pa + 4])
         else:
             quat = (qpos[pa], qpos[pa + 1], qpos[pa + 2], qpos[pa + 3])
-        sub_quat(dif[n : n + 3], quat, m.qpos_spring[pa : pa + 4])
+        put(dif[n : n + 3], qsub(quat, m.qpos_spring[pa : pa + 4]))
         return n + 3
     dif[0] = qpos[pa] - m.qpos_spring[pa]
     return 1

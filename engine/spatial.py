@@ -293,35 +293,6 @@ def quat_integrate(q, vel, scale):
     put(q, qmul(qnormalized(q), qaxisangle(axis, scale * n)))
 
 
-@kernel
-def sub_quat(res, qa, qb):
-    """res = log(qb^-1 qa) as a rotation vector (axis * angle), the short way round.
-
-    This is the angular displacement, in qb's frame, that rotates qb into qa: the
-    quaternion analogue of `qa - qb`. q and -q give the same answer (angle wrapped to
-    (-pi, pi]). The rotation vector of `qsub`, rounded otherwise: x / s * angle where qsub
-    (as MuJoCo's mju_subQuat) takes x * (1 / s) * angle, and 0 where qsub gives (angle, 0,
-    0) for s < MINVAL. Integration, passive springs and energy use it.
-    """
-    # qdif = conj(qb) * qa
-    w = qb[0] * qa[0] + qb[1] * qa[1] + qb[2] * qa[2] + qb[3] * qa[3]
-    x = qb[0] * qa[1] - qb[1] * qa[0] - qb[2] * qa[3] + qb[3] * qa[2]
-    y = qb[0] * qa[2] + qb[1] * qa[3] - qb[2] * qa[0] - qb[3] * qa[1]
-    z = qb[0] * qa[3] - qb[1] * qa[2] + qb[2] * qa[1] - qb[3] * qa[0]
-    s = math.sqrt(x * x + y * y + z * z)
-    if s < MINVAL:
-        res[0] = 0.0
-        res[1] = 0.0
-        res[2] = 0.0
-        return
-    angle = 2.0 * math.atan2(s, w)
-    if angle > math.pi:
-        angle -= 2.0 * math.pi
-    res[0] = x / s * angle
-    res[1] = y / s * angle
-    res[2] = z / s * angle
-
-
 # ---- spatial vectors and inertias (6 and 10 numbers) ---------------------------------------------
 
 
