@@ -99,7 +99,7 @@ def inline_includes(path: Path) -> str:
 
 def model_sources() -> dict[str, str]:
     """name -> MJCF text of every benchmarked model."""
-    from engine.model import without_contacts  # the engine's own edit; imports numba lazily
+    from engine.loader import without_contacts  # the engine's own edit; imports numba lazily
 
     return {
         "double_pendulum": (REPO / "assets" / "double_pendulum.xml").read_text(),

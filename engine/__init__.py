@@ -26,8 +26,10 @@ from engine.errors import (
     ModelFileError,
     PhysicsWarning,
     RoboDynError,
+    UnsupportedModelError,
 )
-from engine.model import Model, UnsupportedModelError, load_mjcf, without_contacts
+from engine.loader import load_mjcf, without_contacts
+from engine.model import Model
 from engine.params import ParamError
 from engine.simulator import NonFiniteError, Rollout, Simulator, Snapshot
 

@@ -70,7 +70,8 @@ import math
 from engine import types as T
 from engine.jacobian import apply_ft_chain
 from engine.jit import kernel
-from engine.spatial import MINVAL, mtv3, mv3, qmul, qsub
+from engine.spatial import mtv3, mv3, qmul, qsub
+from engine.types import MINVAL
 from engine.warning import is_bad, warn
 
 

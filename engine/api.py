@@ -20,16 +20,21 @@ from engine import types as T
 from engine.binding import Bound, collision_unit, ensure_compiled
 from engine.collision_driver import GEOM_TYPE_NAMES
 from engine.constraint import contact_force as contact_force_row
-from engine.errors import ArgumentTypeError, IndexOutOfRangeError, InvalidArgumentError, RoboDynError
+from engine.errors import (
+    ArgumentTypeError,
+    IndexOutOfRangeError,
+    InvalidArgumentError,
+    RoboDynError,
+    UnsupportedModelError,
+)
 from engine.factor import mul_m
 from engine.forward import fwd_position, fwd_velocity
 from engine.jacobian import apply_ft, jac
 from engine.jit import entry
-from engine.model import UnsupportedModelError
+from engine.passive import spring_energy
 from engine.ptr import UNIT_SIGNATURE, call_unit, data_at, model_at
 from engine.rne import rne
 from engine.solver import constraint_update, mul_jar
-from engine.spatial import sub_quat
 
 
 def default_threads(batch: int) -> int:
@@ -346,34 +351,7 @@ def _energy_rows(mtab, dp, out):
             for i in range(1, m.nbody):
                 for k in range(3):
                     pot -= m.body_mass[i] * m.opt_gravity[k] * d.xipos[b, i, k]
-        if not (m.opt_disableflags & T.DSBL_SPRING):
-            dif = d.scratch_body[b, 0, 0]
-            for j in range(m.njnt):
-                k = m.jnt_stiffness[j]
-                if k == 0.0:
-                    continue
-                pa = m.jnt_qposadr[j]
-                jtype = m.jnt_type[j]
-                if jtype == T.JNT_FREE:
-                    x2 = 0.0
-                    for t in range(3):
-                        x2 += (d.qpos[b, pa + t] - m.qpos_spring[pa + t]) ** 2
-                    pot += 0.5 * k * x2
-                    pa += 3
-                    jtype = T.JNT_BALL
-                if jtype == T.JNT_BALL:
-                    sub_quat(dif, d.qpos[b, pa : pa + 4], m.qpos_spring[pa : pa + 4])
-                    pot += 0.5 * k * (dif[0] ** 2 + dif[1] ** 2 + dif[2] ** 2)
-                else:
-                    pot += 0.5 * k * (d.qpos[b, pa] - m.qpos_spring[pa]) ** 2
-            for t in range(m.ntendon):
-                length = d.ten_length[b, t]
-                x = 0.0
-                if length > m.tendon_lengthspring[t, 1]:
-                    x = length - m.tendon_lengthspring[t, 1]
-                elif length < m.tendon_lengthspring[t, 0]:
-                    x = length - m.tendon_lengthspring[t, 0]
-                pot += 0.5 * m.tendon_stiffness[t] * x * x
+        pot = spring_energy(m, d, b, pot)
         mv = d.scratch_v[b, 0]
         mul_m(mv, d.qM[b], d.qvel[b], m)
         kin = 0.0

@@ -149,8 +149,8 @@ def collision_unit(model: Model) -> Unit:
     """The collision unit for the model: `collision_convex` (closed-form colliders and the
     GJK/EPA convex collider) when a candidate pair needs the convex collider, else
     `collision` (closed-form colliders only, a fraction of the compile time)."""
-    from engine.collision_convex import has_convex_pair
     from engine.collision_driver import collision, collision_convex
+    from engine.sizes import has_convex_pair
 
     return collision_convex if has_convex_pair(model) else collision
 
@@ -158,8 +158,8 @@ def collision_unit(model: Model) -> Unit:
 def pair_units(model: Model) -> dict[str, Unit]:
     """{unit slot: pair unit} the collision_convex unit calls for the model's candidate
     pairs: convex_pair for the convex collider's pairs, hfield_pair for a height field's."""
-    from engine.collision_convex import convex_pair_kinds
     from engine.collision_driver import convex_pair, hfield_pair
+    from engine.sizes import convex_pair_kinds
 
     convex, hfield = convex_pair_kinds(model)
     return {

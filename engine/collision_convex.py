@@ -1,9 +1,9 @@
 """Stage 9, collision narrow phase: MuJoCo's general convex collider (mjc_Convex with its
 native CCD, as the MuJoCo 4.0.0 binary runs it) for the geom pairs that have no closed-form
-collider (`CONVEX_PAIRS`): sphere : ellipsoid, capsule : ellipsoid, ellipsoid : ellipsoid /
-cylinder / box, sphere : mesh and ellipsoid : mesh, for which MuJoCo returns one contact,
-and capsule : cylinder, cylinder : cylinder, cylinder : box and capsule / cylinder / box /
-mesh : mesh, whose first contact 4.0.0 follows with its multi-contact search
+collider (`CONVEX_PAIRS`, engine/sizes.py): sphere : ellipsoid, capsule : ellipsoid,
+ellipsoid : ellipsoid / cylinder / box, sphere : mesh and ellipsoid : mesh, for which MuJoCo
+returns one contact, and capsule : cylinder, cylinder : cylinder, cylinder : box and capsule /
+cylinder / box / mesh : mesh, whose first contact 4.0.0 follows with its multi-contact search
 (engine/collision_multi.py: up to 2 (with a capsule), else 4, contacts on aligned faces and
 edges). A mesh is its convex hull (engine/collision_mesh.py: support function, hull copy).
 It also collides each triangular prism of a height field with a geom, one contact each
@@ -69,9 +69,10 @@ local axes); every point and direction here is world-frame but the `l` of the su
 No allocation: the work arrays are the row's Data scratch (`ccd` in collision_driver): the
 two objects, the GJK simplex (and the last simplex kept for the multi-contact search), the
 polytope's vertices, faces, face map, horizon and its search stack, and the multi-contact
-search's work rows. The polytope holds at most 5 + ccd_iterations vertices and 6 ccd_iterations
-faces, as MuJoCo sizes it (`ccd_sizes`). MuJoCo's horizon search is recursive; here it is a
-loop over an explicit stack that visits the faces in the same order.
+search's work rows (their layouts in engine/sizes.py). The polytope holds at most
+5 + ccd_iterations vertices and 6 ccd_iterations faces, as MuJoCo sizes it (`ccd_sizes`).
+MuJoCo's horizon search is recursive; here it is a loop over an explicit stack that visits
+the faces in the same order.
 
 Not reproduced (no contact here where 4.0.0 restarts from an edge of the triangle: its
 originOnEdge / polytope2 fallback): a hexahedron face through the origin (within ~1e-15)
@@ -79,16 +80,60 @@ in polytope3. Not met in 16,000 random pairs.
 
 Not built, and refused at load: SDFs; MuJoCo's libccd path (`<flag nativeccd="disable">`);
 pairs needing the multi-contact search with a mesh whose hull vertex lies in more than
-collision_multi.MAXDEG polygons or whose polygon has more than collision_multi.MAXFACE
-vertices (the search's work rows are fixed).
+sizes.MAXDEG polygons or whose polygon has more than sizes.MAXFACE vertices (the search's
+work rows are fixed).
 """
 
 import math
 
 from engine import collision_mesh as CM
 from engine import collision_multi as M
-from engine.collision_primitive import (
+from engine.jit import kernel, outline
+from engine.sizes import (
+    CENTER,
     DIST,
+    FACE_DIST2,
+    FACEID_ADJ,
+    FACEID_INDEX,
+    FACEID_VERT,
+    LIST_COUNT,
+    LIST_HZN_EDGE,
+    LIST_HZN_FACE,
+    LIST_MAP,
+    LIST_STACK_EDGE,
+    LIST_STACK_FACE,
+    LIST_STACK_NEXT,
+    MODE_LINE,
+    MODE_POINT,
+    MODE_SHAPE,
+    NEDGES,
+    NFACES,
+    NMAP,
+    NORMAL,
+    NVERTS,
+    OBJ_MARGIN,
+    OBJ_MAT,
+    OBJ_MODE,
+    OBJ_POS,
+    OBJ_PRISM,
+    OBJ_SIZE,
+    OBJ_TYPE,
+    OBJ_WIDTH,
+    POS,
+    R_D,
+    R_X1,
+    R_X2,
+    SAVED,
+    T_VERTINDEX,
+    TANGENT,
+    VERT,
+    VERT1,
+    VERT2,
+    VERT_I1,
+    VERT_I2,
+)
+from engine.spatial import add3, cross3, dot3, mtv3, mv3, neg3, norm3, normalize3, row3, scl3, sub3
+from engine.types import (
     GEOM_BOX,
     GEOM_CAPSULE,
     GEOM_CYLINDER,
@@ -96,33 +141,9 @@ from engine.collision_primitive import (
     GEOM_HFIELD,
     GEOM_MESH,
     GEOM_SPHERE,
-    NORMAL,
-    POS,
-    TANGENT,
-    normalized,
+    MINVAL,
 )
-from engine.jit import kernel, outline
-from engine.spatial import MINVAL, cross, mtv3, mv3
 
-# (type1, type2), type1 <= type2: pairs MuJoCo hands to mjc_Convex and this module collides
-CONVEX_PAIRS = frozenset(
-    {
-        (GEOM_SPHERE, GEOM_ELLIPSOID),
-        (GEOM_CAPSULE, GEOM_ELLIPSOID),
-        (GEOM_ELLIPSOID, GEOM_ELLIPSOID),
-        (GEOM_ELLIPSOID, GEOM_CYLINDER),
-        (GEOM_ELLIPSOID, GEOM_BOX),
-        (GEOM_CAPSULE, GEOM_CYLINDER),
-        (GEOM_CYLINDER, GEOM_CYLINDER),
-        (GEOM_CYLINDER, GEOM_BOX),
-        (GEOM_SPHERE, GEOM_MESH),
-        (GEOM_CAPSULE, GEOM_MESH),
-        (GEOM_ELLIPSOID, GEOM_MESH),
-        (GEOM_CYLINDER, GEOM_MESH),
-        (GEOM_BOX, GEOM_MESH),
-        (GEOM_MESH, GEOM_MESH),
-    }
-)
 # (type1, type2) -> most contacts (maxContacts of mjc_Convex, 4.0.0): 1 with a sphere or an
 # ellipsoid; capsule : cylinder 2, cylinder : cylinder and cylinder : box 4 (1 with
 # `<flag multiccd="disable">`), through the multi-contact search (collision_multi)
@@ -147,111 +168,7 @@ MAXVAL2 = 1e20  # mjMAXVAL^2
 MAX_LIMIT = 1.7976931348623157e308  # mjMAX_LIMIT (DBL_MAX)
 EPA_MAX_ITERATIONS = 1000  # EPA runs at most min(ccd_iterations, 1000) iterations
 
-# one object (mjCCDObj): a row of OBJ_WIDTH numbers
-OBJ_TYPE = 0  # geom type
-OBJ_MODE = 1  # MODE_SHAPE, or MODE_POINT / MODE_LINE while a sphere / capsule is shrunk
-OBJ_MARGIN = 2  # the pair's margin + gap: each geom is inflated by half of it
-OBJ_SIZE = 3  # geom_size (3)
-OBJ_POS = 6  # geom centre, world (3)
-OBJ_MAT = 9  # geom orientation, world, row-major (9)
-OBJ_PRISM = 3  # a height field's prism (collision_hfield): 6 vertices (18), in place of the above
-OBJ_WIDTH = 21  # then, for a mesh, its hull (collision_mesh.init_tail)
-MODE_SHAPE = 0
-MODE_POINT = 1
-MODE_LINE = 2
-
-# one vertex of the simplex or polytope: a row of 9 numbers
-VERT = 0  # S_A(d) - S_B(-d), the Minkowski-difference point
-VERT1 = 3  # S_A(d), the point on geom 1
-VERT2 = 6  # S_B(-d), the point on geom 2
-VERT_I1 = 9  # a mesh's vertex that gave VERT1 (its vertindex), -1 for other types
-VERT_I2 = 10  # ... VERT2
-VERT_WIDTH = 11
-SIMPLEX_ROWS = 8  # GJK simplex (rows 0-3), polytope centre (row 4, columns VERT), GJK's last
-CENTER = 4  # simplex kept for the multi-contact search (rows 5-7: EPA may rewrite rows 0-3)
-SAVED = 5
-
-# one face of the polytope: FACE_WIDTH numbers (v: projection of the origin onto the face,
-# outward, also the face normal; dist2 = |v|^2) and FACEID_WIDTH integers
-FACE_DIST2 = 3
-FACE_WIDTH = 4
-FACEID_VERT = 0  # three vertex indices
-FACEID_ADJ = 3  # adjacent faces across edges (v1, v2), (v2, v3), (v3, v1)
-FACEID_INDEX = 6  # position in the face map; -1 not in it; -2 deleted from the polytope
-FACEID_WIDTH = 7
-
-# rows of the integer list array (LIST_ROWS, nccdface)
-LIST_MAP = 0  # faces that may still be the nearest (MuJoCo's map)
-LIST_HZN_FACE = 1  # horizon: faces beyond the visible region ...
-LIST_HZN_EDGE = 2  # ... and their edge on the horizon
-LIST_STACK_FACE = 3  # depth-first horizon search: face ...
-LIST_STACK_EDGE = 4  # ... the edge it was entered through ...
-LIST_STACK_NEXT = 5  # ... and the next of its two other edges to visit (1, 2; 3 done)
-LIST_COUNT = 6  # [nverts, nfaces, nmap, nedges] of the polytope
-LIST_ROWS = 7
-NVERTS = 0
-NFACES = 1
-NMAP = 2
-NEDGES = 3
-
-
-def ccd_sizes(iterations: int) -> tuple[int, int]:
-    """(vertices, faces) of the EPA polytope for opt.ccd_iterations (mjc_ccdSize); at least
-    4 faces, as the face lists' last row holds the polytope's four counts."""
-    return 5 + int(iterations), max(6 * int(iterations), 4)
-
-
-def has_convex_pair(m) -> bool:
-    """Whether a Model (engine.model.Model) has a candidate pair (cpair_geom) of CONVEX_PAIRS:
-    whether it needs this collider, its work space and the collision_convex unit."""
-    return any(convex_pair_kinds(m))
-
-
-def convex_pair_kinds(m) -> tuple[bool, bool]:
-    """(whether a candidate pair of a Model is one of CONVEX_PAIRS other than a height field,
-    whether one is a height field against a convex geom): the pair units it needs."""
-    types = m.geom_type[m.cpair_geom] if len(m.cpair_geom) else ()
-    convex = hfield = False
-    for t1, t2 in types:
-        # a height-field pair collides each prism through this collider (collision_hfield)
-        if int(t1) == GEOM_HFIELD:
-            hfield = True
-        elif (int(t1), int(t2)) in CONVEX_PAIRS:
-            convex = True
-    return convex, hfield
-
-
 # ---- 3-vectors as tuples -------------------------------------------------------------------------
-
-
-@kernel
-def _dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@kernel
-def _sub(a, b):
-    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
-
-
-@kernel
-def _add(a, b):
-    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
-
-
-@kernel
-def _scl(a, s):
-    return (s * a[0], s * a[1], s * a[2])
-
-
-@kernel
-def _neg(a):
-    return (-a[0], -a[1], -a[2])
-
-
-@kernel
-def _norm(a):
-    return math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
 
 
 @kernel
@@ -265,12 +182,6 @@ def _det3(v1, v2, v3):
 
 
 @kernel
-def _row3(a, i, j):
-    """a[i, j:j+3] as a tuple."""
-    return (a[i, j], a[i, j + 1], a[i, j + 2])
-
-
-@kernel
 def _put_vertex(a, i, v, v1, v2):
     for k in range(3):
         a[i, VERT + k] = v[k]
@@ -281,8 +192,8 @@ def _put_vertex(a, i, v, v1, v2):
 @kernel
 def _put_index(a, i, obj1, obj2):
     """Record the mesh vertices the last supports of obj1 and obj2 found (vertindex)."""
-    a[i, VERT_I1] = obj1[OBJ_WIDTH + CM.T_VERTINDEX] if int(obj1[OBJ_TYPE]) == GEOM_MESH else -1.0
-    a[i, VERT_I2] = obj2[OBJ_WIDTH + CM.T_VERTINDEX] if int(obj2[OBJ_TYPE]) == GEOM_MESH else -1.0
+    a[i, VERT_I1] = obj1[OBJ_WIDTH + T_VERTINDEX] if int(obj1[OBJ_TYPE]) == GEOM_MESH else -1.0
+    a[i, VERT_I2] = obj2[OBJ_WIDTH + T_VERTINDEX] if int(obj2[OBJ_TYPE]) == GEOM_MESH else -1.0
 
 
 @kernel
@@ -295,23 +206,23 @@ def _copy_row(dst, i, src, j):
 def _lincomb(lam, n, a, r0, r1, r2, r3, col):
     """sum_{i<n} lam_i a[r_i, col:col+3], summed left to right (lincomb)."""
     if n == 1:
-        return _scl(_row3(a, r0, col), lam[0])
-    v1 = _row3(a, r0, col)
-    v2 = _row3(a, r1, col)
+        return scl3(row3(a, r0, col), lam[0])
+    v1 = row3(a, r0, col)
+    v2 = row3(a, r1, col)
     if n == 2:
         return (
             lam[0] * v1[0] + lam[1] * v2[0],
             lam[0] * v1[1] + lam[1] * v2[1],
             lam[0] * v1[2] + lam[1] * v2[2],
         )
-    v3 = _row3(a, r2, col)
+    v3 = row3(a, r2, col)
     if n == 3:
         return (
             lam[0] * v1[0] + lam[1] * v2[0] + lam[2] * v3[0],
             lam[0] * v1[1] + lam[1] * v2[1] + lam[2] * v3[1],
             lam[0] * v1[2] + lam[1] * v2[2] + lam[2] * v3[2],
         )
-    v4 = _row3(a, r3, col)
+    v4 = row3(a, r3, col)
     return (
         lam[0] * v1[0] + lam[1] * v2[0] + lam[2] * v3[0] + lam[3] * v4[0],
         lam[0] * v1[1] + lam[1] * v2[1] + lam[2] * v3[1] + lam[3] * v4[1],
@@ -372,7 +283,7 @@ def _center(obj):
         for i in range(6):
             k = OBJ_PRISM + 3 * i
             c = (c[0] + obj[k], c[1] + obj[k + 1], c[2] + obj[k + 2])
-        return _scl(c, 1.0 / 6.0)
+        return scl3(c, 1.0 / 6.0)
     return (obj[OBJ_POS], obj[OBJ_POS + 1], obj[OBJ_POS + 2])
 
 
@@ -476,7 +387,7 @@ def _support_pair(obj1, obj2, d, d_neg):
     if obj2[OBJ_MARGIN] > 0:
         h = 0.5 * obj2[OBJ_MARGIN]
         b = (b[0] + d_neg[0] * h, b[1] + d_neg[1] * h, b[2] + d_neg[2] * h)
-    return _sub(a, b), a, b
+    return sub3(a, b), a, b
 
 
 # ---- GJK: distance sub-algorithm ----------------------------------------------------------------
@@ -497,12 +408,12 @@ def _plane_candidate(n, v):
     """The origin projected onto the plane through v with normal n: (0, projection) when n
     is usable (n.v != 0 and |n|^2 > MINVAL), (1, _) when n = 0 (a degenerate triangle),
     (2, _) when n is unusable but nonzero (try the next candidate)."""
-    nv = _dot(n, v)
-    nn = _dot(n, n)
+    nv = dot3(n, v)
+    nn = dot3(n, n)
     if nn == 0:
         return 1, (0.0, 0.0, 0.0)
     if nv != 0 and nn > MINVAL:
-        return 0, _scl(n, nv / nn)
+        return 0, scl3(n, nv / nn)
     return 2, (0.0, 0.0, 0.0)
 
 
@@ -511,17 +422,17 @@ def _project_origin_plane(v1, v2, v3):
     """(1, _) if the triangle is degenerate, else (0, the origin projected onto its plane)
     (projectOriginPlane): the first usable of the normals (v3-v2)x(v2-v1) through v2 and
     (v2-v1)x(v3-v1) through v1, else (v3-v1)x(v3-v2) through v3 as it is."""
-    d21 = _sub(v2, v1)
-    d31 = _sub(v3, v1)
-    d32 = _sub(v3, v2)
-    status, p = _plane_candidate(cross(d32, d21), v2)
+    d21 = sub3(v2, v1)
+    d31 = sub3(v3, v1)
+    d32 = sub3(v3, v2)
+    status, p = _plane_candidate(cross3(d32, d21), v2)
     if status != 2:
         return status, p
-    status, p = _plane_candidate(cross(d21, d31), v1)
+    status, p = _plane_candidate(cross3(d21, d31), v1)
     if status != 2:
         return status, p
-    n = cross(d31, d32)
-    return 0, _scl(n, _dot(n, v3) / _dot(n, n))
+    n = cross3(d31, d32)
+    return 0, scl3(n, dot3(n, v3) / dot3(n, n))
 
 
 @kernel
@@ -529,11 +440,11 @@ def _s1d(s1, s2):
     """Barycentric coordinates of the point of segment s1 s2 nearest the origin (S1D of
     MuJoCo 4.0.0): the origin projected onto the line, in the coordinate of largest extent;
     outside the segment, the nearer end (s2 when the projection is beyond s2, s1 beyond s1)."""
-    diff = _sub(s2, s1)
-    dd = _dot(diff, diff)
+    diff = sub3(s2, s1)
+    dd = dot3(diff, diff)
     if dd < MINVAL2:  # degenerate segment
         return (0.0, 1.0)
-    scl = -_dot(s2, diff) / dd
+    scl = -dot3(s2, diff) / dd
     p_o = (scl * diff[0] + s2[0], scl * diff[1] + s2[1], scl * diff[2] + s2[2])
     # the axis with the largest projection of the segment
     mu_max = s1[0] - s2[0]
@@ -566,8 +477,8 @@ def _s2d(s1, s2, s3):
     comp2 = 0
     comp3 = 0
     if not bad:
-        d21 = _sub(s2, s1)
-        d31 = _sub(s3, s1)
+        d21 = sub3(s2, s1)
+        d31 = sub3(s3, s1)
         m14 = d21[1] * d31[2] - d21[2] * d31[1]
         m24 = d21[0] * d31[2] - d21[2] * d31[0]
         m34 = d21[0] * d31[1] - d21[1] * d31[0]
@@ -596,18 +507,18 @@ def _s2d(s1, s2, s3):
         l1 = _s1d(s2, s3)
         x_ = (l1[0] * s2[0] + l1[1] * s3[0], l1[0] * s2[1] + l1[1] * s3[1], l1[0] * s2[2] + l1[1] * s3[2])
         lam = (0.0, l1[0], l1[1])
-        dmin = _dot(x_, x_)
+        dmin = dot3(x_, x_)
     if not comp2:
         l1 = _s1d(s1, s3)
         x_ = (l1[0] * s1[0] + l1[1] * s3[0], l1[0] * s1[1] + l1[1] * s3[1], l1[0] * s1[2] + l1[1] * s3[2])
-        d = _dot(x_, x_)
+        d = dot3(x_, x_)
         if d < dmin:
             lam = (l1[0], 0.0, l1[1])
             dmin = d
     if not comp3:
         l1 = _s1d(s1, s2)
         x_ = (l1[0] * s1[0] + l1[1] * s2[0], l1[0] * s1[1] + l1[1] * s2[1], l1[0] * s1[2] + l1[1] * s2[2])
-        d = _dot(x_, x_)
+        d = dot3(x_, x_)
         if d < dmin:
             lam = (l1[0], l1[1], 0.0)
     return lam
@@ -643,25 +554,25 @@ def _s3d(s1, s2, s3, s4):
         l2 = _s2d(s2, s3, s4)
         x_ = _lin3(l2, s2, s3, s4)
         lam = (0.0, l2[0], l2[1], l2[2])
-        dmin = _dot(x_, x_)
+        dmin = dot3(x_, x_)
     if not comp2:
         l2 = _s2d(s1, s3, s4)
         x_ = _lin3(l2, s1, s3, s4)
-        d = _dot(x_, x_)
+        d = dot3(x_, x_)
         if d < dmin:
             lam = (l2[0], 0.0, l2[1], l2[2])
             dmin = d
     if not comp3:
         l2 = _s2d(s1, s2, s4)
         x_ = _lin3(l2, s1, s2, s4)
-        d = _dot(x_, x_)
+        d = dot3(x_, x_)
         if d < dmin:
             lam = (l2[0], l2[1], 0.0, l2[2])
             dmin = d
     if not comp4:
         l2 = _s2d(s1, s2, s3)
         x_ = _lin3(l2, s1, s2, s3)
-        d = _dot(x_, x_)
+        d = dot3(x_, x_)
         if d < dmin:
             lam = (l2[0], l2[1], l2[2], 0.0)
     return lam
@@ -672,13 +583,13 @@ def _subdistance(simplex, n):
     """Barycentric coordinates (4,) of the point of the n-vertex simplex nearest the origin."""
     if n == 4:
         return _s3d(
-            _row3(simplex, 0, VERT), _row3(simplex, 1, VERT), _row3(simplex, 2, VERT), _row3(simplex, 3, VERT)
+            row3(simplex, 0, VERT), row3(simplex, 1, VERT), row3(simplex, 2, VERT), row3(simplex, 3, VERT)
         )
     if n == 3:
-        lam = _s2d(_row3(simplex, 0, VERT), _row3(simplex, 1, VERT), _row3(simplex, 2, VERT))
+        lam = _s2d(row3(simplex, 0, VERT), row3(simplex, 1, VERT), row3(simplex, 2, VERT))
         return (lam[0], lam[1], lam[2], 0.0)
     if n == 2:
-        lam = _s1d(_row3(simplex, 0, VERT), _row3(simplex, 1, VERT))
+        lam = _s1d(row3(simplex, 0, VERT), row3(simplex, 1, VERT))
         return (lam[0], lam[1], 0.0, 0.0)
     return (1.0, 0.0, 0.0, 0.0)
 
@@ -691,7 +602,7 @@ def _gjk_support(obj1, obj2, x, x_norm):
     """Support of A - B along -x (gjkSupport: d_neg = x / |x|, d = -d_neg)."""
     inv = 1 / x_norm
     d_neg = (inv * x[0], inv * x[1], inv * x[2])
-    return _support_pair(obj1, obj2, _neg(d_neg), d_neg)
+    return _support_pair(obj1, obj2, neg3(d_neg), d_neg)
 
 
 @kernel
@@ -701,16 +612,16 @@ def _gjk_point(simplex, lam, n):
     combination when the segment or triangle is degenerate)."""
     if n == 1:
         return _lincomb(lam, 1, simplex, 0, 1, 2, 3, VERT)
-    s1 = _row3(simplex, 0, VERT)
-    s2 = _row3(simplex, 1, VERT)
+    s1 = row3(simplex, 0, VERT)
+    s2 = row3(simplex, 1, VERT)
     if n == 2:
-        diff = _sub(s2, s1)
-        dd = _dot(diff, diff)
+        diff = sub3(s2, s1)
+        dd = dot3(diff, diff)
         if dd < MINVAL2:
             return _lincomb(lam, 2, simplex, 0, 1, 2, 3, VERT)
-        scl = -_dot(s2, diff) / dd
+        scl = -dot3(s2, diff) / dd
         return (scl * diff[0] + s2[0], scl * diff[1] + s2[1], scl * diff[2] + s2[2])
-    bad, p = _project_origin_plane(s1, s2, _row3(simplex, 2, VERT))
+    bad, p = _project_origin_plane(s1, s2, row3(simplex, 2, VERT))
     if bad:
         return _lincomb(lam, 3, simplex, 0, 1, 2, 3, VERT)
     return p
@@ -731,8 +642,8 @@ def _gjk(simplex, obj1, obj2, x1, x2, tolerance, kmax, cutoff):
     discrete = _discrete(obj1, obj2)
     epsilon = 0.0 if discrete else 0.5 * tolerance * tolerance
     min_norm = MINVAL if get_dist or discrete else tolerance
-    x = _sub(x1, x2)
-    x_norm = _norm(x)
+    x = sub3(x1, x2)
+    x_norm = norm3(x)
     if x_norm < MINVAL:
         x = (1.0, 0.0, 0.0)
         x_norm = 1.0
@@ -744,7 +655,7 @@ def _gjk(simplex, obj1, obj2, x1, x2, tolerance, kmax, cutoff):
         v, v1, v2 = _gjk_support(obj1, obj2, x, x_norm)
         _put_vertex(simplex, n, v, v1, v2)
         _put_index(simplex, n, obj1, obj2)
-        lower = _dot(x, v)  # lower / |x_k| bounds the distance from below
+        lower = dot3(x, v)  # lower / |x_k| bounds the distance from below
         if not get_dist:
             if lower > 0:
                 return MAX_LIMIT, 0, 1, 0, x1, x2
@@ -753,7 +664,7 @@ def _gjk(simplex, obj1, obj2, x1, x2, tolerance, kmax, cutoff):
             if cutoff < MAX_LIMIT and lower >= cutoff * x_norm:
                 return MAX_LIMIT, 0, 1, 0, x1, x2
         # Frank-Wolfe duality gap: |f(x_k) - f(x_min)|^2 <= <x_k, x_k - s_k>
-        if k > 0 and _dot(x, _sub(x, v)) < epsilon:
+        if k > 0 and dot3(x, sub3(x, v)) < epsilon:
             dist = x_norm
             break
         lam = _subdistance(simplex, n + 1)
@@ -776,7 +687,7 @@ def _gjk(simplex, obj1, obj2, x1, x2, tolerance, kmax, cutoff):
             break
         x = _gjk_point(simplex, lam, n)
         x_norm_prev = x_norm
-        x_norm = _norm(x)
+        x_norm = norm3(x)
         dist = x_norm
         if x_norm < (MINVAL if n == 1 else min_norm):
             break
@@ -788,7 +699,7 @@ def _gjk(simplex, obj1, obj2, x1, x2, tolerance, kmax, cutoff):
         x2 = _lincomb(lam, n, simplex, 0, 1, 2, 3, VERT2)
     if not tetra and not separated and dist >= MINVAL:  # final separation check
         v, v1, v2 = _gjk_support(obj1, obj2, x, dist)
-        if _dot(x, v) > 0:
+        if dot3(x, v) > 0:
             separated = 1
     return dist, n, separated, 1, x1, x2
 
@@ -824,7 +735,7 @@ def _epa_support(vert, count, obj1, obj2, d, dnorm):
     dn = (-1.0, 0.0, 0.0)
     if dnorm > MINVAL:
         di = (d[0] / dnorm, d[1] / dnorm, d[2] / dnorm)
-        dn = _scl(di, -1.0)
+        dn = scl3(di, -1.0)
     n = count[NVERTS]
     count[NVERTS] = n + 1
     v, v1, v2 = _support_pair(obj1, obj2, di, dn)
@@ -848,13 +759,13 @@ def _attach_face(ws, v1, v2, v3, adj1, adj2, adj3):
     faceid[f, FACEID_ADJ] = adj1
     faceid[f, FACEID_ADJ + 1] = adj2
     faceid[f, FACEID_ADJ + 2] = adj3
-    bad, v = _project_origin_plane(_row3(vert, v3, VERT), _row3(vert, v2, VERT), _row3(vert, v1, VERT))
+    bad, v = _project_origin_plane(row3(vert, v3, VERT), row3(vert, v2, VERT), row3(vert, v1, VERT))
     if bad:
         return 0.0
-    outward = _sub(_row3(vert, v1, VERT), _row3(simplex, CENTER, VERT))
-    if _dot(v, outward) < 0:
-        v = _scl(v, -1.0)
-    dist2 = _dot(v, v)
+    outward = sub3(row3(vert, v1, VERT), row3(simplex, CENTER, VERT))
+    if dot3(v, outward) < 0:
+        v = scl3(v, -1.0)
+    dist2 = dot3(v, v)
     for k in range(3):
         face[f, k] = v[k]
     face[f, FACE_DIST2] = dist2
@@ -874,9 +785,9 @@ def _fill_map(faceid, lst, nfaces):
 @kernel
 def _set_center(simplex, vert, r0, n):
     """Polytope centre = mean of polytope vertices r0..r0+n-1, summed in order."""
-    c = _row3(vert, r0, VERT)
+    c = row3(vert, r0, VERT)
     for i in range(1, n):
-        c = _add(c, _row3(vert, r0 + i, VERT))
+        c = add3(c, row3(vert, r0 + i, VERT))
     scale = 0.5 if n == 2 else (1.0 / 3.0 if n == 3 else 0.25)
     for k in range(3):
         simplex[CENTER, VERT + k] = scale * c[k]
@@ -897,9 +808,9 @@ def _replace_simplex3(ws, v1, v2, v3):
 @kernel
 def _same_side(p0, p1, p2, p3):
     """True if the origin and p3 lie strictly on the same side of plane p0 p1 p2."""
-    n = cross(_sub(p1, p0), _sub(p2, p0))
-    dot1 = _dot(n, _sub(p3, p0))
-    dot2 = _dot(n, _scl(p0, -1.0))
+    n = cross3(sub3(p1, p0), sub3(p2, p0))
+    dot1 = dot3(n, sub3(p3, p0))
+    dot2 = dot3(n, scl3(p0, -1.0))
     return (dot1 > 0 and dot2 > 0) or (dot1 < 0 and dot2 < 0)
 
 
@@ -917,7 +828,7 @@ def _test_tetra(p0, p1, p2, p3):
 @kernel
 def _rotmat120(axis):
     """Rotation by 120 degrees about `axis` (rotmat), row-major 9-tuple."""
-    n = _norm(axis)
+    n = norm3(axis)
     u1, u2, u3 = axis[0] / n, axis[1] / n, axis[2] / n
     s = 0.86602540378  # sin(120 deg), as MuJoCo writes it
     c = -0.5
@@ -937,10 +848,10 @@ def _rotmat120(axis):
 @kernel
 def _ray_triangle(v1, v2, v3, v4, v5):
     """Nonzero if the line v1 v2 passes through triangle v3 v4 v5 (rayTriangle)."""
-    d12 = _sub(v2, v1)
-    d13 = _sub(v3, v1)
-    d14 = _sub(v4, v1)
-    d15 = _sub(v5, v1)
+    d12 = sub3(v2, v1)
+    d13 = sub3(v3, v1)
+    d14 = sub3(v4, v1)
+    d15 = sub3(v5, v1)
     vol1 = _det3(d13, d14, d12)
     vol2 = _det3(d14, d15, d12)
     vol3 = _det3(d15, d13, d12)
@@ -982,17 +893,17 @@ def _tri_point_intersect(v1, v2, v3, p):
         v1[1] * lam[0] + v2[1] * lam[1] + v3[1] * lam[2],
         v1[2] * lam[0] + v2[2] * lam[1] + v3[2] * lam[2],
     )
-    return _norm(_sub(pr, p)) < MINVAL
+    return norm3(sub3(pr, p)) < MINVAL
 
 
 @kernel
 def _ray_volumes(v1, v2, v3, v4, v5):
     """Signed volumes (v3-v1, v4-v1, v2-v1), (v4-v1, v5-v1, v2-v1), (v5-v1, v3-v1, v2-v1):
     all of one sign iff the line v1 v2 passes through triangle v3 v4 v5 (rayTriangle)."""
-    d12 = _sub(v2, v1)
-    d13 = _sub(v3, v1)
-    d14 = _sub(v4, v1)
-    d15 = _sub(v5, v1)
+    d12 = sub3(v2, v1)
+    d13 = sub3(v3, v1)
+    d14 = sub3(v4, v1)
+    d15 = sub3(v5, v1)
     return _det3(d13, d14, d12), _det3(d14, d15, d12), _det3(d15, d13, d12)
 
 
@@ -1020,10 +931,10 @@ def _recover_hexa(i0, i1, i2, i3, i4, vol):
 def _inside_face(vert, a, b, c, opposite, dist2, tol2):
     """The origin is on the inner side of face (a, b, c) (the side of vertex `opposite`), or
     the face is within the tolerance of it (dist2 < tolerance^2)."""
-    r = _row3(vert, a, VERT)
-    s = _row3(vert, b, VERT)
-    t = _row3(vert, c, VERT)
-    return _same_side(r, s, t, _row3(vert, opposite, VERT)) or dist2 < tol2
+    r = row3(vert, a, VERT)
+    s = row3(vert, b, VERT)
+    t = row3(vert, c, VERT)
+    return _same_side(r, s, t, row3(vert, opposite, VERT)) or dist2 < tol2
 
 
 @outline
@@ -1039,24 +950,24 @@ def _polytope3(ws, obj1, obj2, tolerance):
     v1i = _insert_vertex(vert, count, simplex, 0)
     v2i = _insert_vertex(vert, count, simplex, 1)
     v3i = _insert_vertex(vert, count, simplex, 2)
-    v1 = _row3(vert, v1i, VERT)
-    v2 = _row3(vert, v2i, VERT)
-    v3 = _row3(vert, v3i, VERT)
-    n = cross(_sub(v2, v1), _sub(v3, v1))
-    n_norm = _norm(n)
+    v1 = row3(vert, v1i, VERT)
+    v2 = row3(vert, v2i, VERT)
+    v3 = row3(vert, v3i, VERT)
+    n = cross3(sub3(v2, v1), sub3(v3, v1))
+    n_norm = norm3(n)
     if n_norm < MINVAL:
         return 4  # mjEPA_P3_BAD_NORMAL
-    n_neg = _neg(n)
+    n_neg = neg3(n)
     v5i = _epa_support(vert, count, obj1, obj2, n_neg, n_norm)
     v4i = _epa_support(vert, count, obj1, obj2, n, n_norm)
-    v4 = _row3(vert, v4i, VERT)
-    v5 = _row3(vert, v5i, VERT)
+    v4 = row3(vert, v4i, VERT)
+    v5 = row3(vert, v5i, VERT)
     if _tri_point_intersect(v1, v2, v3, v4):
         return 5  # mjEPA_P3_INVALID_V4
     if _tri_point_intersect(v1, v2, v3, v5):
         return 6  # mjEPA_P3_INVALID_V5
     # the supports must lie off the triangle's plane on their sides
-    if _dot(_sub(v4, v1), n) < MINVAL * n_norm or _dot(_sub(v5, v1), n_neg) < MINVAL * n_norm:
+    if dot3(sub3(v4, v1), n) < MINVAL * n_norm or dot3(sub3(v5, v1), n_neg) < MINVAL * n_norm:
         return 8  # mjEPA_P3_ORIGIN_ON_FACE
     hexa = True
     i0, i1, i2, i3, i4 = v1i, v2i, v3i, v4i, v5i
@@ -1065,12 +976,12 @@ def _polytope3(ws, obj1, obj2, tolerance):
         hexa, order = _recover_hexa(v1i, v2i, v3i, v4i, v5i, vol)
         i0, i1, i2, i3, i4 = order
     tol2 = tolerance * tolerance
-    p0 = _row3(vert, i0, VERT)
-    p1 = _row3(vert, i1, VERT)
-    p3 = _row3(vert, i3, VERT)
-    p4 = _row3(vert, i4, VERT)
+    p0 = row3(vert, i0, VERT)
+    p1 = row3(vert, i1, VERT)
+    p3 = row3(vert, i3, VERT)
+    p4 = row3(vert, i4, VERT)
     if hexa:
-        c = _add(_add(_add(_add(p0, p1), _row3(vert, i2, VERT)), p3), p4)
+        c = add3(add3(add3(add3(p0, p1), row3(vert, i2, VERT)), p3), p4)
         for k in range(3):
             simplex[CENTER, VERT + k] = c[k] * 0.2
         d1 = _attach_face(ws, i3, i0, i1, 1, 3, 2)
@@ -1092,7 +1003,7 @@ def _polytope3(ws, obj1, obj2, tolerance):
             return 7  # mjEPA_P3_MISSING_ORIGIN
         _fill_map(faceid, lst, 6)
         return 0
-    c = _add(_add(_add(p0, p1), p3), p4)
+    c = add3(add3(add3(p0, p1), p3), p4)
     for k in range(3):
         simplex[CENTER, VERT + k] = c[k] * 0.25
     d1 = _attach_face(ws, i0, i1, i3, 1, 3, 2)
@@ -1118,12 +1029,12 @@ def _polytope2(ws, obj1, obj2, tolerance):
     around it (polytope2); a face through the origin restarts from that triangle."""
     obj, simplex, vert, face, faceid, lst, poly = ws
     count = lst[LIST_COUNT]
-    v1 = _row3(simplex, 0, VERT)
-    v2 = _row3(simplex, 1, VERT)
-    c = _add(v1, v2)
+    v1 = row3(simplex, 0, VERT)
+    v2 = row3(simplex, 1, VERT)
+    c = add3(v1, v2)
     for k in range(3):
         simplex[CENTER, VERT + k] = c[k] * 0.5
-    diff = _sub(v2, v1)
+    diff = sub3(v2, v1)
     value = MAX_LIMIT
     index = 0
     for i in range(3):
@@ -1131,15 +1042,15 @@ def _polytope2(ws, obj1, obj2, tolerance):
             value = abs(diff[i])
             index = i
     e = (1.0 if index == 0 else 0.0, 1.0 if index == 1 else 0.0, 1.0 if index == 2 else 0.0)
-    d1 = cross(e, diff)
+    d1 = cross3(e, diff)
     rot = _rotmat120(diff)
     d2 = mv3(rot, d1)
     d3 = mv3(rot, d2)
     v1i = _insert_vertex(vert, count, simplex, 0)
     v2i = _insert_vertex(vert, count, simplex, 1)
-    v3i = _epa_support(vert, count, obj1, obj2, d1, _norm(d1))
-    v4i = _epa_support(vert, count, obj1, obj2, d2, _norm(d2))
-    v5i = _epa_support(vert, count, obj1, obj2, d3, _norm(d3))
+    v3i = _epa_support(vert, count, obj1, obj2, d1, norm3(d1))
+    v4i = _epa_support(vert, count, obj1, obj2, d2, norm3(d2))
+    v5i = _epa_support(vert, count, obj1, obj2, d3, norm3(d3))
     if _attach_face(ws, v1i, v3i, v4i, 1, 3, 2) < MINVAL2:
         _replace_simplex3(ws, v1i, v3i, v4i)
         return _polytope3(ws, obj1, obj2, tolerance)
@@ -1158,7 +1069,7 @@ def _polytope2(ws, obj1, obj2, tolerance):
     if _attach_face(ws, v2i, v5i, v4i, 4, 2, 3) < MINVAL2:
         _replace_simplex3(ws, v2i, v5i, v4i)
         return _polytope3(ws, obj1, obj2, tolerance)
-    if not _ray_triangle(v1, v2, _row3(vert, v3i, VERT), _row3(vert, v4i, VERT), _row3(vert, v5i, VERT)):
+    if not _ray_triangle(v1, v2, row3(vert, v3i, VERT), row3(vert, v4i, VERT), row3(vert, v5i, VERT)):
         return 1  # mjEPA_P2_NONCONVEX
     _fill_map(faceid, lst, 6)
     return 0
@@ -1188,7 +1099,7 @@ def _polytope4(ws, obj1, obj2, tolerance):
         _replace_simplex3(ws, v4, v3, v2)
         return _polytope3(ws, obj1, obj2, tolerance)
     if not _test_tetra(
-        _row3(vert, v1, VERT), _row3(vert, v2, VERT), _row3(vert, v3, VERT), _row3(vert, v4, VERT)
+        row3(vert, v1, VERT), row3(vert, v2, VERT), row3(vert, v3, VERT), row3(vert, v4, VERT)
     ):
         return 9  # mjEPA_P4_MISSING_ORIGIN
     _fill_map(faceid, lst, 4)
@@ -1310,9 +1221,9 @@ def _epa_witness(ws, f):
     r1 = faceid[f, FACEID_VERT]
     r2 = faceid[f, FACEID_VERT + 1]
     r3 = faceid[f, FACEID_VERT + 2]
-    lam = _tri_affine(_row3(vert, r1, VERT), _row3(vert, r2, VERT), _row3(vert, r3, VERT), _row3(face, f, 0))
-    x1 = _lin3(lam, _row3(vert, r1, VERT1), _row3(vert, r2, VERT1), _row3(vert, r3, VERT1))
-    x2 = _lin3(lam, _row3(vert, r1, VERT2), _row3(vert, r2, VERT2), _row3(vert, r3, VERT2))
+    lam = _tri_affine(row3(vert, r1, VERT), row3(vert, r2, VERT), row3(vert, r3, VERT), row3(face, f, 0))
+    x1 = _lin3(lam, row3(vert, r1, VERT1), row3(vert, r2, VERT1), row3(vert, r3, VERT1))
+    x2 = _lin3(lam, row3(vert, r1, VERT2), row3(vert, r2, VERT2), row3(vert, r3, VERT2))
     return -math.sqrt(face[f, FACE_DIST2]), x1, x2
 
 
@@ -1321,11 +1232,11 @@ def _repeated_vertex(vert, n, obj1, obj2):
     """The last of the n polytope vertices has the support vertices (indices on A and on B,
     _vertex_index) of an earlier one: EPA between polytopes can expand no further."""
     last = n - 1
-    i1 = _vertex_index(obj1, _row3(vert, last, VERT1))
-    i2 = _vertex_index(obj2, _row3(vert, last, VERT2))
+    i1 = _vertex_index(obj1, row3(vert, last, VERT1))
+    i2 = _vertex_index(obj2, row3(vert, last, VERT2))
     for i in range(last):
-        same1 = _vertex_index(obj1, _row3(vert, i, VERT1)) == i1
-        if same1 and _vertex_index(obj2, _row3(vert, i, VERT2)) == i2:
+        same1 = _vertex_index(obj1, row3(vert, i, VERT1)) == i1
+        if same1 and _vertex_index(obj2, row3(vert, i, VERT2)) == i2:
             return True
     return False
 
@@ -1359,10 +1270,10 @@ def _epa(ws, obj1, obj2, tolerance, iterations, maxfaces):
         if lower2 <= 0:  # origin on a face's plane (MuJoCo warns)
             break
         lower = math.sqrt(lower2)
-        v = _row3(face, f, 0)
+        v = row3(face, f, 0)
         wi = _epa_support(vert, count, obj1, obj2, v, lower)
-        w = _row3(vert, wi, VERT)
-        upper_k = _dot(v, w) / lower
+        w = row3(vert, wi, VERT)
+        upper_k = dot3(v, w) / lower
         if upper_k < upper:
             upper = upper_k
             upper2 = upper * upper
@@ -1419,7 +1330,7 @@ def _epa(ws, obj1, obj2, tolerance, iterations, maxfaces):
 def _inflate(x1, x2, dist, margin1, margin2):
     """Witness points and distance of the shrunk shapes grown back by margin1 and margin2
     along n = (x2 - x1) / |x2 - x1| (inflate): x1 + margin1 n, x2 - margin2 n."""
-    n, _ = normalized(_sub(x2, x1))
+    n, _ = normalize3(sub3(x2, x1))
     if margin1:
         x1 = (x1[0] + margin1 * n[0], x1[1] + margin1 * n[1], x1[2] + margin1 * n[2])
     if margin2:
@@ -1521,7 +1432,7 @@ def _ccd(ws, tolerance, iterations, maxcon):
                 # 4.0.0: the multi-contact search also follows a shallow contact
                 nm = _multi(ws, maxcon, nsimplex, x1, x2)
                 if nm > 0:  # (one found replaces the first contact)
-                    return _min_dist(poly, nm), nm, M._get(poly, M.R_X1), M._get(poly, M.R_X2)
+                    return _min_dist(poly, nm), nm, row3(poly, R_X1, 0), row3(poly, R_X2, 0)
             return dist, nx, x1, x2
         # deep: GJK and EPA on the full shapes
     dist, nsimplex, separated, nx, x1, x2 = _gjk(
@@ -1545,16 +1456,16 @@ def _ccd(ws, tolerance, iterations, maxcon):
             if found and maxcon >= 2:
                 nm = _multi(ws, maxcon, 3, x1, x2)  # the features of EPA's face
                 if nm > 0:
-                    return _min_dist(poly, nm), nm, M._get(poly, M.R_X1), M._get(poly, M.R_X2)
+                    return _min_dist(poly, nm), nm, row3(poly, R_X1, 0), row3(poly, R_X2, 0)
     return dist, nx, x1, x2
 
 
 @kernel
 def _min_dist(poly, n):
     """The smallest distance of the multi-contact search's n pairs (mjc_ccd's return)."""
-    d = poly[M.R_D, 0]
+    d = poly[R_D, 0]
     for k in range(1, n):
-        d = min(d, poly[M.R_D + k, 0])
+        d = min(d, poly[R_D + k, 0])
     return d
 
 
@@ -1562,8 +1473,8 @@ def _min_dist(poly, n):
 def _put_contact(con, row, x1, x2, dist, margin):
     """Contact row `row` of con: dist = margin + dist, pos midway between the witness points,
     normal from x2 to x1 normalized (geom 1 to geom 2)."""
-    normal, _ = normalized(_sub(x1, x2))
-    pos = _add(x1, x2)
+    normal, _ = normalize3(sub3(x1, x2))
+    pos = add3(x1, x2)
     for k in range(3):
         con[row, POS + k] = pos[k] * 0.5
         con[row, NORMAL + k] = normal[k]
@@ -1583,7 +1494,7 @@ def _penetration(con, ws, margin, tolerance, iterations, maxcon):
         return 1
     poly = ws[6]
     for k in range(nx):
-        _put_contact(con, k, M._get(poly, M.R_X1 + k), M._get(poly, M.R_X2 + k), poly[M.R_D + k, 0], margin)
+        _put_contact(con, k, row3(poly, R_X1 + k, 0), row3(poly, R_X2 + k, 0), poly[R_D + k, 0], margin)
     return nx
 
 

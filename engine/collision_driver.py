@@ -26,7 +26,7 @@ Per step, for each candidate pair: MuJoCo's bounding-sphere test with the pair's
 gap (|x1 - x2| > rbound1 + rbound2 + margin, or for a plane, the other geom's centre more
 than rbound + margin above it), then the closed-form collider of `collision_primitive` (or
 for plane : mesh `collision_mesh.collide_plane_mesh`, 4.0.0's polygon form) or,
-for a pair of `collision_convex.CONVEX_PAIRS`, MuJoCo's convex collider (GJK/EPA), for a
+for a pair of `sizes.CONVEX_PAIRS`, MuJoCo's convex collider (GJK/EPA), for a
 height field against a convex geom (`collision_hfield.HFIELD_PAIRS`) that collider on each
 prism of the height field under the geom (up to 50 contacts), then the
 contact parameters (mixed at load: condim and friction by
@@ -57,55 +57,53 @@ flagged `exclude`: MuJoCo reports it but makes no constraint from it.
 from __future__ import annotations
 
 import numpy as np
-from numba import types
-from numba.extending import intrinsic
 
 from engine import collision_convex as C
 from engine import collision_hfield as H
 from engine import collision_mesh as CM
 from engine import collision_primitive as P
 from engine import types as T
-from engine.jit import kernel, pair_unit, unit, unit_call
-
-MINMU = 1e-5  # MuJoCo's mjMINMU: smallest friction coefficient
-MINVAL = 1e-15
+from engine.jit import kernel, pair_unit, unit
+from engine.ptr import call_pair_unit
+from engine.sizes import CONVEX_PAIRS, DIST, MAXDEG, MAXFACE, NORMAL, OBJ_WIDTH, POS, TANGENT
+from engine.types import MINMU, MINVAL
 
 GEOM_TYPE_NAMES = {
-    P.GEOM_PLANE: "plane",
-    P.GEOM_HFIELD: "hfield",
-    P.GEOM_SPHERE: "sphere",
-    P.GEOM_CAPSULE: "capsule",
-    P.GEOM_ELLIPSOID: "ellipsoid",
-    P.GEOM_CYLINDER: "cylinder",
-    P.GEOM_BOX: "box",
-    P.GEOM_MESH: "mesh",
-    P.GEOM_SDF: "sdf",
+    T.GEOM_PLANE: "plane",
+    T.GEOM_HFIELD: "hfield",
+    T.GEOM_SPHERE: "sphere",
+    T.GEOM_CAPSULE: "capsule",
+    T.GEOM_ELLIPSOID: "ellipsoid",
+    T.GEOM_CYLINDER: "cylinder",
+    T.GEOM_BOX: "box",
+    T.GEOM_MESH: "mesh",
+    T.GEOM_SDF: "sdf",
 }
 
 # (type1, type2) with type1 <= type2 -> most contacts our collider returns
 MAX_CONTACTS = {
-    (P.GEOM_PLANE, P.GEOM_SPHERE): 1,
-    (P.GEOM_PLANE, P.GEOM_CAPSULE): 2,
-    (P.GEOM_PLANE, P.GEOM_ELLIPSOID): 1,
-    (P.GEOM_PLANE, P.GEOM_CYLINDER): 4,
-    (P.GEOM_PLANE, P.GEOM_BOX): 4,
-    (P.GEOM_PLANE, P.GEOM_MESH): 4,
-    (P.GEOM_SPHERE, P.GEOM_SPHERE): 1,
-    (P.GEOM_SPHERE, P.GEOM_CAPSULE): 1,
-    (P.GEOM_SPHERE, P.GEOM_CYLINDER): 1,
-    (P.GEOM_SPHERE, P.GEOM_BOX): 1,
-    (P.GEOM_CAPSULE, P.GEOM_CAPSULE): 2,
-    (P.GEOM_CAPSULE, P.GEOM_BOX): 2,
-    (P.GEOM_BOX, P.GEOM_BOX): 8,
+    (T.GEOM_PLANE, T.GEOM_SPHERE): 1,
+    (T.GEOM_PLANE, T.GEOM_CAPSULE): 2,
+    (T.GEOM_PLANE, T.GEOM_ELLIPSOID): 1,
+    (T.GEOM_PLANE, T.GEOM_CYLINDER): 4,
+    (T.GEOM_PLANE, T.GEOM_BOX): 4,
+    (T.GEOM_PLANE, T.GEOM_MESH): 4,
+    (T.GEOM_SPHERE, T.GEOM_SPHERE): 1,
+    (T.GEOM_SPHERE, T.GEOM_CAPSULE): 1,
+    (T.GEOM_SPHERE, T.GEOM_CYLINDER): 1,
+    (T.GEOM_SPHERE, T.GEOM_BOX): 1,
+    (T.GEOM_CAPSULE, T.GEOM_CAPSULE): 2,
+    (T.GEOM_CAPSULE, T.GEOM_BOX): 2,
+    (T.GEOM_BOX, T.GEOM_BOX): 8,
 }
 
 
 def _has_collision_function(t1: int, t2: int) -> bool:
     """Whether MuJoCo's mjCOLLISIONFUNC table has an entry for types t1 <= t2."""
-    if t1 == P.GEOM_PLANE:
-        return t2 not in (P.GEOM_PLANE, P.GEOM_HFIELD)
-    if t1 == P.GEOM_HFIELD:
-        return t2 != P.GEOM_HFIELD
+    if t1 == T.GEOM_PLANE:
+        return t2 not in (T.GEOM_PLANE, T.GEOM_HFIELD)
+    if t1 == T.GEOM_HFIELD:
+        return t2 != T.GEOM_HFIELD
     return True
 
 
@@ -201,7 +199,7 @@ def _mix_params(mj, g1: int, g2: int):
 
 def _max_contacts(t1: int, t2: int, multiccd: bool) -> int:
     """Most contacts the collider of types t1 <= t2 returns (MuJoCo's mj_maxContact)."""
-    if (t1, t2) in C.CONVEX_PAIRS:
+    if (t1, t2) in CONVEX_PAIRS:
         return C.max_contacts(t1, t2, multiccd)
     if (t1, t2) in H.HFIELD_PAIRS:
         return H.MAX_CONTACTS
@@ -210,19 +208,17 @@ def _max_contacts(t1: int, t2: int, multiccd: bool) -> int:
 
 def mesh_too_large(mj, g: int) -> str:
     """Why the multi-contact search here cannot hold mesh geom g's features ('' if it can):
-    a hull vertex in more than collision_multi.MAXDEG polygons, or a polygon of more than
-    collision_multi.MAXFACE vertices (MuJoCo sizes its buffers by the model's largest)."""
-    from engine import collision_multi as M
-
+    a hull vertex in more than sizes.MAXDEG polygons, or a polygon of more than
+    sizes.MAXFACE vertices (MuJoCo sizes its buffers by the model's largest)."""
     k = int(mj.geom_dataid[g])
     vadr, nvert = int(mj.mesh_vertadr[k]), int(mj.mesh_vertnum[k])
     padr, npoly = int(mj.mesh_polyadr[k]), int(mj.mesh_polynum[k])
     deg = int(np.max(mj.mesh_polymapnum[vadr : vadr + nvert], initial=0))
     face = int(np.max(mj.mesh_polyvertnum[padr : padr + npoly], initial=0))
-    if deg > M.MAXDEG:
-        return f"a hull vertex in {deg} polygons (the multi-contact search here holds {M.MAXDEG})"
-    if face > M.MAXFACE:
-        return f"a hull polygon of {face} vertices (the multi-contact search here holds {M.MAXFACE})"
+    if deg > MAXDEG:
+        return f"a hull vertex in {deg} polygons (the multi-contact search here holds {MAXDEG})"
+    if face > MAXFACE:
+        return f"a hull polygon of {face} vertices (the multi-contact search here holds {MAXFACE})"
     return ""
 
 
@@ -231,7 +227,7 @@ def _mesh_pair_ok(mj, g1: int, g2: int, multiccd: bool) -> bool:
     t1, t2 = int(mj.geom_type[g1]), int(mj.geom_type[g2])
     if C.max_contacts(t1, t2, multiccd) < 2:
         return True
-    return not any(int(mj.geom_type[g]) == P.GEOM_MESH and mesh_too_large(mj, g) for g in (g1, g2))
+    return not any(int(mj.geom_type[g]) == T.GEOM_MESH and mesh_too_large(mj, g) for g in (g1, g2))
 
 
 def candidate_pairs(mj) -> dict[str, np.ndarray]:
@@ -261,7 +257,7 @@ def candidate_pairs(mj) -> dict[str, np.ndarray]:
         if (
             key in MAX_CONTACTS
             or key in H.HFIELD_PAIRS
-            or (key in C.CONVEX_PAIRS and _mesh_pair_ok(mj, g1, g2, multiccd))
+            or (key in CONVEX_PAIRS and _mesh_pair_ok(mj, g1, g2, multiccd))
         ):
             kept.append((g1, g2, ip))
         elif _has_collision_function(*key):
@@ -330,12 +326,12 @@ def _far_apart(m, d, b, g1, g2, margin):
         dz = x1[2] - x2[2]
         return dx * dx + dy * dy + dz * dz > bound * bound
     # a plane (rbound 0): the other geom's centre above it by more than rbound + margin
-    if m.geom_type[g1] == P.GEOM_PLANE and r2 > 0:
+    if m.geom_type[g1] == T.GEOM_PLANE and r2 > 0:
         n = d.geom_xmat[b, g1]
         h = (x2[0] - x1[0]) * n[2] + (x2[1] - x1[1]) * n[5] + (x2[2] - x1[2]) * n[8]
         if h > margin + r2:
             return True
-    if m.geom_type[g2] == P.GEOM_PLANE and r1 > 0:
+    if m.geom_type[g2] == T.GEOM_PLANE and r1 > 0:
         n = d.geom_xmat[b, g2]
         h = (x1[0] - x2[0]) * n[2] + (x1[1] - x2[1]) * n[5] + (x1[2] - x2[2]) * n[8]
         if h > margin + r1:
@@ -347,34 +343,34 @@ def _far_apart(m, d, b, g1, g2, margin):
 def narrowphase(con, work, type1, type2, margin, pos1, mat1, size1, pos2, mat2, size2):
     """Dispatch on the geom types (type1 <= type2) to the closed-form collider of
     collision_primitive; returns its count, or -1 for a pair it has no collider for (one
-    of collision_convex.CONVEX_PAIRS). `work` is the box-box work array."""
-    if type1 == P.GEOM_PLANE:
-        if type2 == P.GEOM_SPHERE:
+    of sizes.CONVEX_PAIRS). `work` is the box-box work array."""
+    if type1 == T.GEOM_PLANE:
+        if type2 == T.GEOM_SPHERE:
             return P.collide_plane_sphere(con, margin, pos1, mat1, size1, pos2, mat2, size2)
-        if type2 == P.GEOM_CAPSULE:
+        if type2 == T.GEOM_CAPSULE:
             return P.collide_plane_capsule(con, margin, pos1, mat1, size1, pos2, mat2, size2)
-        if type2 == P.GEOM_ELLIPSOID:
+        if type2 == T.GEOM_ELLIPSOID:
             return P.collide_plane_ellipsoid(con, margin, pos1, mat1, size1, pos2, mat2, size2)
-        if type2 == P.GEOM_CYLINDER:
+        if type2 == T.GEOM_CYLINDER:
             return P.collide_plane_cylinder(con, margin, pos1, mat1, size1, pos2, mat2, size2)
-        if type2 == P.GEOM_BOX:
+        if type2 == T.GEOM_BOX:
             return P.collide_plane_box(con, margin, pos1, mat1, size1, pos2, mat2, size2)
         return -1
-    if type1 == P.GEOM_SPHERE:
-        if type2 == P.GEOM_SPHERE:
+    if type1 == T.GEOM_SPHERE:
+        if type2 == T.GEOM_SPHERE:
             return P.collide_sphere_sphere(con, margin, pos1, mat1, size1, pos2, mat2, size2)
-        if type2 == P.GEOM_CAPSULE:
+        if type2 == T.GEOM_CAPSULE:
             return P.collide_sphere_capsule(con, margin, pos1, mat1, size1, pos2, mat2, size2)
-        if type2 == P.GEOM_CYLINDER:
+        if type2 == T.GEOM_CYLINDER:
             return P.collide_sphere_cylinder(con, margin, pos1, mat1, size1, pos2, mat2, size2)
-        if type2 == P.GEOM_BOX:
+        if type2 == T.GEOM_BOX:
             return P.collide_sphere_box(con, margin, pos1, mat1, size1, pos2, mat2, size2)
-    elif type1 == P.GEOM_CAPSULE:
-        if type2 == P.GEOM_CAPSULE:
+    elif type1 == T.GEOM_CAPSULE:
+        if type2 == T.GEOM_CAPSULE:
             return P.collide_capsule_capsule(con, margin, pos1, mat1, size1, pos2, mat2, size2)
-        if type2 == P.GEOM_BOX:
+        if type2 == T.GEOM_BOX:
             return P.collide_capsule_box(con, margin, pos1, mat1, size1, pos2, mat2, size2)
-    elif type1 == P.GEOM_BOX and type2 == P.GEOM_BOX:
+    elif type1 == T.GEOM_BOX and type2 == T.GEOM_BOX:
         return P.collide_box_box(con, margin, pos1, mat1, size1, pos2, mat2, size2, work)
     return -1
 
@@ -389,10 +385,10 @@ def _primitive_pair(m, d, b, p):
     margin = m.cpair_margin[p] + m.cpair_gap[p]
     if _far_apart(m, d, b, g1, g2, margin):
         return 0
-    if m.geom_type[g2] == P.GEOM_MESH and m.geom_type[g1] == P.GEOM_PLANE:
+    if m.geom_type[g2] == T.GEOM_MESH and m.geom_type[g1] == T.GEOM_PLANE:
         return CM.collide_plane_mesh(
             d.scratch_con[b],
-            d.scratch_ccd_obj[b, 0, C.OBJ_WIDTH :],
+            d.scratch_ccd_obj[b, 0, OBJ_WIDTH:],
             m,
             m.geom_dataid[g2],
             margin,
@@ -459,15 +455,15 @@ def hfield_pair(m, d, b, p):
 
 @pair_unit
 def convex_pair(m, d, b, p):
-    """Contacts of candidate pair p of row b (one of collision_convex.CONVEX_PAIRS, bounding
+    """Contacts of candidate pair p of row b (one of sizes.CONVEX_PAIRS, bounding
     spheres not apart) from the convex collider, in row b's scratch_con: their count (0 or
     1, up to cpair_maxcon with the multi-contact search). The collider works in the row's
     scratch_ccd_* arrays."""
     g1 = m.cpair_geom[p, 0]
     g2 = m.cpair_geom[p, 1]
     for k, g in ((0, g1), (1, g2)):
-        if m.geom_type[g] == P.GEOM_MESH:  # a copy of the hull for the support function
-            CM.init_tail(d.scratch_ccd_obj[b, k, C.OBJ_WIDTH :], m, m.geom_dataid[g])
+        if m.geom_type[g] == T.GEOM_MESH:  # a copy of the hull for the support function
+            CM.init_tail(d.scratch_ccd_obj[b, k, OBJ_WIDTH:], m, m.geom_dataid[g])
     pose1 = (d.geom_xpos[b, g1], d.geom_xmat[b, g1], m.geom_size[g1])
     pose2 = (d.geom_xpos[b, g2], d.geom_xmat[b, g2], m.geom_size[g2])
     return C.collide_convex(
@@ -482,24 +478,12 @@ def convex_pair(m, d, b, p):
     )
 
 
-@intrinsic
-def call_pair_unit(typingctx, address, m, d, b, p):
-    """unit(m, d, b, p) for the pair unit compiled at `address` (m.unit_convex_pair or
-    m.unit_hfield_pair): the number of contacts it found. (Here rather than beside
-    engine.ptr.call_unit: engine.ptr needs engine.model, which needs this module.)"""
-    if getattr(m, "kind", None) != "Model" or getattr(d, "kind", None) != "Data":
-        return None
-    if not (isinstance(b, types.Integer) and isinstance(p, types.Integer)):
-        return None
-    return types.int64(address, m, d, b, p), unit_call
-
-
 @kernel
 def _convex_pair(m, d, b, p):
     """Contacts of candidate pair p of row b that has no closed-form collider, from the pair
     unit for it (hfield_pair or convex_pair; engine.binding sets both addresses for a model
     with such pairs)."""
-    if m.geom_type[m.cpair_geom[p, 0]] == P.GEOM_HFIELD:
+    if m.geom_type[m.cpair_geom[p, 0]] == T.GEOM_HFIELD:
         return call_pair_unit(m.unit_hfield_pair, m, d, b, p)
     return call_pair_unit(m.unit_convex_pair, m, d, b, p)
 
@@ -507,10 +491,10 @@ def _convex_pair(m, d, b, p):
 @kernel
 def _store(m, d, b, i, p, con, k):
     """Contact i of row b from row k of the collider output of candidate pair p."""
-    d.contact_dist[b, i] = con[k, P.DIST]
+    d.contact_dist[b, i] = con[k, DIST]
     for j in range(3):
-        d.contact_pos[b, i, j] = con[k, P.POS + j]
-    make_frame(d.contact_frame[b, i], con[k, P.NORMAL : P.NORMAL + 3], con[k, P.TANGENT : P.TANGENT + 3])
+        d.contact_pos[b, i, j] = con[k, POS + j]
+    make_frame(d.contact_frame[b, i], con[k, NORMAL : NORMAL + 3], con[k, TANGENT : TANGENT + 3])
     d.contact_geom[b, i, 0] = m.cpair_geom[p, 0]
     d.contact_geom[b, i, 1] = m.cpair_geom[p, 1]
     d.contact_includemargin[b, i] = m.cpair_margin[p]
@@ -522,7 +506,7 @@ def _store(m, d, b, i, p, con, k):
         d.contact_solref[b, i, j] = m.cpair_solref[p, j]
         d.contact_solreffriction[b, i, j] = m.cpair_solreffriction[p, j]
     d.contact_mu[b, i] = 0.0  # set by the constraint stage (MuJoCo: from R)
-    d.contact_exclude[b, i] = 1 if con[k, P.DIST] >= m.cpair_margin[p] else 0
+    d.contact_exclude[b, i] = 1 if con[k, DIST] >= m.cpair_margin[p] else 0
 
 
 @kernel

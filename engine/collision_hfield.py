@@ -35,7 +35,7 @@ triangle of the surface and the same triangle at z = -size_base:
    at most mjMAXCONPAIR (50) contacts, in that order.
 
 No allocation: the prism's six vertices live in the convex collider's first object row
-(collision_convex.OBJ_PRISM), the geom in its second, the contacts in the row's scratch_con.
+(sizes.OBJ_PRISM), the geom in its second, the contacts in the row's scratch_con.
 
 Plane : height field and height field : height field do not collide in MuJoCo; a mesh or
 SDF against a height field is refused at load (no mesh collider here).
@@ -44,18 +44,10 @@ SDF against a height field is refused at load (no mesh collider here).
 import math
 
 from engine import collision_convex as C
-from engine.collision_primitive import (
-    GEOM_BOX,
-    GEOM_CAPSULE,
-    GEOM_CYLINDER,
-    GEOM_ELLIPSOID,
-    GEOM_HFIELD,
-    GEOM_SPHERE,
-    NORMAL,
-    POS,
-)
 from engine.jit import kernel
-from engine.spatial import mtv3, mv3
+from engine.sizes import MODE_SHAPE, NORMAL, OBJ_MARGIN, OBJ_MODE, OBJ_PRISM, OBJ_TYPE, POS
+from engine.spatial import mtm3, mtv3, mv3
+from engine.types import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_HFIELD, GEOM_SPHERE
 
 # (type1, type2) pairs MuJoCo sends to mjc_ConvexHField and this module collides
 HFIELD_PAIRS = frozenset(
@@ -65,28 +57,11 @@ MAX_CONTACTS = 50  # mjMAXCONPAIR: mj_maxContact for a height-field pair
 
 
 @kernel
-def _mat_t_mat(a, b):
-    """a^T b for row-major 3x3 a, b (mji_mulMatTMat3), a 9-tuple."""
-    out = (
-        a[0] * b[0] + a[3] * b[3] + a[6] * b[6],
-        a[0] * b[1] + a[3] * b[4] + a[6] * b[7],
-        a[0] * b[2] + a[3] * b[5] + a[6] * b[8],
-        a[1] * b[0] + a[4] * b[3] + a[7] * b[6],
-        a[1] * b[1] + a[4] * b[4] + a[7] * b[7],
-        a[1] * b[2] + a[4] * b[5] + a[7] * b[8],
-        a[2] * b[0] + a[5] * b[3] + a[8] * b[6],
-        a[2] * b[1] + a[5] * b[4] + a[8] * b[7],
-        a[2] * b[2] + a[5] * b[5] + a[8] * b[8],
-    )
-    return out
-
-
-@kernel
 def _add_prism_vertex(prism, x, y, z):
     """Slide the prism's window (addPrismVert): vertices 1, 2 -> 0, 1 at the bottom and
     4, 5 -> 3, 4 at the top; the new grid point (x, y) becomes vertex 2 (bottom, its z stays
     -size_base) and vertex 5 (top, at z)."""
-    base = C.OBJ_PRISM
+    base = OBJ_PRISM
     for k in range(6):
         prism[base + k] = prism[base + 3 + k]
         prism[base + 9 + k] = prism[base + 12 + k]
@@ -141,7 +116,7 @@ def collide_hfield(con, ws, hfield, type2, rbound2, margin, pos1, mat1, pos2, ma
     prism = obj[0]
     geom = obj[1]
     # the geom in the height field's frame, inflated by margin/2 (4.0.0: so is the prism)
-    C.init_obj(geom, type2, size2, p, _mat_t_mat(mat1, mat2), 0.0)
+    C.init_obj(geom, type2, size2, p, mtm3(mat1, mat2), 0.0)
     # its axis-aligned box from its support points (no margin)
     xmax = C._support(geom, (1.0, 0.0, 0.0))[0]
     xmin = C._support(geom, (-1.0, 0.0, 0.0))[0]
@@ -163,14 +138,14 @@ def collide_hfield(con, ws, hfield, type2, rbound2, margin, pos1, mat1, pos2, ma
     cmax = min(ncol - 1, int(math.ceil((hsize[0] + (xmax + margin)) / (hsize[0] + hsize[0]) * (ncol - 1))))
     rmin = max(0, int(math.floor((hsize[1] + (ymin - margin)) / (hsize[1] + hsize[1]) * (nrow - 1))))
     rmax = min(nrow - 1, int(math.ceil((hsize[1] + (ymax + margin)) / (hsize[1] + hsize[1]) * (nrow - 1))))
-    geom[C.OBJ_MARGIN] = margin
-    prism[C.OBJ_TYPE] = GEOM_HFIELD
-    prism[C.OBJ_MODE] = C.MODE_SHAPE
-    prism[C.OBJ_MARGIN] = margin  # 4.0.0 (the source: 0, and the top raised by the margin)
+    geom[OBJ_MARGIN] = margin
+    prism[OBJ_TYPE] = GEOM_HFIELD
+    prism[OBJ_MODE] = MODE_SHAPE
+    prism[OBJ_MARGIN] = margin  # 4.0.0 (the source: 0, and the top raised by the margin)
     dx = (hsize[0] + hsize[0]) / (ncol - 1)
     dy = (hsize[1] + hsize[1]) / (nrow - 1)
     for i in range(3):  # the bottom at -size_base
-        prism[C.OBJ_PRISM + 3 * i + 2] = -hsize[3]
+        prism[OBJ_PRISM + 3 * i + 2] = -hsize[3]
     zlow = zmin - margin  # 4.0.0: prisms entirely below z_min - margin are skipped
     ncon = 0
     for r in range(rmin, rmax):
@@ -179,7 +154,7 @@ def collide_hfield(con, ws, hfield, type2, rbound2, margin, pos1, mat1, pos2, ma
         for c in range(cmin + 1, cmax + 1):
             for i in range(2):
                 _grid_vertex(prism, hsize, ncol, hdata, dx, dy, r + 1 - i, c)
-                top = C.OBJ_PRISM + 9
+                top = OBJ_PRISM + 9
                 if prism[top + 2] < zlow and prism[top + 5] < zlow and prism[top + 8] < zlow:
                     continue
                 if C._penetration(con[ncon:], ws, margin, tolerance, iterations, 1):

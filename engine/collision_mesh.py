@@ -39,53 +39,26 @@ seeds and the hull graph, so that its support function reads only the row.
 
 import math
 
-import numpy as np
-
-from engine.collision_primitive import DIST, GEOM_MESH, NORMAL, POS, TANGENT
 from engine.jit import kernel
+from engine.sizes import (
+    DIST,
+    NORMAL,
+    POS,
+    T_DATA,
+    T_HILL,
+    T_MESHINDEX,
+    T_NGRAPH,
+    T_NPOLY,
+    T_NPOLYMAP,
+    T_NVERT,
+    T_POLY,
+    T_VERTINDEX,
+    TANGENT,
+)
+from engine.spatial import add3, mv3, put_row3, unit3
 
 HILLCLIMB_MIN = 10  # mjMESH_HILLCLIMB_MIN: fewer vertices are searched exhaustively
 FLT_MAX = 3.4028234663852886e38
-
-# the mesh part of a convex-collider object row (after collision_convex.OBJ_WIDTH numbers)
-T_VERTINDEX = 0  # vertex (global in the mesh) the last support call found, -1 none
-T_MESHINDEX = 1  # hull vertex (graph-local id) the last hill climb ended on, -1 none
-T_NVERT = 2  # number of vertices
-T_HILL = 3  # 1: hill climbing on the graph; 0: every vertex
-T_NGRAPH = 4  # length of the copied graph
-T_NPOLY = 5  # number of polygons
-T_NPOLYMAP = 6  # length of the vertex-to-polygon map
-T_POLY = 7  # where the polygon block starts (below)
-T_DATA = 8  # vertices (3 nvert), the grid seeds (27), the graph (ngraph), then the polygon
-# block: per vertex its first polygon in the map and their number (2 nvert), the map
-# (npolymap), per polygon its normal (3), first vertex in the vertex list and number of
-# vertices (5 npoly), the vertex list
-
-
-def _graph_length(m, mesh: int) -> int:
-    """Length of mesh `mesh`'s part of mesh_graph (0 without a hull)."""
-    adr = int(m.mesh_graphadr[mesh])
-    if adr < 0:
-        return 0
-    later = [int(a) for a in m.mesh_graphadr if int(a) > adr]
-    return (min(later) if later else len(m.mesh_graph)) - adr
-
-
-def tail_width(m) -> int:
-    """Numbers the largest colliding mesh (a mesh geom of a candidate pair) needs after a
-    convex-collider object row's geom part; visual meshes need none."""
-    width = 0
-    colliding = {int(m.geom_dataid[g]) for g in np.unique(m.cpair_geom) if m.geom_type[g] == GEOM_MESH}
-    for k in sorted(colliding):
-        nvert = int(m.mesh_vertnum[k])
-        vadr = int(m.mesh_vertadr[k])
-        npoly = int(m.mesh_polynum[k])
-        padr = int(m.mesh_polyadr[k])
-        npolymap = int(sum(int(m.mesh_polymapnum[vadr + i]) for i in range(nvert)))
-        npolyvert = int(sum(int(m.mesh_polyvertnum[padr + i]) for i in range(npoly)))
-        polyblock = 2 * nvert + npolymap + 5 * npoly + npolyvert
-        width = max(width, T_DATA + 3 * nvert + 27 + _graph_length(m, k) + polyblock)
-    return width
 
 
 @kernel
@@ -165,12 +138,7 @@ def poly_offsets(tail):
 def vertex_world(tail, pos, mat, i):
     """R v_i + p, summed ((m0 x + m1 y) + m2 z) + p (globalcoord)."""
     a = T_DATA + 3 * i
-    x, y, z = tail[a], tail[a + 1], tail[a + 2]
-    return (
-        ((mat[0] * x + mat[1] * y) + mat[2] * z) + pos[0],
-        ((mat[3] * x + mat[4] * y) + mat[5] * z) + pos[1],
-        ((mat[6] * x + mat[7] * y) + mat[8] * z) + pos[2],
-    )
+    return add3(mv3(mat, (tail[a], tail[a + 1], tail[a + 2])), pos)
 
 
 @kernel
@@ -394,30 +362,10 @@ def collide_plane_mesh(con, tail, m, mesh, margin, pos1, mat1, pos2, mat2):
 
 
 @kernel
-def _normalize(v):
-    """mju_normalize3: v / |v|, (1, 0, 0) when |v| < mjMINVAL."""
-    n = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
-    if n < 1e-15:
-        return (1.0, 0.0, 0.0)
-    inv = 1.0 / n
-    return (v[0] * inv, v[1] * inv, v[2] * inv)
-
-
-@kernel
-def _put3(a, i, v):
-    a[i, 0] = v[0]
-    a[i, 1] = v[1]
-    a[i, 2] = v[2]
-
-
-@kernel
 def _put_normal(poly, row, irow, k, tail, polys, mat, f):
     """Normal k: polygon f's normal rotated to the world, (m0 x + m1 y) + m2 z; its id in irow."""
     b = polys + 5 * f
-    x, y, z = tail[b], tail[b + 1], tail[b + 2]
-    poly[row + k, 0] = (mat[0] * x + mat[1] * y) + mat[2] * z
-    poly[row + k, 1] = (mat[3] * x + mat[4] * y) + mat[5] * z
-    poly[row + k, 2] = (mat[6] * x + mat[7] * y) + mat[8] * z
+    put_row3(poly, row + k, mv3(mat, (tail[b], tail[b + 1], tail[b + 2])))
     poly[irow + k, 0] = f
 
 
@@ -480,11 +428,11 @@ def mesh_edges(poly, vrow, erow, evrow, maxdeg, dim, pos, mat, tail, i0, i1):
     end point (the vertex, in the world) goes to poly[vrow], the far ends to poly[evrow..],
     the unit directions to poly[erow..]; returns their count."""
     v = vertex_world(tail, pos, mat, i0)
-    _put3(poly, vrow, v)
+    put_row3(poly, vrow, v)
     if dim == 2:
         w = vertex_world(tail, pos, mat, i1)
-        _put3(poly, evrow, w)
-        _put3(poly, erow, _normalize((w[0] - v[0], w[1] - v[1], w[2] - v[2])))
+        put_row3(poly, evrow, w)
+        put_row3(poly, erow, unit3((w[0] - v[0], w[1] - v[1], w[2] - v[2])))
         return 1
     if dim != 1:
         return 0
@@ -501,8 +449,8 @@ def mesh_edges(poly, vrow, erow, evrow, maxdeg, dim, pos, mat, tail, i0, i1):
             if int(tail[adr + j]) == i0:
                 prev = nv - 1 if j == 0 else j - 1
                 w = vertex_world(tail, pos, mat, int(tail[adr + prev]))
-                _put3(poly, evrow + k, w)
-                _put3(poly, erow + k, _normalize((w[0] - v[0], w[1] - v[1], w[2] - v[2])))
+                put_row3(poly, evrow + k, w)
+                put_row3(poly, erow + k, unit3((w[0] - v[0], w[1] - v[1], w[2] - v[2])))
                 break
     return n
 
@@ -517,6 +465,6 @@ def mesh_face(poly, row, maxface, pos, mat, tail, f):
         nv = maxface
     j = 0
     for i in range(nv - 1, -1, -1):
-        _put3(poly, row + j, vertex_world(tail, pos, mat, int(tail[adr + i])))
+        put_row3(poly, row + j, vertex_world(tail, pos, mat, int(tail[adr + i])))
         j += 1
     return nv

@@ -47,14 +47,36 @@ The 4.0.0 rules, read back from the binary (each differs from the 3.12 source wh
 Frames: world frame throughout; `mat` row-major with the local axes as columns.
 
 No allocation: the work array `poly` (POLY_ROWS, 3) of the row's Data scratch holds normals,
-edges, faces, clipping planes, the polygons and the witness points (rows R_*).
+edges, faces, clipping planes, the polygons and the witness points (rows R_*, engine/sizes.py).
 """
 
 import math
 
 from engine import collision_mesh as CM
-from engine.collision_primitive import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_MESH, MINVAL
 from engine.jit import kernel
+from engine.sizes import (
+    MAXDEG,
+    MAXFACE,
+    POLY_MAX,
+    R_D,
+    R_E,
+    R_EV,
+    R_F1,
+    R_F2,
+    R_I1,
+    R_I2,
+    R_N1,
+    R_N2,
+    R_PA,
+    R_PB,
+    R_PN,
+    R_V1,
+    R_V2,
+    R_X1,
+    R_X2,
+)
+from engine.spatial import add3, dot3, mv3, put_row3, row3, sub3, unit3
+from engine.types import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_MESH, MINVAL
 
 FACE_TOL = 0.996  # mjFACE_TOL: cos of the largest angle between aligned faces (~5.1 deg)
 EDGE_TOL = 0.0888  # mjEDGE_TOL: |cos| of the largest angle between an edge and a face (~5.1 deg)
@@ -98,80 +120,6 @@ SIN16 = (
     -0.38268343236509,
 )
 NCAP = 16
-
-# rows of the work array
-MAXDEG = 16  # most face normals or edges of one feature (a mesh vertex's polygons)
-MAXFACE = 32  # most vertices of one face (a cap's 16-gon, a mesh polygon)
-R_N1 = 0  # face normals of geom 1 (MAXDEG)
-R_N2 = R_N1 + MAXDEG  # face normals of geom 2 (MAXDEG)
-R_E = R_N2 + MAXDEG  # edge directions (MAXDEG)
-R_EV = R_E + MAXDEG  # edge end points (MAXDEG)
-R_I1 = R_EV + MAXDEG  # a mesh's polygon of each normal of geom 1 (column 0; MAXDEG)
-R_I2 = R_I1 + MAXDEG  # ... of geom 2 (MAXDEG)
-R_V1 = R_I2 + MAXDEG  # geom 1's simplex points (3)
-R_V2 = R_V1 + 3  # geom 2's simplex points (3)
-R_F1 = R_V2 + 3  # face of geom 1 (MAXFACE)
-R_F2 = R_F1 + MAXFACE  # face of geom 2 (MAXFACE)
-R_PN = R_F2 + MAXFACE  # clipping planes' normals (MAXFACE)
-POLY_MAX = 2 * MAXFACE  # vertices of a clipped polygon
-R_PA = R_PN + MAXFACE  # polygon buffers (2 x POLY_MAX)
-R_PB = R_PA + POLY_MAX
-R_X1 = R_PB + POLY_MAX  # witness points on geom 1 (4)
-R_X2 = R_X1 + 4  # witness points on geom 2 (4)
-R_D = R_X2 + 4  # distances (4, column 0)
-POLY_ROWS = R_D + 4
-
-
-@kernel
-def _get(a, i):
-    return (a[i, 0], a[i, 1], a[i, 2])
-
-
-@kernel
-def _put(a, i, v):
-    a[i, 0] = v[0]
-    a[i, 1] = v[1]
-    a[i, 2] = v[2]
-
-
-@kernel
-def _dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@kernel
-def _dot_diff(p, a, n):
-    """(p - a) . n, summed as the binary does: ((x + y) + z)."""
-    return ((p[0] - a[0]) * n[0] + (p[1] - a[1]) * n[1]) + (p[2] - a[2]) * n[2]
-
-
-@kernel
-def _normalize(v):
-    """mju_normalize3: v / |v|, (1, 0, 0) when |v| < mjMINVAL."""
-    n = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
-    if n < MINVAL:
-        return (1.0, 0.0, 0.0)
-    inv = 1.0 / n
-    return (v[0] * inv, v[1] * inv, v[2] * inv)
-
-
-@kernel
-def _local_to_world(mat, pos, x, y, z):
-    """R (x, y, z) + p, summed ((m0 x + m1 y) + m2 z) + p (globalcoord)."""
-    return (
-        ((mat[0] * x + mat[1] * y) + mat[2] * z) + pos[0],
-        ((mat[3] * x + mat[4] * y) + mat[5] * z) + pos[1],
-        ((mat[6] * x + mat[7] * y) + mat[8] * z) + pos[2],
-    )
-
-
-@kernel
-def _rotate(mat, x, y, z):
-    return (
-        (mat[0] * x + mat[1] * y) + mat[2] * z,
-        (mat[3] * x + mat[4] * y) + mat[5] * z,
-        (mat[6] * x + mat[7] * y) + mat[8] * z,
-    )
 
 
 @kernel
@@ -227,7 +175,7 @@ def _box_normals2(poly, row, mat, n):
             x = sign if axis == 0 else 0.0
             y = sign if axis == 1 else 0.0
             z = sign if axis == 2 else 0.0
-            _put(poly, row, _rotate(mat, x, y, z))
+            put_row3(poly, row, mv3(mat, (x, y, z)))
             return 1, i, 0, 0
     return 0, 0, 0, 0
 
@@ -251,16 +199,16 @@ def _box_normals(poly, row, dim, mat, i0, i1, i2, d):
         x = 1.0 if i0 & 1 else -1.0
         y = 1.0 if i0 & 2 else -1.0
         z = 1.0 if i0 & 4 else -1.0
-        _put(poly, row, _rotate(mat, x, 0.0, 0.0))
-        _put(poly, row + 1, _rotate(mat, 0.0, y, 0.0))
-        _put(poly, row + 2, _rotate(mat, 0.0, 0.0, z))
+        put_row3(poly, row, mv3(mat, (x, 0.0, 0.0)))
+        put_row3(poly, row + 1, mv3(mat, (0.0, y, 0.0)))
+        put_row3(poly, row + 2, mv3(mat, (0.0, 0.0, z)))
         return 3, 0 if x > 0 else 1, 2 if y > 0 else 3, 4 if z > 0 else 5
     x = _axis_sign(i0, i1, i2, 1, dim)
     y = _axis_sign(i0, i1, i2, 2, dim)
     z = _axis_sign(i0, i1, i2, 4, dim)
     if dim == 3:
         if (x != 0) + (y != 0) + (z != 0) == 1:
-            _put(poly, row, _rotate(mat, float(x), float(y), float(z)))
+            put_row3(poly, row, mv3(mat, (float(x), float(y), float(z))))
             idx = 0 if x else (2 if y else 4)
             if x + y + z == -1:
                 idx += 1
@@ -272,18 +220,18 @@ def _box_normals(poly, row, dim, mat, i0, i1, i2, d):
     f1 = 0
     f2 = 0
     if x:
-        _put(poly, row, _rotate(mat, float(x), 0.0, 0.0))
+        put_row3(poly, row, mv3(mat, (float(x), 0.0, 0.0)))
         f0 = 0 if x > 0 else 1
         c = 1
     if y:
-        _put(poly, row + c, _rotate(mat, 0.0, float(y), 0.0))
+        put_row3(poly, row + c, mv3(mat, (0.0, float(y), 0.0)))
         if c == 0:
             f0 = 2 if y > 0 else 3
         else:
             f1 = 2 if y > 0 else 3
         c += 1
     if z:
-        _put(poly, row + c, _rotate(mat, 0.0, 0.0, float(z)))
+        put_row3(poly, row + c, mv3(mat, (0.0, 0.0, float(z))))
         fz = 4 if z > 0 else 5
         if c == 0:
             f0 = fz
@@ -304,7 +252,7 @@ def _normals(poly, row, gtype, dim, mat, i0, i1, i2, d):
         if dim != 1:
             return 0, 0, 0, 0
         s = 1.0 if i0 == 0 else -1.0
-        _put(poly, row, _rotate(mat, 0.0, 0.0, s))
+        put_row3(poly, row, mv3(mat, (0.0, 0.0, s)))
         return 1, i0, 0, 0
     if gtype == GEOM_BOX:
         return _box_normals(poly, row, dim, mat, i0, i1, i2, d)
@@ -316,12 +264,12 @@ def _normals(poly, row, gtype, dim, mat, i0, i1, i2, d):
 
 @kernel
 def _box_corner(mat, pos, size, i):
-    return _local_to_world(
-        mat,
+    return add3(
+        mv3(
+            mat,
+            (size[0] if i & 1 else -size[0], size[1] if i & 2 else -size[1], size[2] if i & 4 else -size[2]),
+        ),
         pos,
-        size[0] if i & 1 else -size[0],
-        size[1] if i & 2 else -size[1],
-        size[2] if i & 4 else -size[2],
     )
 
 
@@ -335,41 +283,41 @@ def _edges(poly, vrow, gtype, dim, pos, mat, size, margin, i0, i1, x):
         t = ((x[0] - pos[0]) * a[0] + (x[1] - pos[1]) * a[1]) + (x[2] - pos[2]) * a[2]
         lo = -t - size[1]
         hi = size[1] - t
-        _put(poly, R_E, a)
-        _put(poly, vrow, (lo * a[0] + x[0], lo * a[1] + x[1], lo * a[2] + x[2]))
-        _put(poly, R_EV, (hi * a[0] + x[0], hi * a[1] + x[1], hi * a[2] + x[2]))
+        put_row3(poly, R_E, a)
+        put_row3(poly, vrow, (lo * a[0] + x[0], lo * a[1] + x[1], lo * a[2] + x[2]))
+        put_row3(poly, R_EV, (hi * a[0] + x[0], hi * a[1] + x[1], hi * a[2] + x[2]))
         return 1
     if gtype == GEOM_CYLINDER:
         s = -1.0 if i0 == 0 else 1.0  # from the point's cap towards the other
         e = (s * mat[2], s * mat[5], s * mat[8])
-        _put(poly, R_E, e)
-        v = _get(poly, vrow)
+        put_row3(poly, R_E, e)
+        v = row3(poly, vrow, 0)
         if margin > 0:  # a support point inflated by the margin: back onto the rim of its cap
             d = (v[0] - pos[0], v[1] - pos[1], v[2] - pos[2])
             lx = (mat[0] * d[0] + mat[3] * d[1]) + mat[6] * d[2]
             ly = (mat[1] * d[0] + mat[4] * d[1]) + mat[7] * d[2]
             n2 = lx * lx + ly * ly
             scl = size[0] / math.sqrt(n2) if n2 >= 1e-30 else 0.0
-            v = _local_to_world(mat, pos, lx * scl, ly * scl, -s * size[1])
-            _put(poly, vrow, v)
+            v = add3(mv3(mat, (lx * scl, ly * scl, -s * size[1])), pos)
+            put_row3(poly, vrow, v)
         h2 = size[1] + size[1]
-        _put(poly, R_EV, (h2 * e[0] + v[0], h2 * e[1] + v[1], h2 * e[2] + v[2]))
+        put_row3(poly, R_EV, (h2 * e[0] + v[0], h2 * e[1] + v[1], h2 * e[2] + v[2]))
         return 1
     if gtype == GEOM_BOX:
         c = _box_corner(mat, pos, size, i0)
-        _put(poly, vrow, c)
+        put_row3(poly, vrow, c)
         if dim == 2:
             c2 = _box_corner(mat, pos, size, i1)
-            _put(poly, R_EV, c2)
-            _put(poly, R_E, _normalize((c2[0] - c[0], c2[1] - c[1], c2[2] - c[2])))
+            put_row3(poly, R_EV, c2)
+            put_row3(poly, R_E, unit3((c2[0] - c[0], c2[1] - c[1], c2[2] - c[2])))
             return 1
         sx = size[0] if i0 & 1 else -size[0]
         sy = size[1] if i0 & 2 else -size[1]
         sz = size[2] if i0 & 4 else -size[2]
         for k in range(3):
-            q = _local_to_world(mat, pos, -sx if k == 0 else sx, -sy if k == 1 else sy, -sz if k == 2 else sz)
-            _put(poly, R_EV + k, q)
-            _put(poly, R_E + k, _normalize((q[0] - c[0], q[1] - c[1], q[2] - c[2])))
+            q = add3(mv3(mat, (-sx if k == 0 else sx, -sy if k == 1 else sy, -sz if k == 2 else sz)), pos)
+            put_row3(poly, R_EV + k, q)
+            put_row3(poly, R_E + k, unit3((q[0] - c[0], q[1] - c[1], q[2] - c[2])))
         return 3
     return 0
 
@@ -394,7 +342,7 @@ def _box_face(poly, row, mat, pos, size, idx):
     else:
         c = ((s0, s1, -s2), (-s0, s1, -s2), (-s0, -s1, -s2), (s0, -s1, -s2))
     for k in range(4):
-        _put(poly, row + k, _local_to_world(mat, pos, c[k][0], c[k][1], c[k][2]))
+        put_row3(poly, row + k, add3(mv3(mat, (c[k][0], c[k][1], c[k][2])), pos))
     return 4
 
 
@@ -407,7 +355,7 @@ def _cylinder_face(poly, row, mat, pos, size, idx):
     for k in range(NCAP):
         x = size[0] * COS16[k]
         y = s * (size[0] * -SIN16[k])
-        _put(poly, row + k, _local_to_world(mat, pos, x, y, z))
+        put_row3(poly, row + k, add3(mv3(mat, (x, y, z)), pos))
     return NCAP
 
 
@@ -429,7 +377,7 @@ def _face(poly, row, gtype, mat, pos, size, idx, i, tail, irow):
 def _quad_area(poly, base, a, b, c, d):
     """Area of quadrilateral (a, b, c, d) of the polygon at poly[base:] (collision_mesh.quad_area)."""
     return CM.quad_area(
-        _get(poly, base + a), _get(poly, base + b), _get(poly, base + c), _get(poly, base + d)
+        row3(poly, base + a, 0), row3(poly, base + b, 0), row3(poly, base + c, 0), row3(poly, base + d, 0)
     )
 
 
@@ -476,11 +424,11 @@ def _polygon_quad(poly, base, n):
 def _witness(poly, k, v, f0, n, w):
     """Contact k from clipped vertex v: x1 = v projected onto the face (point f0, normal n),
     x2 = x1 moved back along w to v's plane, dist their separation along w."""
-    d1 = _dot_diff(v, f0, n)
+    d1 = dot3(sub3(v, f0), n)
     x1 = (v[0] - d1 * n[0], v[1] - d1 * n[1], v[2] - d1 * n[2])
-    d2 = _dot_diff(x1, v, w)
-    _put(poly, R_X1 + k, x1)
-    _put(poly, R_X2 + k, (x1[0] - d2 * w[0], x1[1] - d2 * w[1], x1[2] - d2 * w[2]))
+    d2 = dot3(sub3(x1, v), w)
+    put_row3(poly, R_X1 + k, x1)
+    put_row3(poly, R_X2 + k, (x1[0] - d2 * w[0], x1[1] - d2 * w[1], x1[2] - d2 * w[2]))
     poly[R_D + k, 0] = d2
 
 
@@ -491,10 +439,10 @@ def polygon_clip(poly, rf1, nf1, rf2, nf2, n, w, margin, maxcon):
     step 6) to rows R_X1, R_X2, R_D; returns their count."""
     if nf1 < 3:
         return 0
-    f0 = _get(poly, rf1)
+    f0 = row3(poly, rf1, 0)
     for e in range(nf1):
-        v1 = _get(poly, rf1 + e)
-        v2 = _get(poly, rf1 + (e + 1) % nf1)
+        v1 = row3(poly, rf1 + e, 0)
+        v2 = row3(poly, rf1 + (e + 1) % nf1, 0)
         v3 = (v1[0] + n[0], v1[1] + n[1], v1[2] + n[2])
         d21 = (v2[0] - v1[0], v2[1] - v1[1], v2[2] - v1[2])
         d31 = (v3[0] - v1[0], v3[1] - v1[1], v3[2] - v1[2])
@@ -503,84 +451,84 @@ def polygon_clip(poly, rf1, nf1, rf2, nf2, n, w, margin, maxcon):
             d21[2] * d31[0] - d21[0] * d31[2],
             d21[0] * d31[1] - d21[1] * d31[0],
         )
-        _put(poly, R_PN + e, _normalize(c))
+        put_row3(poly, R_PN + e, unit3(c))
     src = R_PA
     dst = R_PB
     npoly = nf2
     for i in range(nf2):
-        _put(poly, src + i, _get(poly, rf2 + i))
+        put_row3(poly, src + i, row3(poly, rf2 + i, 0))
     for e in range(nf1):
-        a = _get(poly, rf1 + e)
-        pn = _get(poly, R_PN + e)
+        a = row3(poly, rf1 + e, 0)
+        pn = row3(poly, R_PN + e, 0)
         nout = 0
         for i in range(npoly):
-            p = _get(poly, src + i)
-            q = _get(poly, src + (i + 1 if i < npoly - 1 else 0))
-            dp = _dot_diff(p, a, pn)
-            dq = _dot_diff(q, a, pn)
+            p = row3(poly, src + i, 0)
+            q = row3(poly, src + (i + 1 if i < npoly - 1 else 0), 0)
+            dp = dot3(sub3(p, a), pn)
+            dq = dot3(sub3(q, a), pn)
             in_p = dp > -MINVAL
             in_q = dq > -MINVAL
             if not in_p and not in_q:
                 continue
             if in_p and in_q:
                 if nout < POLY_MAX:
-                    _put(poly, dst + nout, q)
+                    put_row3(poly, dst + nout, q)
                     nout += 1
                 continue
             den = dp - dq
             if den != 0:
                 t = dp / den
                 if t >= 0 and t <= 1 and nout < POLY_MAX:
-                    _put(
+                    put_row3(
                         poly,
                         dst + nout,
                         (t * (q[0] - p[0]) + p[0], t * (q[1] - p[1]) + p[1], t * (q[2] - p[2]) + p[2]),
                     )
                     nout += 1
             if in_q and nout < POLY_MAX:
-                _put(poly, dst + nout, q)
+                put_row3(poly, dst + nout, q)
                 nout += 1
         src, dst = dst, src
         npoly = nout
     # keep the vertices no farther in front of the face than the margins
     m = 0
     for i in range(npoly):
-        v = _get(poly, src + i)
-        if _dot_diff(v, f0, n) <= margin:
+        v = row3(poly, src + i, 0)
+        if dot3(sub3(v, f0), n) <= margin:
             if m != i:
-                _put(poly, src + m, v)
+                put_row3(poly, src + m, v)
             m += 1
     npoly = m
     if npoly < 1:
         return 0
     if maxcon < 5 and npoly >= 5:
         a, b, c, d = _polygon_quad(poly, src, npoly)
-        _witness(poly, 0, _get(poly, src + a), f0, n, w)
-        _witness(poly, 1, _get(poly, src + b), f0, n, w)
-        _witness(poly, 2, _get(poly, src + c), f0, n, w)
-        _witness(poly, 3, _get(poly, src + d), f0, n, w)
+        _witness(poly, 0, row3(poly, src + a, 0), f0, n, w)
+        _witness(poly, 1, row3(poly, src + b, 0), f0, n, w)
+        _witness(poly, 2, row3(poly, src + c, 0), f0, n, w)
+        _witness(poly, 3, row3(poly, src + d, 0), f0, n, w)
         return 4
     if nf2 == 2 and npoly >= 3:  # an edge: its two farthest points
         best1, best2 = 0, 1
         dmax = 0.0
         for i in range(npoly):
-            pi = _get(poly, src + i)
+            pi = row3(poly, src + i, 0)
             for j in range(i + 1, npoly):
-                pj = _get(poly, src + j)
+                pj = row3(poly, src + j, 0)
                 dd = (pj[0] - pi[0]) ** 2 + (pj[1] - pi[1]) ** 2 + (pj[2] - pi[2]) ** 2
                 if dd > dmax:
                     dmax = dd
                     best1 = i
                     best2 = j
-        _witness(poly, 0, _get(poly, src + best1), f0, n, w)
-        _witness(poly, 1, _get(poly, src + best2), f0, n, w)
+        _witness(poly, 0, row3(poly, src + best1, 0), f0, n, w)
+        _witness(poly, 1, row3(poly, src + best2, 0), f0, n, w)
         return 2
     if npoly > maxcon:
         npoly = maxcon
     if npoly > 4:
         npoly = 4
     for i in range(npoly):
-        _witness(poly, i, _get(poly, src + i), f0, n, w)
+        _witness(poly, i, row3(poly, src + i, 0), f0, n, w)
     return npoly
 
 
@@ -592,11 +540,11 @@ def _face_edge(poly, rn, nn, ne, towards):
     """First (face i, edge j) with the face's normal n_i . towards > 1e-15 and |n_i . e_j| <
     mjEDGE_TOL, or (-1, -1)."""
     for i in range(nn):
-        ni = _get(poly, rn + i)
-        if not _dot(ni, towards) > MINVAL:
+        ni = row3(poly, rn + i, 0)
+        if not dot3(ni, towards) > MINVAL:
             continue
         for j in range(ne):
-            if abs(_dot(ni, _get(poly, R_E + j))) < EDGE_TOL:
+            if abs(dot3(ni, row3(poly, R_E + j, 0))) < EDGE_TOL:
                 return i, j
     return -1, -1
 
@@ -618,27 +566,27 @@ def multicontact(poly, geom1, geom2, v1, v2, nsimplex1, nsimplex2, x1, x2, margi
     # feature points and their indices
     r = (0, 1 if nsimplex1 >= 2 else 0, 2 if nsimplex1 > 2 else 0)
     for k in range(3):
-        _put(poly, R_V1 + k, (v1[r[k], 0], v1[r[k], 1], v1[r[k], 2]))
+        put_row3(poly, R_V1 + k, (v1[r[k], 0], v1[r[k], 1], v1[r[k], 2]))
     r = (0, 1 if nsimplex2 >= 2 else 0, 2 if nsimplex2 > 2 else 0)
     for k in range(3):
-        _put(poly, R_V2 + k, (v2[r[k], 0], v2[r[k], 1], v2[r[k], 2]))
+        put_row3(poly, R_V2 + k, (v2[r[k], 0], v2[r[k], 1], v2[r[k], 2]))
     r1 = (0, 1 if nsimplex1 >= 2 else 0, 2 if nsimplex1 > 2 else 0)
     r2 = (0, 1 if nsimplex2 >= 2 else 0, 2 if nsimplex2 > 2 else 0)
     if t1 == GEOM_MESH:  # a mesh's support records its vertex
         i1 = (int(vi1[r1[0]]), int(vi1[r1[1]]), int(vi1[r1[2]]))
     else:
         i1 = (
-            feature_index(t1, pos1, mat1, size1, _get(poly, R_V1)),
-            feature_index(t1, pos1, mat1, size1, _get(poly, R_V1 + 1)),
-            feature_index(t1, pos1, mat1, size1, _get(poly, R_V1 + 2)),
+            feature_index(t1, pos1, mat1, size1, row3(poly, R_V1, 0)),
+            feature_index(t1, pos1, mat1, size1, row3(poly, R_V1 + 1, 0)),
+            feature_index(t1, pos1, mat1, size1, row3(poly, R_V1 + 2, 0)),
         )
     if t2 == GEOM_MESH:
         i2 = (int(vi2[r2[0]]), int(vi2[r2[1]]), int(vi2[r2[2]]))
     else:
         i2 = (
-            feature_index(t2, pos2, mat2, size2, _get(poly, R_V2)),
-            feature_index(t2, pos2, mat2, size2, _get(poly, R_V2 + 1)),
-            feature_index(t2, pos2, mat2, size2, _get(poly, R_V2 + 2)),
+            feature_index(t2, pos2, mat2, size2, row3(poly, R_V2, 0)),
+            feature_index(t2, pos2, mat2, size2, row3(poly, R_V2 + 1, 0)),
+            feature_index(t2, pos2, mat2, size2, row3(poly, R_V2 + 2, 0)),
         )
     dim1, a0, a1 = _simplex_dim(poly, R_V1, i1[0], i1[1], i1[2])
     dim2, b0, b1 = _simplex_dim(poly, R_V2, i2[0], i2[1], i2[2])
@@ -665,14 +613,14 @@ def multicontact(poly, geom1, geom2, v1, v2, nsimplex1, nsimplex2, x1, x2, margi
         tol = dnorm * EDGE_TOL
         best = -FACE_TOL
         for i in range(nn1):
-            ni = _get(poly, R_N1 + i)
-            if not _dot(d, ni) < -tol:
+            ni = row3(poly, R_N1 + i, 0)
+            if not dot3(d, ni) < -tol:
                 continue
             for j in range(nn2):
-                nj = _get(poly, R_N2 + j)
-                if not tol < _dot(d, nj):
+                nj = row3(poly, R_N2 + j, 0)
+                if not tol < dot3(d, nj):
                     continue
-                c = _dot(ni, nj)
+                c = dot3(ni, nj)
                 if best > c:
                     best = c
                     fi = i
@@ -716,27 +664,27 @@ def multicontact(poly, geom1, geom2, v1, v2, nsimplex1, nsimplex2, x1, x2, margi
     if kind == 1:
         nf1 = _face(poly, R_F1, t1, mat1, pos1, size1, idx1, fi, tail1, R_I1)
         nf2 = _face(poly, R_F2, t2, mat2, pos2, size2, idx2, fj, tail2, R_I2)
-        n = _get(poly, R_N1 + fi)
-        w = _get(poly, R_N2 + fj)
+        n = row3(poly, R_N1 + fi, 0)
+        w = row3(poly, R_N2 + fj, 0)
         nx = polygon_clip(poly, R_F1, nf1, R_F2, nf2, n, w, margin, maxcon)
         nrm = (-w[0], -w[1], -w[2])
     elif kind == 2:  # edge fi of geom 1 against face fj of geom 2: clip the edge, x1 <-> x2
-        _put(poly, R_F1, _get(poly, R_V1))
-        _put(poly, R_F1 + 1, _get(poly, R_EV + fi))
+        put_row3(poly, R_F1, row3(poly, R_V1, 0))
+        put_row3(poly, R_F1 + 1, row3(poly, R_EV + fi, 0))
         nf2 = _face(poly, R_F2, t2, mat2, pos2, size2, idx2, fj, tail2, R_I2)
-        n = _get(poly, R_N2 + fj)
+        n = row3(poly, R_N2 + fj, 0)
         w = (-n[0], -n[1], -n[2])
         nx = polygon_clip(poly, R_F2, nf2, R_F1, 2, n, w, margin, maxcon)
         for k in range(nx):
-            p = _get(poly, R_X1 + k)
-            _put(poly, R_X1 + k, _get(poly, R_X2 + k))
-            _put(poly, R_X2 + k, p)
+            p = row3(poly, R_X1 + k, 0)
+            put_row3(poly, R_X1 + k, row3(poly, R_X2 + k, 0))
+            put_row3(poly, R_X2 + k, p)
         nrm = w
     else:  # edge fj of geom 2 against face fi of geom 1
         nf1 = _face(poly, R_F1, t1, mat1, pos1, size1, idx1, fi, tail1, R_I1)
-        _put(poly, R_F2, _get(poly, R_V2))
-        _put(poly, R_F2 + 1, _get(poly, R_EV + fj))
-        n = _get(poly, R_N1 + fi)
+        put_row3(poly, R_F2, row3(poly, R_V2, 0))
+        put_row3(poly, R_F2 + 1, row3(poly, R_EV + fj, 0))
+        n = row3(poly, R_N1 + fi, 0)
         w = (-n[0], -n[1], -n[2])
         nx = polygon_clip(poly, R_F1, nf1, R_F2, 2, n, w, margin, maxcon)
         nrm = n
@@ -745,9 +693,13 @@ def multicontact(poly, geom1, geom2, v1, v2, nsimplex1, nsimplex2, x1, x2, margi
     # 4.0.0: each pair pushed apart by the geoms' half margins along the face normal
     if margin1 != 0 or margin2 != 0:
         for k in range(nx):
-            p = _get(poly, R_X1 + k)
-            _put(poly, R_X1 + k, (p[0] + margin1 * nrm[0], p[1] + margin1 * nrm[1], p[2] + margin1 * nrm[2]))
-            q = _get(poly, R_X2 + k)
-            _put(poly, R_X2 + k, (q[0] - margin2 * nrm[0], q[1] - margin2 * nrm[1], q[2] - margin2 * nrm[2]))
+            p = row3(poly, R_X1 + k, 0)
+            put_row3(
+                poly, R_X1 + k, (p[0] + margin1 * nrm[0], p[1] + margin1 * nrm[1], p[2] + margin1 * nrm[2])
+            )
+            q = row3(poly, R_X2 + k, 0)
+            put_row3(
+                poly, R_X2 + k, (q[0] - margin2 * nrm[0], q[1] - margin2 * nrm[1], q[2] - margin2 * nrm[2])
+            )
             poly[R_D + k, 0] -= margin1 + margin2
     return nx

@@ -35,55 +35,11 @@ binary; the one such collider is capsule : capsule (see collide_capsule_capsule)
 import math
 
 from engine.jit import kernel
-from engine.spatial import MINVAL, cross, mtv3, mv3
-
-# layout of one contact row of `con`
-POS = 0
-NORMAL = 3
-TANGENT = 6
-DIST = 9
-CON_WIDTH = 10
-CON_MAX = 50  # most contacts a collider here returns (a height-field pair: mjMAXCONPAIR)
-
-# mjtGeom type codes
-GEOM_PLANE = 0
-GEOM_HFIELD = 1
-GEOM_SPHERE = 2
-GEOM_CAPSULE = 3
-GEOM_ELLIPSOID = 4
-GEOM_CYLINDER = 5
-GEOM_BOX = 6
-GEOM_MESH = 7
-GEOM_SDF = 8
-
+from engine.sizes import BOXBOX_MAXVERT, DIST, NORMAL, POS, TANGENT
+from engine.spatial import add3, add_scl3, cross3, dot3, mtm3, mtv3, mv3, normalize3, scl3, sub3
+from engine.types import MINVAL
 
 # ---- small vector helpers (3-tuples in, 3-tuples out) -----------------------------------------
-
-
-@kernel
-def _dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@kernel
-def _add(a, b):
-    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
-
-
-@kernel
-def _sub(a, b):
-    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
-
-
-@kernel
-def _scl(a, s):
-    return (a[0] * s, a[1] * s, a[2] * s)
-
-
-@kernel
-def _add_scl(a, b, s):
-    """a + b * s, component by component (MuJoCo's addToScl order)."""
-    return (a[0] + b[0] * s, a[1] + b[1] * s, a[2] + b[2] * s)
 
 
 @kernel
@@ -92,27 +48,16 @@ def _zaxis(mat):
 
 
 @kernel
-def normalized(v):
-    """(v / |v|, |v|); a vector shorter than MINVAL becomes (1, 0, 0) (mju_normalize3)."""
-    n = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
-    if n < MINVAL:
-        return (1.0, 0.0, 0.0), n
-    inv = 1.0 / n
-    return (v[0] * inv, v[1] * inv, v[2] * inv), n
-
-
-@kernel
 def frame_axes(normal, tangent):
     """The contact frame's axes (x, y, z) as 3-tuples (mju_makeFrame): x = the normal
     (renormalized), y = the tangent hint made orthogonal to x (without a hint: world y,
     or world z when x is within 60 degrees of world y), z = x cross y."""
-    x, _ = normalized(normal)
+    x, _ = normalize3(normal)
     y = (tangent[0], tangent[1], tangent[2])
-    if y[0] * y[0] + y[1] * y[1] + y[2] * y[2] < 0.25:
+    if dot3(y, y) < 0.25:
         y = (0.0, 1.0, 0.0) if -0.5 < x[1] < 0.5 else (0.0, 0.0, 1.0)
-    c = x[0] * y[0] + x[1] * y[1] + x[2] * y[2]
-    y, _ = normalized((y[0] - x[0] * c, y[1] - x[1] * c, y[2] - x[2] * c))
-    return x, y, cross(x, y)
+    y, _ = normalize3(sub3(y, scl3(x, dot3(x, y))))
+    return x, y, cross3(x, y)
 
 
 @kernel
@@ -145,11 +90,11 @@ def _plane_sphere_raw(con, k, margin, pos1, mat1, pos2, radius):
     """Plane (pos1, mat1) against a sphere at pos2: n = plane z, d = (pos2 - pos1).n - r,
     contact at pos2 - n (r + d/2). Writes row k; returns 0 or 1."""
     normal = _zaxis(mat1)
-    cdist = _dot(_sub(pos2, pos1), normal)
+    cdist = dot3(sub3(pos2, pos1), normal)
     if cdist > margin + radius:
         return 0
     dist = cdist - radius
-    pos = _add(pos2, _scl(normal, -dist / 2 - radius))
+    pos = add3(pos2, scl3(normal, -dist / 2 - radius))
     _set(con, k, pos, normal, _ZERO3, dist)
     return 1
 
@@ -165,7 +110,7 @@ def collide_plane_ellipsoid(con, margin, pos1, mat1, size1, pos2, mat2, size2):
     """Plane : ellipsoid, one contact at the ellipsoid's support point in the direction
     -n (MuJoCo's mjc_PlaneConvex with the ellipsoid's support function). With u = R^T (-n)
     in the ellipsoid's frame and semi-axes a, the support point is
-    s = pos2 + R (a * w), w = normalized(a * u): the point of the surface farthest along
+    s = pos2 + R (a * w), w = normalize3(a * u): the point of the surface farthest along
     -n, whose normal is -n. d = (s - pos1).n; contact at s - n d/2, normal n."""
     normal = _zaxis(mat1)
     u = (
@@ -173,17 +118,17 @@ def collide_plane_ellipsoid(con, margin, pos1, mat1, size1, pos2, mat2, size2):
         -(mat2[1] * normal[0] + mat2[4] * normal[1] + mat2[7] * normal[2]),
         -(mat2[2] * normal[0] + mat2[5] * normal[1] + mat2[8] * normal[2]),
     )
-    w, _ = normalized((u[0] * size2[0], u[1] * size2[1], u[2] * size2[2]))
+    w, _ = normalize3((u[0] * size2[0], u[1] * size2[1], u[2] * size2[2]))
     local = (w[0] * size2[0], w[1] * size2[1], w[2] * size2[2])
     support = (
         mat2[0] * local[0] + mat2[1] * local[1] + mat2[2] * local[2] + pos2[0],
         mat2[3] * local[0] + mat2[4] * local[1] + mat2[5] * local[2] + pos2[1],
         mat2[6] * local[0] + mat2[7] * local[1] + mat2[8] * local[2] + pos2[2],
     )
-    dist = _dot(_sub(support, pos1), normal)
+    dist = dot3(sub3(support, pos1), normal)
     if dist > margin:
         return 0
-    _set(con, 0, _add_scl(support, normal, -0.5 * dist), normal, _ZERO3, dist)
+    _set(con, 0, add_scl3(support, normal, -0.5 * dist), normal, _ZERO3, dist)
     return 1
 
 
@@ -194,8 +139,8 @@ def collide_plane_capsule(con, margin, pos1, mat1, size1, pos2, mat2, size2):
     Up to two contacts; their frames take the capsule axis a as the first tangent."""
     axis = _zaxis(mat2)
     segment = (size2[1] * axis[0], size2[1] * axis[1], size2[1] * axis[2])
-    n1 = _plane_sphere_raw(con, 0, margin, pos1, mat1, _add(pos2, segment), size2[0])
-    n2 = _plane_sphere_raw(con, n1, margin, pos1, mat1, _sub(pos2, segment), size2[0])
+    n1 = _plane_sphere_raw(con, 0, margin, pos1, mat1, add3(pos2, segment), size2[0])
+    n2 = _plane_sphere_raw(con, n1, margin, pos1, mat1, sub3(pos2, segment), size2[0])
     for k in range(n1 + n2):
         for i in range(3):
             con[k, TANGENT + i] = axis[i]
@@ -215,37 +160,37 @@ def collide_plane_cylinder(con, margin, pos1, mat1, size1, pos2, mat2, size2):
     axis = _zaxis(mat2)
 
     # project, make sure the axis points towards the plane
-    prjaxis = _dot(normal, axis)
+    prjaxis = dot3(normal, axis)
     if prjaxis > 0:
-        axis = _scl(axis, -1.0)
+        axis = scl3(axis, -1.0)
         prjaxis = -prjaxis
 
     # normal distance of the centre; v = a (a.n) - n, the direction to the nearest rim point
-    dist0 = _dot(_sub(pos2, pos1), normal)
-    vec = _sub(_scl(axis, prjaxis), normal)
-    len_sqr = _dot(vec, vec)
+    dist0 = dot3(sub3(pos2, pos1), normal)
+    vec = sub3(scl3(axis, prjaxis), normal)
+    len_sqr = dot3(vec, vec)
     if len_sqr >= MINVAL * MINVAL:
-        vec = _scl(vec, size2[0] / math.sqrt(len_sqr))
+        vec = scl3(vec, size2[0] / math.sqrt(len_sqr))
     else:  # disk parallel to the plane: any radius will do, take the cylinder's x axis
         vec = (mat2[0] * size2[0], mat2[3] * size2[0], mat2[6] * size2[0])
-    prjvec = _dot(vec, normal)
+    prjvec = dot3(vec, normal)
 
     # scale the axis by the half-length
-    axis = _scl(axis, size2[1])
+    axis = scl3(axis, size2[1])
     prjaxis *= size2[1]
 
     # first point: rim of the near cap; nothing within the margin if it is not
     dist = dist0 + prjaxis + prjvec
     if dist > margin:
         return 0
-    pos = _add_scl(_add(_add(pos2, vec), axis), normal, -dist * 0.5)
+    pos = add_scl3(add3(add3(pos2, vec), axis), normal, -dist * 0.5)
     _set(con, 0, pos, normal, _ZERO3, dist)
     cnt = 1
 
     # second point: rim of the far cap
     dist = dist0 - prjaxis + prjvec
     if dist <= margin:
-        pos = _add_scl(_sub(_add(pos2, vec), axis), normal, -dist * 0.5)
+        pos = add_scl3(sub3(add3(pos2, vec), axis), normal, -dist * 0.5)
         _set(con, cnt, pos, normal, _ZERO3, dist)
         cnt += 1
 
@@ -253,12 +198,12 @@ def collide_plane_cylinder(con, margin, pos1, mat1, size1, pos2, mat2, size2):
     prjvec1 = -prjvec * 0.5
     dist = dist0 + prjaxis + prjvec1
     if dist <= margin:
-        vec1, _ = normalized(cross(vec, axis))
-        vec1 = _scl(vec1, size2[0] * math.sqrt(3.0) / 2)
-        pos = _add_scl(_add_scl(_add(_add(pos2, vec1), axis), vec, -0.5), normal, -dist * 0.5)
+        vec1, _ = normalize3(cross3(vec, axis))
+        vec1 = scl3(vec1, size2[0] * math.sqrt(3.0) / 2)
+        pos = add_scl3(add_scl3(add3(add3(pos2, vec1), axis), vec, -0.5), normal, -dist * 0.5)
         _set(con, cnt, pos, normal, _ZERO3, dist)
         cnt += 1
-        pos = _add_scl(_add_scl(_add(_sub(pos2, vec1), axis), vec, -0.5), normal, -dist * 0.5)
+        pos = add_scl3(add_scl3(add3(sub3(pos2, vec1), axis), vec, -0.5), normal, -dist * 0.5)
         _set(con, cnt, pos, normal, _ZERO3, dist)
         cnt += 1
     return cnt
@@ -269,7 +214,7 @@ def collide_plane_box(con, margin, pos1, mat1, size1, pos2, mat2, size2):
     """Plane : box, the first four corners (in corner order) below the margin and on the
     plane side of the box centre (mjc_PlaneBox)."""
     norm = _zaxis(mat1)
-    dist = _dot(_sub(pos2, pos1), norm)
+    dist = dot3(sub3(pos2, pos1), norm)
     cnt = 0
     for i in range(8):
         vec = (
@@ -278,11 +223,11 @@ def collide_plane_box(con, margin, pos1, mat1, size1, pos2, mat2, size2):
             size2[2] if i & 4 else -size2[2],
         )
         corner = mv3(mat2, vec)
-        ldist = _dot(norm, corner)
+        ldist = dot3(norm, corner)
         if dist + ldist > margin or ldist > 0:
             continue
         cdist = dist + ldist
-        pos = _add(_add(corner, pos2), _scl(norm, -cdist / 2))
+        pos = add3(add3(corner, pos2), scl3(norm, -cdist / 2))
         _set(con, cnt, pos, norm, _ZERO3, cdist)
         cnt += 1
         if cnt >= 4:
@@ -297,16 +242,16 @@ def collide_plane_box(con, margin, pos1, mat1, size1, pos2, mat2, size2):
 def _sphere_sphere_raw(con, k, margin, pos1, mat1, r1, pos2, mat2, r2):
     """Sphere (pos1, r1) : sphere (pos2, r2): n = (pos2 - pos1)/|.|, d = |pos2 - pos1| - r1 - r2,
     contact at pos1 + n (r1 + d/2). Concentric spheres take n = z1 x z2 (or x). Row k."""
-    dif = _sub(pos1, pos2)
-    cdist_sqr = _dot(dif, dif)
+    dif = sub3(pos1, pos2)
+    cdist_sqr = dot3(dif, dif)
     min_dist = margin + r1 + r2
     if cdist_sqr > min_dist * min_dist:
         return 0
     dist = math.sqrt(cdist_sqr) - r1 - r2
-    normal, length = normalized(_sub(pos2, pos1))
+    normal, length = normalize3(sub3(pos2, pos1))
     if length < MINVAL:
-        normal, _ = normalized(cross(_zaxis(mat1), _zaxis(mat2)))
-    pos = _add(_scl(normal, r1 + dist / 2), pos1)
+        normal, _ = normalize3(cross3(_zaxis(mat1), _zaxis(mat2)))
+    pos = add3(scl3(normal, r1 + dist / 2), pos1)
     _set(con, k, pos, normal, _ZERO3, dist)
     return 1
 
@@ -322,8 +267,8 @@ def _sphere_capsule_raw(con, k, margin, pos1, mat1, r1, pos2, mat2, size2):
     """Sphere : capsule, a sphere test against the nearest point of the capsule segment."""
     length = size2[1]
     axis = _zaxis(mat2)
-    x = _clip(_dot(axis, _sub(pos1, pos2)), -length, length)
-    near = _add(_scl(axis, x), pos2)
+    x = _clip(dot3(axis, sub3(pos1, pos2)), -length, length)
+    near = add3(scl3(axis, x), pos2)
     return _sphere_sphere_raw(con, k, margin, pos1, mat1, r1, near, mat2, size2[0])
 
 
@@ -345,11 +290,11 @@ def collide_sphere_cylinder(con, margin, pos1, mat1, size1, pos2, mat2, size2):
     radius = size2[0]
     height = size2[1]
     axis = _zaxis(mat2)
-    vec = _sub(pos1, pos2)
-    x = _dot(axis, vec)
-    a_proj = _scl(axis, x)
-    p_proj = _sub(vec, a_proj)
-    p_proj_sqr = _dot(p_proj, p_proj)
+    vec = sub3(pos1, pos2)
+    x = dot3(axis, vec)
+    a_proj = scl3(axis, x)
+    p_proj = sub3(vec, a_proj)
+    p_proj_sqr = dot3(p_proj, p_proj)
 
     collide_side = abs(x) < height
     collide_cap = p_proj_sqr < radius * radius
@@ -362,14 +307,14 @@ def collide_sphere_cylinder(con, margin, pos1, mat1, size1, pos2, mat2, size2):
             collide_cap = False
 
     if collide_side:
-        return _sphere_sphere_raw(con, 0, margin, pos1, mat1, size1[0], _add(a_proj, pos2), mat2, radius)
+        return _sphere_sphere_raw(con, 0, margin, pos1, mat1, size1[0], add3(a_proj, pos2), mat2, radius)
 
     if collide_cap:
         if x > 0:  # top cap: a plane with the cylinder's frame
-            pos_cap = _add_scl(pos2, axis, height)
+            pos_cap = add_scl3(pos2, axis, height)
             n = _plane_sphere_raw(con, 0, margin, pos_cap, mat2, pos1, size1[0])
         else:  # bottom cap: the frame turned about y (x and z flipped)
-            pos_cap = _add_scl(pos2, axis, -height)
+            pos_cap = add_scl3(pos2, axis, -height)
             flipz = (0.0, 0.0, -mat2[2], 0.0, 0.0, -mat2[5], 0.0, 0.0, -mat2[8])
             n = _plane_sphere_raw(con, 0, margin, pos_cap, flipz, pos1, size1[0])
         if n:  # the plane was geom 1 there: the normal must point from the sphere
@@ -378,8 +323,8 @@ def collide_sphere_cylinder(con, margin, pos1, mat1, size1, pos2, mat2, size2):
         return n
 
     # rim: a point sphere at the nearest rim point
-    p_proj = _scl(p_proj, size2[0] / math.sqrt(p_proj_sqr))
-    rim = _add(_add(_scl(axis, height if x > 0 else -height), p_proj), pos2)
+    p_proj = scl3(p_proj, size2[0] / math.sqrt(p_proj_sqr))
+    rim = add3(add3(scl3(axis, height if x > 0 else -height), p_proj), pos2)
     return _sphere_sphere_raw(con, 0, margin, pos1, mat1, size1[0], rim, mat2, 0.0)
 
 
@@ -408,12 +353,12 @@ def collide_capsule_capsule(con, margin, pos1, mat1, size1, pos2, mat2, size2):
     """
     axis1 = (mat1[2] * size1[1], mat1[5] * size1[1], mat1[8] * size1[1])
     axis2 = (mat2[2] * size2[1], mat2[5] * size2[1], mat2[8] * size2[1])
-    dif = _sub(pos1, pos2)
-    ma = _dot(axis1, axis1)
-    mb = -_dot(axis1, axis2)
-    mc = _dot(axis2, axis2)
-    u = -_dot(axis1, dif)
-    v = _dot(axis2, dif)
+    dif = sub3(pos1, pos2)
+    ma = dot3(axis1, axis1)
+    mb = -dot3(axis1, axis2)
+    mc = dot3(axis2, axis2)
+    u = -dot3(axis1, dif)
+    v = dot3(axis2, dif)
     det = ma * mc - mb * mb
     r1 = size1[0]
     r2 = size2[0]
@@ -433,8 +378,8 @@ def collide_capsule_capsule(con, margin, pos1, mat1, size1, pos2, mat2, size2):
         elif x2 < -1:
             x2 = -1.0
             x1 = _clip((u + mb) / ma, -1.0, 1.0)
-        vec1 = _add(_scl(axis1, x1), pos1)
-        vec2 = _add(_scl(axis2, x2), pos2)
+        vec1 = add3(scl3(axis1, x1), pos1)
+        vec2 = add3(scl3(axis2, x2), pos2)
         return _sphere_sphere_raw(con, 0, margin, vec1, mat1, r1, vec2, mat2, r2)
 
     # parallel: segment 2's ends (x2 = +1, -1) at x1 = t_plus, t_minus on segment 1
@@ -458,8 +403,8 @@ def collide_capsule_capsule(con, margin, pos1, mat1, size1, pos2, mat2, size2):
         else:
             x1 = end1
             x2 = _clip((v - end1 * mb) / mc, -1.0, 1.0)
-        vec1 = _add(_scl(axis1, x1), pos1)
-        vec2 = _add(_scl(axis2, x2), pos2)
+        vec1 = add3(scl3(axis1, x1), pos1)
+        vec2 = add3(scl3(axis2, x2), pos2)
         n += _sphere_sphere_raw(con, n, margin, vec1, mat1, r1, vec2, mat2, r2)
     return n
 
@@ -476,13 +421,13 @@ def _sphere_box_raw(con, k, margin, pos1, r1, pos2, mat2, size2):
     deepest sphere point c + r n. A centre inside the box leaves through the nearest face:
     n = -(face normal), d = -(distance to that face) - r.
     """
-    center = mtv3(mat2, _sub(pos1, pos2))
+    center = mtv3(mat2, sub3(pos1, pos2))
     clamped = (
         _clip(center[0], -size2[0], size2[0]) if size2[0] > 0 else center[0],
         _clip(center[1], -size2[1], size2[1]) if size2[1] > 0 else center[1],
         _clip(center[2], -size2[2], size2[2]) if size2[2] > 0 else center[2],
     )
-    tmp, dist = normalized(_sub(clamped, center))
+    tmp, dist = normalize3(sub3(clamped, center))
     if dist - r1 > margin:
         return 0
 
@@ -501,15 +446,15 @@ def _sphere_box_raw(con, k, margin, pos1, r1, pos2, mat2, size2):
             sign if face // 2 == 1 else 0.0,
             sign if face // 2 == 2 else 0.0,
         )
-        pos = _add_scl(center, near, (r1 - closest) / 2)
+        pos = add_scl3(center, near, (r1 - closest) / 2)
         normal = mv3(mat2, near)
         dist = -closest
     else:
-        deepest = _add_scl(center, tmp, r1)
-        pos = _add_scl(_scl(clamped, 0.5), deepest, 0.5)
+        deepest = add_scl3(center, tmp, r1)
+        pos = add_scl3(scl3(clamped, 0.5), deepest, 0.5)
         normal = mv3(mat2, tmp)
 
-    _set(con, k, _add(mv3(mat2, pos), pos2), normal, _ZERO3, dist - r1)
+    _set(con, k, add3(mv3(mat2, pos), pos2), normal, _ZERO3, dist - r1)
     return 1
 
 
@@ -548,7 +493,7 @@ def _capsule_box_nearest(pos, halfaxis, size1, size2, bestdistmax):
 
     # a face nearest to an end of the segment
     for i in (-1, 1):
-        end = _add_scl(pos, halfaxis, float(i))
+        end = add_scl3(pos, halfaxis, float(i))
         c0, out0 = _clamp_flag(end[0], size2[0])
         c1, out1 = _clamp_flag(end[1], size2[1])
         c2, out2 = _clamp_flag(end[2], size2[2])
@@ -556,7 +501,7 @@ def _capsule_box_nearest(pos, halfaxis, size1, size2, bestdistmax):
             continue
         face = 2 if out2 else (1 if out1 else (0 if out0 else -1))
         dif = (c0 - end[0], c1 - end[1], c2 - end[2])
-        dist = _dot(dif, dif)
+        dist = dot3(dif, dif)
         if dist < bestdist:
             bestdist = dist
             bestsegmentpos = float(i)
@@ -574,12 +519,12 @@ def _capsule_box_nearest(pos, halfaxis, size1, size2, bestdistmax):
                 0.0 if j == 2 else (size2[2] if i & 4 else -size2[2]),
             )
             # edge start + x1 size2[j] e_j against segment pos + x2 halfaxis
-            dif = _sub(start, pos)
+            dif = sub3(start, pos)
             ma = size2[j] * size2[j]
             mb = -size2[j] * halfaxis[j]
             mc = size1[1] * size1[1]
             u = -size2[j] * dif[j]
-            v = _dot(halfaxis, dif)
+            v = dot3(halfaxis, dif)
             det = ma * mc - mb * mb
             if abs(det) < MINVAL:
                 continue
@@ -617,10 +562,10 @@ def _capsule_box_nearest(pos, halfaxis, size1, size2, bestdistmax):
                 elif x1 < -1:
                     x1 = -1.0
                     s1 = 0
-            gap = _add_scl(dif, halfaxis, -x2)
+            gap = add_scl3(dif, halfaxis, -x2)
             gap_j = gap[j] + size2[j] * x1
             gap = (gap_j if j == 0 else gap[0], gap_j if j == 1 else gap[1], gap_j if j == 2 else gap[2])
-            dist = _dot(gap, gap)
+            dist = dot3(gap, gap)
             # MuJoCo's -MINVAL: an edge must beat a face strictly (axis numerically parallel)
             if dist < bestdist - MINVAL:
                 bestdist = dist
@@ -718,7 +663,7 @@ def _capsule_box_second(
             return secondpos
         mul = 1.0 if cltype == -3 else -1.0
         secondpos = 2.0
-        other = _add_scl(pos, halfaxis, -mul)
+        other = add_scl3(pos, halfaxis, -mul)
         for i in range(3):
             if i != clface:
                 e1 = (size2[i] - other[i]) / halfaxis[i] * mul
@@ -744,9 +689,9 @@ def collide_capsule_box(con, margin, pos1, mat1, size1, pos2, mat2, size2):
     s1 (box edge) and s2 (segment) 0/2 clamped at the lower/upper end, 1 inside.
     """
     halflength = size1[1]
-    pos = mtv3(mat2, _sub(pos1, pos2))
+    pos = mtv3(mat2, sub3(pos1, pos2))
     axis = mtv3(mat2, _zaxis(mat1))
-    halfaxis = _scl(axis, halflength)
+    halfaxis = scl3(axis, halflength)
     bestdistmax = margin + 2 * (size1[0] + halflength + size2[0] + size2[1] + size2[2])
 
     cltype, clface, clcorner, cledge, bestsegmentpos, bestboxpos = _capsule_box_nearest(
@@ -758,10 +703,10 @@ def collide_capsule_box(con, margin, pos1, mat1, size1, pos2, mat2, size2):
         cltype, clface, clcorner, cledge, bestsegmentpos, bestboxpos, pos, axis, halfaxis, size2
     )
 
-    first = _add(mv3(mat2, _add_scl(pos, halfaxis, bestsegmentpos)), pos2)
+    first = add3(mv3(mat2, add_scl3(pos, halfaxis, bestsegmentpos)), pos2)
     n = _sphere_box_raw(con, 0, margin, first, size1[0], pos2, mat2, size2)
     if secondpos > -3:
-        second = _add(mv3(mat2, _add_scl(pos, halfaxis, secondpos + bestsegmentpos)), pos2)
+        second = add3(mv3(mat2, add_scl3(pos, halfaxis, secondpos + bestsegmentpos)), pos2)
         n += _sphere_box_raw(con, n, margin, second, size1[0], pos2, mat2, size2)
     return n
 
@@ -773,25 +718,7 @@ BOXBOX_PAREPS = 1e-16  # sin^2 of the edge angle below which an edge-cross axis 
 BOXBOX_SGNEPS = 1e-9  # axis component below which a supporting edge is ambiguous
 BOXBOX_DUPEPS = 1e-14  # squared relative radius for clipped-vertex deduplication
 BOXBOX_EDGEBIAS = 1e-6  # relative penalty of an edge axis on near-ties with a face axis
-BOXBOX_MAXVERT = 12  # vertex capacity of the clipped polygon (a clipped 4-gon has <= 8)
-BOXBOX_WORK = (3, BOXBOX_MAXVERT, 3)  # shape of the work array: two polygons, accepted points
 _MAXVAL = 1e10  # MuJoCo's mjMAXVAL
-
-
-@kernel
-def _rot_t(mat1, mat2):
-    """mat1^T mat2 as a 9-tuple (row-major): mat2's axes in mat1's frame, as columns."""
-    return (
-        mat1[0] * mat2[0] + mat1[3] * mat2[3] + mat1[6] * mat2[6],
-        mat1[0] * mat2[1] + mat1[3] * mat2[4] + mat1[6] * mat2[7],
-        mat1[0] * mat2[2] + mat1[3] * mat2[5] + mat1[6] * mat2[8],
-        mat1[1] * mat2[0] + mat1[4] * mat2[3] + mat1[7] * mat2[6],
-        mat1[1] * mat2[1] + mat1[4] * mat2[4] + mat1[7] * mat2[7],
-        mat1[1] * mat2[2] + mat1[4] * mat2[5] + mat1[7] * mat2[8],
-        mat1[2] * mat2[0] + mat1[5] * mat2[3] + mat1[8] * mat2[6],
-        mat1[2] * mat2[1] + mat1[5] * mat2[4] + mat1[8] * mat2[7],
-        mat1[2] * mat2[2] + mat1[5] * mat2[5] + mat1[8] * mat2[8],
-    )
 
 
 @kernel
@@ -844,7 +771,7 @@ def _edge_axis(rot, code):
         0.0 if i == 1 else (a_i1 if i1 == 1 else a_i2),
         0.0 if i == 2 else (a_i1 if i1 == 2 else a_i2),
     )
-    axis, _ = normalized(raw)
+    axis, _ = normalize3(raw)
     return axis
 
 
@@ -861,8 +788,8 @@ def _box_box_edge(con, septol, code, rot, pos1, mat1, size1, size2, pos21):
 
     # unit separating axis in the box-1 frame, oriented from box 1 towards box 2
     axis = _edge_axis(rot, code)
-    if _dot(axis, pos21) < 0:
-        axis = _scl(axis, -1.0)
+    if dot3(axis, pos21) < 0:
+        axis = scl3(axis, -1.0)
 
     # the axis in box-2 coordinates
     a2 = (
@@ -914,12 +841,12 @@ def _box_box_edge(con, septol, code, rot, pos1, mat1, size1, size2, pos21):
                     -cc[1] if amb2 == 1 else cc[1],
                     -cc[2] if amb2 == 2 else cc[2],
                 )
-            c2 = _add(mv3(rot, cc), pos21)
+            c2 = add3(mv3(rot, cc), pos21)
 
             # closest points of the segments c1 + s e_i and c2 + t d2, clamped
-            e = _sub(c2, c1)
+            e = sub3(c2, c1)
             d1e = e[i]
-            d2e = _dot(d2, e)
+            d2e = dot3(d2, e)
             s = 0.0 if denom < MINVAL else (d1e - b * d2e) / denom
             s = _clip(s, -size1[i], size1[i])
             t = _clip(b * s - d2e, -size2[j], size2[j])
@@ -929,19 +856,19 @@ def _box_box_edge(con, septol, code, rot, pos1, mat1, size1, size2, pos21):
                 c1[1] + s if i == 1 else c1[1],
                 c1[2] + s if i == 2 else c1[2],
             )
-            p2 = _add_scl(c2, d2, t)
-            gap = _sub(p2, p1)
-            gap2 = _dot(gap, gap)
+            p2 = add_scl3(c2, d2, t)
+            gap = sub3(p2, p1)
+            gap2 = dot3(gap, gap)
             if gap2 < best_d2:
                 best_d2 = gap2
                 w1 = p1
                 w2 = p2
 
-    dist = _dot(_sub(w2, w1), axis)
+    dist = dot3(sub3(w2, w1), axis)
     if dist > septol:
         return 0
     mid = (0.5 * (w1[0] + w2[0]), 0.5 * (w1[1] + w2[1]), 0.5 * (w1[2] + w2[2]))
-    _set(con, 0, _add(mv3(mat1, mid), pos1), mv3(mat1, axis), _ZERO3, dist)
+    _set(con, 0, add3(mv3(mat1, mid), pos1), mv3(mat1, axis), _ZERO3, dist)
     return 1
 
 
@@ -1027,7 +954,7 @@ def _box_box_face(con, margin, code, rot, pos1, mat1, size1, pos2, mat2, size2, 
             h if a == 1 else (v[0] if ax == 1 else v[1]),
             h if a == 2 else (v[0] if ax == 2 else v[1]),
         )
-        _set(con, k, _add(mv3(matref, posc), posref), normal, _ZERO3, v[2])
+        _set(con, k, add3(mv3(matref, posc), posref), normal, _ZERO3, v[2])
     return naccept
 
 
@@ -1042,9 +969,9 @@ def collide_box_box(con, margin, pos1, mat1, size1, pos2, mat2, size2, work):
     supporting edges. Near-ties go to faces (edge separation penalised by 1e-6 relative,
     and an edge within ~8 degrees of the best face and less than 5% better is replaced).
     """
-    pos21 = mtv3(mat1, _sub(pos2, pos1))  # box-2 centre in the box-1 frame
-    pos12 = mtv3(mat2, _sub(pos1, pos2))  # box-1 centre in the box-2 frame
-    rot = _rot_t(mat1, mat2)
+    pos21 = mtv3(mat1, sub3(pos2, pos1))  # box-2 centre in the box-1 frame
+    pos12 = mtv3(mat2, sub3(pos1, pos2))  # box-1 centre in the box-2 frame
+    rot = mtm3(mat1, mat2)
     septol = margin + BOXBOX_SEPEPS * (size1[0] + size1[1] + size1[2] + size2[0] + size2[1] + size2[2])
 
     # face axes: code 0..2 box 1, 3..5 box 2

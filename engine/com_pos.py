@@ -13,7 +13,8 @@ Keeping the reference near the mass keeps the numbers small and well conditioned
 
 from engine import types as T
 from engine.jit import kernel
-from engine.spatial import MINVAL, inert_com
+from engine.spatial import inert_com
+from engine.types import MINVAL
 
 
 @kernel

@@ -8,7 +8,7 @@ upper), then contacts (in contact order).
 
 Row i holds efc_J_rownnz[i] entries, J[i, efc_J_colind[i, t]] = efc_J[i, t], columns
 ascending, values of 0 included; J is 0 at every other dof. Following <option jacobian>
-(engine.model.dense_jacobian; "auto": dense below 60 dofs under PGS), the rows are either
+(engine.capacity.dense_jacobian; "auto": dense below 60 dofs under PGS), the rows are either
 - compact (Model.efc_dense 0), MuJoCo's sparse rows: the dofs that can move the row's
   bodies (mj_mergeChain). A row of a constraint between bodies b1 and b2 lists the dofs
   of both dof chains (the dofs of a body's weld root and its ancestors); a contact leaves
@@ -17,7 +17,7 @@ ascending, values of 0 included; J is 0 at every other dof. Following <option ja
 - dense (efc_dense 1): every row is built compact, then spread over all nv dofs
   (columns 0..nv-1), so the solvers' loops over it are plain vector loops.
 Model.nefcdof, the widest row the model can make (nv when dense), is the width of efc_J
-(engine.model.efc_widths); dense_efc_J expands the rows.
+(engine.capacity.efc_widths); dense_efc_J expands the rows.
 
 - connect:  pos = p1 - p2 (the two anchors, world), J = J_p(body1, p1) - J_p(body2, p2).
 - weld: connect's three rows, then three rotation rows: with q = q1 * relpose and
@@ -59,9 +59,9 @@ from engine import types as T
 from engine.errors import InvalidArgumentError
 from engine.jacobian import jac_dif_pair, jac_dot_vel
 from engine.jit import kernel, unit
-from engine.spatial import mv3, qderiv, qmul, qmul_axis, qnormalized
+from engine.spatial import mv3, normalize3, qderiv, qmul, qmul_axis, qnormalized, scl3
+from engine.types import MINVAL
 
-MINVAL = 1e-15  # mjMINVAL
 MINIMP = 0.0001  # mjMINIMP: smallest impedance
 MAXIMP = 0.9999  # mjMAXIMP: largest impedance
 
@@ -384,28 +384,17 @@ def _limit_row(m, d, b, dist, margin, ctype, cid):
 
 
 @kernel
-def _unit3(x, y, z):
-    """(x, y, z) / norm by the reciprocal, and the norm (mju_normalize3: (1, 0, 0) below
-    mjMINVAL)."""
-    n = math.sqrt(x * x + y * y + z * z)
-    if n < MINVAL:
-        return 1.0, 0.0, 0.0, n
-    inv = 1 / n
-    return x * inv, y * inv, z * inv, n
-
-
-@kernel
 def ball_angle_axis(q):
     """(rotation angle in [0, pi], unit axis (3-tuple)) of the ball joint quaternion q
     (normalized first; MuJoCo's mju_quat2Vel with dt = 1, then mju_normalize3): the angle
     2 atan2(|v|, w), taken the short way round, along the axis v / |v|."""
     w, x, y, z = qnormalized(q)
-    ax, ay, az, s = _unit3(x, y, z)
+    a, s = normalize3((x, y, z))
     speed = 2 * math.atan2(s, w)
     if speed > math.pi:
         speed -= 2 * math.pi
-    ux, uy, uz, angle = _unit3(ax * speed, ay * speed, az * speed)
-    return angle, (ux, uy, uz)
+    u, angle = normalize3(scl3(a, speed))
+    return angle, u
 
 
 @kernel

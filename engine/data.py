@@ -15,12 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from engine import fields
-from engine.collision_convex import FACE_WIDTH as CCD_FACE_WIDTH  # noqa: F401 (in declarations)
-from engine.collision_convex import FACEID_WIDTH as CCD_FACEID_WIDTH  # noqa: F401
-from engine.collision_convex import LIST_ROWS as CCD_LIST_ROWS  # noqa: F401
-from engine.collision_convex import SIMPLEX_ROWS as CCD_SIMPLEX_ROWS  # noqa: F401
-from engine.collision_convex import VERT_WIDTH as CCD_VERT_WIDTH  # noqa: F401
-from engine.collision_primitive import BOXBOX_WORK, CON_MAX, CON_WIDTH  # noqa: F401 (in declarations)
+from engine.capacity import efc_rows_needed, efc_widths
 from engine.errors import ArgumentTypeError, DataSizeError, InvalidArgumentError, MemoryWarning, ModelError
 from engine.fields import (  # noqa: F401 (the names the declarations use)
     B,
@@ -52,7 +47,13 @@ from engine.fields import (  # noqa: F401 (the names the declarations use)
     nv,
     nwrap,
 )
-from engine.model import Model, efc_rows_needed, efc_widths
+from engine.model import Model
+from engine.sizes import BOXBOX_WORK, CON_MAX, CON_WIDTH  # noqa: F401 (in declarations)
+from engine.sizes import FACE_WIDTH as CCD_FACE_WIDTH  # noqa: F401
+from engine.sizes import FACEID_WIDTH as CCD_FACEID_WIDTH  # noqa: F401
+from engine.sizes import LIST_ROWS as CCD_LIST_ROWS  # noqa: F401
+from engine.sizes import SIMPLEX_ROWS as CCD_SIMPLEX_ROWS  # noqa: F401
+from engine.sizes import VERT_WIDTH as CCD_VERT_WIDTH  # noqa: F401
 from engine.types import NWARN  # noqa: F401 (in declarations)
 
 

@@ -8,9 +8,10 @@ and the projection onto its friction ellipsoid, and dense Cholesky factor and so
 
 import math
 
-from engine.constraint import MINVAL, dot, dot_sparse
+from engine.constraint import dot, dot_sparse
 from engine.factor import solve_ld, solve_ld_range
 from engine.jit import kernel
+from engine.types import MINVAL
 
 
 @kernel

@@ -33,6 +33,10 @@ class ModelError(RoboDynError, ValueError):
     The message names the element, attribute or argument and the allowed range."""
 
 
+class UnsupportedModelError(ModelError):
+    """Raised at load when an MJCF model uses a feature the engine does not simulate."""
+
+
 class ModelFileError(ModelError, FileNotFoundError):
     """A path given to the loader that names no MJCF file (missing, or a directory)."""
 

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine import sizes
+
 
 @dataclass(frozen=True)
 class Dim:
@@ -115,11 +117,9 @@ npgs = Dim("npgs", _pgs_rows)
 
 def _ccd_sizes(m) -> tuple[int, int]:
     """(vertices, faces) of the convex collider's polytope; (0, 0) without convex pairs."""
-    from engine import collision_convex as C
-
-    if not C.has_convex_pair(m):
+    if not sizes.has_convex_pair(m):
         return 0, 0
-    return C.ccd_sizes(m.opt_ccd_iterations)
+    return sizes.ccd_sizes(m.opt_ccd_iterations)
 
 
 nccdvert = Dim("nccdvert", lambda m: _ccd_sizes(m)[0])  # EPA polytope vertices: 5 + ccd_iterations
@@ -128,22 +128,16 @@ nccdface = Dim("nccdface", lambda m: _ccd_sizes(m)[1])  # EPA polytope faces: 6 
 
 def _ccd_poly_rows(m) -> int:
     """Rows of the multi-contact search's work array; 0 without convex pairs."""
-    from engine import collision_convex as C
-    from engine import collision_multi as M
-
-    return M.POLY_ROWS if C.has_convex_pair(m) else 0
+    return sizes.POLY_ROWS if sizes.has_convex_pair(m) else 0
 
 
-nccdpoly = Dim("nccdpoly", _ccd_poly_rows)  # multi-contact work rows (collision_multi.POLY_ROWS)
+nccdpoly = Dim("nccdpoly", _ccd_poly_rows)  # multi-contact work rows (sizes.POLY_ROWS)
 
 
 def _ccd_obj_width(m) -> int:
-    """Numbers of one convex-collider object row: the geom (collision_convex.OBJ_WIDTH) and,
-    with meshes, a copy of the largest mesh's hull (collision_mesh.tail_width)."""
-    from engine import collision_convex as C
-    from engine import collision_mesh as CM
-
-    return C.OBJ_WIDTH + CM.tail_width(m)
+    """Numbers of one convex-collider object row: the geom (sizes.OBJ_WIDTH) and, with
+    meshes, a copy of the largest mesh's hull (sizes.tail_width)."""
+    return sizes.OBJ_WIDTH + sizes.tail_width(m)
 
 
 nccdobj = Dim("nccdobj", _ccd_obj_width)  # convex-collider object row: geom, mesh hull copy
@@ -159,8 +153,8 @@ _NAMESPACE = {
 
 DECLARED: dict[str, dict[str, object]] = {}
 """{class name: its field specs} of every NamedTuple whose specs field_specs computed
-("Model", "Data"): how a module reads another's declarations without importing it (the
-loader sizes buffers from Data's, and engine.data imports engine.model)."""
+("Model", "Data"): how a module reads another's declarations without importing it
+(engine.capacity sizes buffers from Data's, and engine.data imports engine.capacity)."""
 
 
 def field_specs(cls) -> dict[str, object]:

@@ -28,7 +28,7 @@ from engine.derivative import bias_vel_columns, smooth_vel
 from engine.factor import factor_i, solve_ld
 from engine.jit import kernel, unit
 from engine.ptr import call_unit
-from engine.spatial import quat_integrate, sub_quat
+from engine.spatial import put, qsub, quat_integrate
 
 
 @kernel
@@ -52,7 +52,7 @@ def integrate_pos(m, qpos, qvel, h):
 def differentiate_pos(m, qvel, dt, qpos1, qpos2):
     """qvel = (qpos2 (-) qpos1) / dt: the velocity that integrate_pos turns qpos1 into qpos2
     in dt (MuJoCo's mj_differentiatePos). Quaternions of ball and free joints differ by a
-    rotation vector in qpos1's body frame (spatial.sub_quat); everything else subtracts."""
+    rotation vector in qpos1's body frame (spatial.qsub); everything else subtracts."""
     for j in range(m.njnt):
         pa = m.jnt_qposadr[j]
         va = m.jnt_dofadr[j]
@@ -60,11 +60,11 @@ def differentiate_pos(m, qvel, dt, qpos1, qpos2):
         if jtype == T.JNT_FREE:
             for k in range(3):
                 qvel[va + k] = (qpos2[pa + k] - qpos1[pa + k]) / dt
-            sub_quat(qvel[va + 3 : va + 6], qpos2[pa + 3 : pa + 7], qpos1[pa + 3 : pa + 7])
+            put(qvel[va + 3 : va + 6], qsub(qpos2[pa + 3 : pa + 7], qpos1[pa + 3 : pa + 7]))
             for k in range(3, 6):
                 qvel[va + k] /= dt
         elif jtype == T.JNT_BALL:
-            sub_quat(qvel[va : va + 3], qpos2[pa : pa + 4], qpos1[pa : pa + 4])
+            put(qvel[va : va + 3], qsub(qpos2[pa : pa + 4], qpos1[pa : pa + 4]))
             for k in range(3):
                 qvel[va + k] /= dt
         else:

@@ -144,7 +144,7 @@ def unit_call(context, builder, sig, args):
     """Codegen of an intrinsic that calls a unit (or pair unit) through its address: args are
     (address, m, d, row[, pair]), the integers passed as int64 as the unit was compiled; the
     result is the pair unit's int64, nothing for a void unit. engine.ptr.call_unit and
-    engine.collision_driver.call_pair_unit type the calls; this emits them."""
+    engine.ptr.call_pair_unit type the calls; this emits them."""
     fn_address = context.cast(builder, args[0], sig.args[0], types.int64)
     ints = [context.cast(builder, a, t, types.int64) for a, t in zip(args[3:], sig.args[3:], strict=True)]
     ptrs = list(args[1:3])

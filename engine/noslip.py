@@ -47,9 +47,10 @@ by 1 / (meaninertia nv) in both cases.
 """
 
 from engine import types as T
-from engine.constraint import MINVAL, dot, dot_row
+from engine.constraint import dot, dot_row
 from engine.dual import add_y, friction_qcqp, group, minv_jt_f, solver_scale
 from engine.jit import kernel
+from engine.types import MINVAL
 
 
 @kernel

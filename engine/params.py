@@ -31,10 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.errors import RoboDynError
-from engine.types import MAXVAL
-
-MINMU = 1e-5  # MuJoCo's mjMINMU: the least friction a contact gets
-MINVAL = 1e-15  # MuJoCo's mjMINVAL: its compiler refuses moving bodies with less mass or inertia
+from engine.types import MAXVAL, MINMU, MINVAL
 
 # name -> what its values must satisfy (besides being finite)
 PARAMS = {

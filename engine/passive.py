@@ -11,6 +11,10 @@
   (Stokes) and quadratic-drag force and torque act at the body's centre of mass.
 
 qfrc_passive = qfrc_spring + qfrc_damper + qfrc_fluid.
+
+The springs' displacements (joint_spring_dif, tendon_spring_stretch) also give their
+potential energy, 0.5 k dif^2 (spring_energy, which engine.api.energy adds to gravity's
+as MuJoCo's mj_energyPos does).
 """
 
 import math
@@ -18,12 +22,86 @@ import math
 from engine import types as T
 from engine.jacobian import apply_ft
 from engine.jit import kernel
-from engine.spatial import MINVAL, qnormalized, sub_quat, transform_spatial
+from engine.spatial import mv3, put, qnormalized, qsub, transform_spatial
+from engine.types import MINVAL
+
+
+@kernel
+def joint_spring_dif(m, j, qpos, dif, normalize):
+    """Joint j's displacement from its spring's reference qpos_spring, in the joint's dof
+    coordinates, into dif[0:n]; returns n (6 free, 3 ball, 1 hinge or slide): p - p_spring
+    for a free joint's position, then log(q_spring^-1 q) (spatial.qsub, a rotation vector
+    in the joint's frame) for its rotation or a ball joint's, q - q_spring for a hinge or
+    slide. The quaternion is normalized first when `normalize` (mj_passive does;
+    mj_energyPos reads qpos as it is)."""
+    pa = m.jnt_qposadr[j]
+    jtype = m.jnt_type[j]
+    n = 0
+    if jtype == T.JNT_FREE:
+        for t in range(3):
+            dif[t] = qpos[pa + t] - m.qpos_spring[pa + t]
+        pa += 3
+        n = 3
+        jtype = T.JNT_BALL
+    if jtype == T.JNT_BALL:
+        if normalize:
+            quat = qnormalized(qpos[pa : pa + 4])
+        else:
+            quat = (qpos[pa], qpos[pa + 1], qpos[pa + 2], qpos[pa + 3])
+        put(dif[n : n + 3], qsub(quat, m.qpos_spring[pa : pa + 4]))
+        return n + 3
+    dif[0] = qpos[pa] - m.qpos_spring[pa]
+    return 1
+
+
+@kernel
+def tendon_spring_stretch(m, d, b, t):
+    """How far tendon t's length lies outside its spring's dead band [lower, upper]
+    (tendon_lengthspring): length - upper above it, length - lower below it, 0 inside."""
+    length = d.ten_length[b, t]
+    lower = m.tendon_lengthspring[t, 0]
+    upper = m.tendon_lengthspring[t, 1]
+    if length > upper:
+        return length - upper
+    if length < lower:
+        return length - lower
+    return 0.0
+
+
+@kernel
+def spring_energy(m, d, b, pot):
+    """pot plus the potential energy of row b's springs, added term by term as mj_energyPos
+    adds them to energy[0] after gravity: 0.5 k |p - p_spring|^2 and 0.5 k |dif|^2 for a
+    free joint's position and rotation, 0.5 k |dif|^2 for a ball joint, 0.5 k dif^2 for a
+    hinge or slide (joint_spring_dif, qpos as it is), 0.5 k x^2 for a tendon
+    (tendon_spring_stretch). 0 terms when springs are disabled."""
+    if m.opt_disableflags & T.DSBL_SPRING:
+        return pot
+    dif = d.scratch_body[b, 0, 0]
+    for j in range(m.njnt):
+        k = m.jnt_stiffness[j]
+        if k == 0.0:
+            continue
+        n = joint_spring_dif(m, j, d.qpos[b], dif, False)
+        r = 0  # the rotation's first entry in dif
+        if n == 6:
+            x2 = 0.0
+            for t in range(3):
+                x2 += dif[t] ** 2
+            pot += 0.5 * k * x2
+            r = 3
+        if n == 1:
+            pot += 0.5 * k * dif[0] ** 2
+        else:
+            pot += 0.5 * k * (dif[r] ** 2 + dif[r + 1] ** 2 + dif[r + 2] ** 2)
+    for t in range(m.ntendon):
+        x = tendon_spring_stretch(m, d, b, t)
+        pot += 0.5 * m.tendon_stiffness[t] * x * x
+    return pot
 
 
 @kernel
 def _spring_damper(m, d, b):
-    qpos = d.qpos[b]
     spring = d.qfrc_spring[b]
     damper = d.qfrc_damper[b]
     if not (m.opt_disableflags & T.DSBL_SPRING):
@@ -32,22 +110,9 @@ def _spring_damper(m, d, b):
             k = m.jnt_stiffness[j]
             if k == 0.0:
                 continue
-            pa = m.jnt_qposadr[j]
             da = m.jnt_dofadr[j]
-            jtype = m.jnt_type[j]
-            if jtype == T.JNT_FREE:
-                for t in range(3):
-                    spring[da + t] = -k * (qpos[pa + t] - m.qpos_spring[pa + t])
-                pa += 3
-                da += 3
-                jtype = T.JNT_BALL
-            if jtype == T.JNT_BALL:
-                quat = qnormalized(qpos[pa : pa + 4])
-                sub_quat(dif, quat, m.qpos_spring[pa : pa + 4])
-                for t in range(3):
-                    spring[da + t] = -k * dif[t]
-            else:
-                spring[da] = -k * (qpos[pa] - m.qpos_spring[pa])
+            for t in range(joint_spring_dif(m, j, d.qpos[b], dif, True)):
+                spring[da + t] = -k * dif[t]
     if not (m.opt_disableflags & T.DSBL_DAMPER):
         for i in range(m.nv):
             damper[i] = -m.dof_damping[i] * d.qvel[b, i]
@@ -56,15 +121,7 @@ def _spring_damper(m, d, b):
         c = 0.0 if m.opt_disableflags & T.DSBL_DAMPER else m.tendon_damping[t]
         if k == 0.0 and c == 0.0:
             continue
-        length = d.ten_length[b, t]
-        lower = m.tendon_lengthspring[t, 0]
-        upper = m.tendon_lengthspring[t, 1]
-        x = 0.0
-        if length > upper:
-            x = length - upper
-        elif length < lower:
-            x = length - lower
-        f_spring = -k * x
+        f_spring = -k * tendon_spring_stretch(m, d, b, t)
         f_damper = -c * d.ten_velocity[b, t]
         for i in range(m.nv):
             J = d.ten_J[b, t, i]
@@ -116,12 +173,8 @@ def _fluid(m, d, b):
             t1 -= rho * by * (bx**4 + bz**4) * abs(lvel[1]) * lvel[1] / 64.0
             t2 -= rho * bz * (bx**4 + by**4) * abs(lvel[2]) * lvel[2] / 64.0
         # rotate to the world frame
-        frc[0] = ximat[0] * t0 + ximat[1] * t1 + ximat[2] * t2
-        frc[1] = ximat[3] * t0 + ximat[4] * t1 + ximat[5] * t2
-        frc[2] = ximat[6] * t0 + ximat[7] * t1 + ximat[8] * t2
-        frc[3] = ximat[0] * f0 + ximat[1] * f1 + ximat[2] * f2
-        frc[4] = ximat[3] * f0 + ximat[4] * f1 + ximat[5] * f2
-        frc[5] = ximat[6] * f0 + ximat[7] * f1 + ximat[8] * f2
+        put(frc[0:3], mv3(ximat, (t0, t1, t2)))
+        put(frc[3:6], mv3(ximat, (f0, f1, f2)))
         apply_ft(m, d, b, frc[3:6], frc[0:3], xipos, i, d.qfrc_fluid[b])
 
 

@@ -18,7 +18,8 @@ and nothing where it is not. The record layout is derived from the field declara
 another layout is never reused.
 
 The Model record also holds the addresses of the separately compiled pipeline units
-(`m.unit_forward`, `m.unit_collision`, ...: see `engine.jit.unit`); `call_unit` calls one.
+(`m.unit_forward`, `m.unit_collision`, ...: see `engine.jit.unit`); `call_unit` calls one, and
+`call_pair_unit` a pair unit (one collider's, engine.jit.pair_unit).
 """
 
 from __future__ import annotations
@@ -187,3 +188,14 @@ def call_unit(typingctx, address, m, d, b):
     if m != MODEL_PTR or d != DATA_PTR or not isinstance(b, types.Integer):
         return None
     return types.void(address, m, d, b), unit_call
+
+
+@intrinsic
+def call_pair_unit(typingctx, address, m, d, b, p):
+    """unit(m, d, b, p) for the pair unit compiled at `address` (m.unit_convex_pair or
+    m.unit_hfield_pair): the number of contacts it found."""
+    if getattr(m, "kind", None) != "Model" or getattr(d, "kind", None) != "Data":
+        return None
+    if not (isinstance(b, types.Integer) and isinstance(p, types.Integer)):
+        return None
+    return types.int64(address, m, d, b, p), unit_call

@@ -29,7 +29,7 @@ alpha 0; with a material, the material's alpha 0 (the geom's own rgba then does 
 count). It has geomgroup and flg_static arguments too; the rangefinder passes NULL (every
 group) and 1 (static geoms seen), the only case implemented here. Mesh and SDF geoms
 have no ray code here: the loader refuses a rangefinder in a model with one that its ray
-could meet (engine.model), so `ray` never sees them.
+could meet (engine.checks), so `ray` never sees them.
 
 Height field (`ray_hfield`, MuJoCo's mj_rayHfield; the grid as in engine/collision_hfield.py):
 the nearest of the base box (below z = 0, the solid's part under the grid), the surface
@@ -41,7 +41,9 @@ lies below the grid's edge profile.
 
 import math
 
-from engine.collision_primitive import (
+from engine.jit import kernel
+from engine.spatial import cross3, dot3, mtv3, mv3, unit3
+from engine.types import (
     GEOM_BOX,
     GEOM_CAPSULE,
     GEOM_CYLINDER,
@@ -49,9 +51,8 @@ from engine.collision_primitive import (
     GEOM_HFIELD,
     GEOM_PLANE,
     GEOM_SPHERE,
+    MINVAL,
 )
-from engine.jit import kernel
-from engine.spatial import MINVAL, cross, mtv3, mv3, unit3
 
 NO_HIT = (-1.0, 0.0, 0.0, 0.0)
 
@@ -270,11 +271,6 @@ def _ray_box_all(pos, mat, size, pnt, vec):
 
 
 @kernel
-def _dot3(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@kernel
 def _ray_triangle(v0, v1, v2, lp, lv, b0, b1):
     """(x, normal) of the ray lp + x lv against triangle v0 v1 v2 (ray_triangle): the
     vertices projected on the plane normal to the ray (basis b0, b1) must surround the
@@ -283,9 +279,9 @@ def _ray_triangle(v0, v1, v2, lp, lv, b0, b1):
     d0 = (v0[0] - lp[0], v0[1] - lp[1], v0[2] - lp[2])
     d1 = (v1[0] - lp[0], v1[1] - lp[1], v1[2] - lp[2])
     d2 = (v2[0] - lp[0], v2[1] - lp[1], v2[2] - lp[2])
-    p00, p01 = _dot3(b0, d0), _dot3(b1, d0)
-    p10, p11 = _dot3(b0, d1), _dot3(b1, d1)
-    p20, p21 = _dot3(b0, d2), _dot3(b1, d2)
+    p00, p01 = dot3(b0, d0), dot3(b1, d0)
+    p10, p11 = dot3(b0, d1), dot3(b1, d1)
+    p20, p21 = dot3(b0, d2), dot3(b1, d2)
     miss = (0.0, 0.0, 0.0)
     if (
         (p00 > 0 and p10 > 0 and p20 > 0)
@@ -306,11 +302,11 @@ def _ray_triangle(v0, v1, v2, lp, lv, b0, b1):
     e0 = (v0[0] - v2[0], v0[1] - v2[1], v0[2] - v2[2])
     e1 = (v1[0] - v2[0], v1[1] - v2[1], v1[2] - v2[2])
     e2 = (lp[0] - v2[0], lp[1] - v2[1], lp[2] - v2[2])
-    nrm = cross(e0, e1)
-    denom = _dot3(lv, nrm)
+    nrm = cross3(e0, e1)
+    denom = dot3(lv, nrm)
     if abs(denom) < MINVAL:
         return -1.0, miss
-    return -_dot3(e2, nrm) / denom, unit3(nrm)
+    return -dot3(e2, nrm) / denom, unit3(nrm)
 
 
 @kernel
@@ -350,9 +346,9 @@ def ray_hfield(pos, mat, hfield, pnt, vec):
         b0 = (1.0, 0.0, 1.0)
     else:
         b0 = (1.0, 1.0, 0.0)
-    scl = -_dot3(lv, b0) / _dot3(lv, lv)
+    scl = -dot3(lv, b0) / dot3(lv, lv)
     b1 = unit3((b0[0] + scl * lv[0], b0[1] + scl * lv[1], b0[2] + scl * lv[2]))
-    b0 = unit3(cross(b1, lv))
+    b0 = unit3(cross3(b1, lv))
     # the stretch of the ray inside the top box
     seg0 = 0.0
     seg1 = top

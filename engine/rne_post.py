@@ -18,7 +18,7 @@ backward pass the world row is accumulated too: cfrc_int_0 is the sum over the r
 from engine import types as T
 from engine.constraint import contact_force, eq_anchors, weld_quats
 from engine.jit import kernel
-from engine.spatial import cross_force, mtv3, mul_inert_vec, qmul, qmul_axis
+from engine.spatial import cross3, cross_force, mtv3, mul_inert_vec, qmul, qmul_axis, sub3
 
 
 @kernel
@@ -27,12 +27,11 @@ def _add_ext(m, d, b, body, point, t0, t1, t2, f0, f1, f2, sign):
 
     torque' = torque - (subtree_com_root - point) x force (MuJoCo's mju_transformSpatial).
     """
-    com = d.subtree_com[b, m.body_rootid[body]]
-    d0, d1, d2 = com[0] - point[0], com[1] - point[1], com[2] - point[2]
+    c = cross3(sub3(d.subtree_com[b, m.body_rootid[body]], point), (f0, f1, f2))
     e = d.cfrc_ext[b, body]
-    e[0] += sign * (t0 - (d1 * f2 - d2 * f1))
-    e[1] += sign * (t1 - (d2 * f0 - d0 * f2))
-    e[2] += sign * (t2 - (d0 * f1 - d1 * f0))
+    e[0] += sign * (t0 - c[0])
+    e[1] += sign * (t1 - c[1])
+    e[2] += sign * (t2 - c[2])
     e[3] += sign * f0
     e[4] += sign * f1
     e[5] += sign * f2

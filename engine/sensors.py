@@ -53,7 +53,8 @@ from engine.jit import kernel, unit
 from engine.ptr import call_unit
 from engine.ray import ray, ray_geom
 from engine.rne_post import rne_post_constraint
-from engine.spatial import MINVAL, cross, mtv3, mv3, qmul, unit3
+from engine.spatial import cross3, mtv3, mv3, qmul, unit3
+from engine.types import MINVAL
 
 # mjtDataType
 DATATYPE_REAL = 0
@@ -110,7 +111,7 @@ def _motion_at(vec, pos, com, mat, flg_local):
     (MuJoCo's mju_transformSpatial for a motion vector).
     """
     dif = (pos[0] - com[0], pos[1] - com[1], pos[2] - com[2])
-    c = cross(dif, vec)
+    c = cross3(dif, vec)
     rot = (vec[0], vec[1], vec[2])
     lin = (vec[3] - c[0], vec[4] - c[1], vec[5] - c[2])
     if flg_local:
@@ -125,7 +126,7 @@ def _force_at(vec, pos, com, mat):
     `mat`, as a 6-tuple: torque' = R^T (torque - (pos - com) x force), force' = R^T force
     (MuJoCo's mju_transformSpatial for a force vector)."""
     dif = (pos[0] - com[0], pos[1] - com[1], pos[2] - com[2])
-    c = cross(dif, (vec[3], vec[4], vec[5]))
+    c = cross3(dif, (vec[3], vec[4], vec[5]))
     torque = mtv3(mat, (vec[0] - c[0], vec[1] - c[1], vec[2] - c[2]))
     force = mtv3(mat, (vec[3], vec[4], vec[5]))
     return (torque[0], torque[1], torque[2], force[0], force[1], force[2])
@@ -157,7 +158,7 @@ def object_acceleration(m, d, b, objtype, objid, flg_local):
     com = d.subtree_com[b, m.body_rootid[body]]
     acc = _motion_at(d.cacc[b, body], pos, com, mat, flg_local)
     vel = _motion_at(d.cvel[b, body], pos, com, mat, flg_local)
-    c = cross((vel[0], vel[1], vel[2]), (vel[3], vel[4], vel[5]))
+    c = cross3((vel[0], vel[1], vel[2]), (vel[3], vel[4], vel[5]))
     return (acc[0], acc[1], acc[2], acc[3] + c[0], acc[4] + c[1], acc[5] + c[2])
 
 
@@ -201,7 +202,7 @@ def subtree_vel(m, d, b):
         mass = m.body_mass[i]
         dx = (x[0] - c[0], x[1] - c[1], x[2] - c[2])
         dp = ((v[3] - sl[i, 0]) * mass, (v[4] - sl[i, 1]) * mass, (v[5] - sl[i, 2]) * mass)
-        dL = cross(dx, dp)
+        dL = cross3(dx, dp)
         for k in range(3):
             am[i, k] += dL[k]
         for k in range(3):
@@ -210,7 +211,7 @@ def subtree_vel(m, d, b):
         smass = m.body_subtreemass[i]
         dx = (c[0] - cp[0], c[1] - cp[1], c[2] - cp[2])
         dv = ((sl[i, 0] - sl[p, 0]) * smass, (sl[i, 1] - sl[p, 1]) * smass, (sl[i, 2] - sl[p, 2]) * smass)
-        dL = cross(dx, dv)
+        dL = cross3(dx, dv)
         for k in range(3):
             am[p, k] += dL[k]
 
@@ -270,7 +271,7 @@ def _framevel(m, d, b, s, out, angular):
         vr = object_velocity(m, d, b, reftype, refid, False)
         rel_rot = (v[0] - vr[0], v[1] - vr[1], v[2] - vr[2])
         rel_lin = (v[3] - vr[3], v[4] - vr[4], v[5] - vr[5])
-        c = cross((pos[0] - rpos[0], pos[1] - rpos[1], pos[2] - rpos[2]), vr)
+        c = cross3((pos[0] - rpos[0], pos[1] - rpos[1], pos[2] - rpos[2]), vr)
         rel_lin = (rel_lin[0] + c[0], rel_lin[1] + c[1], rel_lin[2] + c[2])
         rot = mtv3(rmat, rel_rot)
         lin = mtv3(rmat, rel_lin)

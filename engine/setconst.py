@@ -38,8 +38,7 @@ from engine.kinematics import kinematics
 from engine.ptr import data_at, model_at
 from engine.step import reset_row
 from engine.tendon import tendon
-
-MINVAL = 1e-15  # MuJoCo's mjMINVAL
+from engine.types import MINVAL
 
 
 @kernel

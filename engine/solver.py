@@ -77,7 +77,7 @@ import math
 import numpy as np
 
 from engine import types as T
-from engine.constraint import MINVAL, dot, dot_row
+from engine.constraint import dot, dot_row
 from engine.dual import (
     add_y,
     chol_factor,
@@ -94,6 +94,7 @@ from engine.island import island
 from engine.jit import kernel, unit
 from engine.noslip import noslip
 from engine.ptr import call_unit
+from engine.types import MINVAL
 
 _PCG_MULT = np.uint64(6364136223846793005)
 _MASK32 = np.uint64(0xFFFFFFFF)

@@ -1,84 +1,248 @@
-"""Quaternion, rotation and spatial-vector helpers used by every stage.
+"""Vector, quaternion, rotation and spatial-vector helpers used by every stage: one
+definition of each operation.
 
 Conventions (MuJoCo's): quaternions are `(w, x, y, z)`; rotation matrices are stored as
 9 numbers, row-major; spatial vectors are 6 numbers, angular first (`rot:lin`); a 10-number
 inertia is `(Ixx, Iyy, Izz, Ixy, Ixz, Iyz, m*cx, m*cy, m*cz, m)` about a given origin with
 `c` the centre of mass relative to that origin.
 
-These helpers never take Model or Data. They write into output arrays (views) and
-allocate nothing; where an output may alias an input, inputs are read into locals first.
+Two forms, one per operation:
+- 3-vectors and quaternions are values: each helper takes arrays or tuples and returns a
+  tuple, which lives in registers (`cross3`, `mv3`, ... for 3-vectors, `qmul`, `qrot`,
+  ... for quaternions); `put` stores one into an array.
+- What a stage writes into its arrays (a rotation matrix, a spatial vector, an inertia, a
+  quaternion integrated in place) is computed into an output argument that comes first,
+  `res`; where it may alias an input, the inputs are read into locals first.
+
+They never take Model or Data and allocate nothing. The order of each helper's operations
+is part of its definition (the stages' results are compared with MuJoCo's to the last
+digits): change it only on purpose.
 """
 
 import math
 
 from engine.jit import kernel
+from engine.types import MINVAL
 
-MINVAL = 1e-15  # MuJoCo's mjMINVAL: below this a norm is treated as zero
+# ---- 3-vectors ------------------------------------------------------------------------------------
 
 
 @kernel
-def normalize4(q):
-    """q <- q / |q|; a collapsed quaternion becomes the identity. Returns the old norm."""
+def dot3(a, b):
+    """a . b (mju_dot3)."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@kernel
+def add3(a, b):
+    """a + b as a 3-tuple (mju_add3)."""
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
+
+
+@kernel
+def sub3(a, b):
+    """a - b as a 3-tuple (mju_sub3)."""
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+@kernel
+def scl3(a, s):
+    """a s as a 3-tuple (mju_scl3)."""
+    return (a[0] * s, a[1] * s, a[2] * s)
+
+
+@kernel
+def add_scl3(a, b, s):
+    """a + b s as a 3-tuple, component by component (mju_addScl3)."""
+    return (a[0] + b[0] * s, a[1] + b[1] * s, a[2] + b[2] * s)
+
+
+@kernel
+def neg3(a):
+    """-a as a 3-tuple."""
+    return (-a[0], -a[1], -a[2])
+
+
+@kernel
+def norm3(a):
+    """|a| (mju_norm3)."""
+    return math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
+
+
+@kernel
+def normalize3(v):
+    """(v / |v|, |v|): the unit vector as a 3-tuple, and the norm; (1, 0, 0) for |v| <
+    MINVAL (mju_normalize3, which multiplies by 1 / |v|)."""
+    n = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    if n < MINVAL:
+        return (1.0, 0.0, 0.0), n
+    inv = 1.0 / n
+    return (v[0] * inv, v[1] * inv, v[2] * inv), n
+
+
+@kernel
+def unit3(v):
+    """v / |v| as a 3-tuple; (1, 0, 0) for |v| < MINVAL (normalize3 without the norm)."""
+    return normalize3(v)[0]
+
+
+@kernel
+def cross3(a, b):
+    """a x b as a 3-tuple."""
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+@kernel
+def mv3(mat, v):
+    """mat v as a 3-tuple for a 9-number row-major matrix."""
+    return (
+        mat[0] * v[0] + mat[1] * v[1] + mat[2] * v[2],
+        mat[3] * v[0] + mat[4] * v[1] + mat[5] * v[2],
+        mat[6] * v[0] + mat[7] * v[1] + mat[8] * v[2],
+    )
+
+
+@kernel
+def mtv3(mat, v):
+    """mat^T v as a 3-tuple for a 9-number row-major matrix."""
+    return (
+        mat[0] * v[0] + mat[3] * v[1] + mat[6] * v[2],
+        mat[1] * v[0] + mat[4] * v[1] + mat[7] * v[2],
+        mat[2] * v[0] + mat[5] * v[1] + mat[8] * v[2],
+    )
+
+
+@kernel
+def mtm3(a, b):
+    """a^T b for row-major 3x3 a, b, as a 9-tuple (row-major; mju_mulMatTMat3): b's axes
+    in a's frame, as columns."""
+    return (
+        a[0] * b[0] + a[3] * b[3] + a[6] * b[6],
+        a[0] * b[1] + a[3] * b[4] + a[6] * b[7],
+        a[0] * b[2] + a[3] * b[5] + a[6] * b[8],
+        a[1] * b[0] + a[4] * b[3] + a[7] * b[6],
+        a[1] * b[1] + a[4] * b[4] + a[7] * b[7],
+        a[1] * b[2] + a[4] * b[5] + a[7] * b[8],
+        a[2] * b[0] + a[5] * b[3] + a[8] * b[6],
+        a[2] * b[1] + a[5] * b[4] + a[8] * b[7],
+        a[2] * b[2] + a[5] * b[5] + a[8] * b[8],
+    )
+
+
+@kernel
+def row3(a, i, j):
+    """a[i, j:j + 3] of a 2-d array as a 3-tuple."""
+    return (a[i, j], a[i, j + 1], a[i, j + 2])
+
+
+@kernel
+def put_row3(a, i, v):
+    """a[i, 0:3] = v for a 2-d array a and a 3-tuple (or array) v."""
+    a[i, 0] = v[0]
+    a[i, 1] = v[1]
+    a[i, 2] = v[2]
+
+
+@kernel
+def put(dst, src):
+    """dst[k] = src[k] for every k of the (short) tuple or array src."""
+    for k in range(len(src)):
+        dst[k] = src[k]
+
+
+# ---- quaternions ---------------------------------------------------------------------------------
+
+
+@kernel
+def qmul(a, b):
+    """Hamilton product a * b of two quaternions, as a 4-tuple."""
+    return (
+        a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
+        a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
+        a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
+        a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0],
+    )
+
+
+@kernel
+def qmul_axis(q, a0, a1, a2):
+    """q * (0, a): the product with a pure quaternion (mju_mulQuatAxis), as a 4-tuple."""
+    return (
+        -q[1] * a0 - q[2] * a1 - q[3] * a2,
+        q[0] * a0 + q[2] * a2 - q[3] * a1,
+        q[0] * a1 + q[3] * a0 - q[1] * a2,
+        q[0] * a2 + q[1] * a1 - q[2] * a0,
+    )
+
+
+@kernel
+def qderiv(q, w):
+    """dq/dt = 0.5 (0, w) * q under the world angular velocity w (mju_derivQuat), a 4-tuple."""
+    return (
+        0.5 * (-w[0] * q[1] - w[1] * q[2] - w[2] * q[3]),
+        0.5 * (w[0] * q[0] + w[1] * q[3] - w[2] * q[2]),
+        0.5 * (-w[0] * q[3] + w[1] * q[0] + w[2] * q[1]),
+        0.5 * (w[0] * q[2] - w[1] * q[1] + w[2] * q[0]),
+    )
+
+
+@kernel
+def qnormalized(q):
+    """q / |q| as a 4-tuple; a collapsed quaternion becomes the identity."""
     n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
     if n < MINVAL:
-        q[0] = 1.0
-        q[1] = 0.0
-        q[2] = 0.0
-        q[3] = 0.0
-    elif abs(n - 1.0) > MINVAL:
+        return (1.0, 0.0, 0.0, 0.0)
+    if abs(n - 1.0) > MINVAL:
         inv = 1.0 / n
-        q[0] *= inv
-        q[1] *= inv
-        q[2] *= inv
-        q[3] *= inv
-    return n
+        return (q[0] * inv, q[1] * inv, q[2] * inv, q[3] * inv)
+    return (q[0], q[1], q[2], q[3])
 
 
 @kernel
-def quat_mul(res, a, b):
-    """res = a * b (Hamilton product): rotate by b first, then by a. res may alias a or b."""
-    w = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3]
-    x = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2]
-    y = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1]
-    z = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]
-    res[0] = w
-    res[1] = x
-    res[2] = y
-    res[3] = z
+def qsub(qa, qb):
+    """log(qb^-1 qa) as a rotation vector (axis * angle), a 3-tuple: the rotation, in qb's
+    frame, that takes qb to qa (MuJoCo's mju_subQuat; qb * quat(res) = qa). The angle is
+    wrapped to (-pi, pi]; below MINVAL the axis is x, as MuJoCo's normalize3 leaves it."""
+    # qdif = conj(qb) * qa
+    w = qb[0] * qa[0] + qb[1] * qa[1] + qb[2] * qa[2] + qb[3] * qa[3]
+    x = qb[0] * qa[1] - qb[1] * qa[0] - qb[2] * qa[3] + qb[3] * qa[2]
+    y = qb[0] * qa[2] + qb[1] * qa[3] - qb[2] * qa[0] - qb[3] * qa[1]
+    z = qb[0] * qa[3] - qb[1] * qa[2] + qb[2] * qa[1] - qb[3] * qa[0]
+    s = math.sqrt(x * x + y * y + z * z)
+    angle = 2.0 * math.atan2(s, w)
+    if angle > math.pi:
+        angle -= 2.0 * math.pi
+    if s < MINVAL:
+        return (angle, 0.0, 0.0)
+    inv = 1.0 / s
+    return (x * inv * angle, y * inv * angle, z * inv * angle)
 
 
 @kernel
-def quat_axis_angle(res, axis, angle):
-    """res = (cos(angle/2), sin(angle/2) * axis) for a unit axis; identity at angle 0."""
+def qaxisangle(axis, angle):
+    """Quaternion of a rotation by `angle` about the unit `axis`, as a 4-tuple."""
     if angle == 0.0:
-        res[0] = 1.0
-        res[1] = 0.0
-        res[2] = 0.0
-        res[3] = 0.0
-    else:
-        s = math.sin(angle * 0.5)
-        res[0] = math.cos(angle * 0.5)
-        res[1] = axis[0] * s
-        res[2] = axis[1] * s
-        res[3] = axis[2] * s
+        return (1.0, 0.0, 0.0, 0.0)
+    s = math.sin(angle * 0.5)
+    return (math.cos(angle * 0.5), axis[0] * s, axis[1] * s, axis[2] * s)
 
 
 @kernel
-def rot_vec_quat(res, v, q):
-    """res = R(q) v, the vector v rotated by the unit quaternion q. res may alias v."""
-    v0, v1, v2 = v[0], v[1], v[2]
+def qrot(q, v):
+    """R(q) v as a 3-tuple: v rotated by the unit quaternion q."""
     if q[0] == 1.0 and q[1] == 0.0 and q[2] == 0.0 and q[3] == 0.0:
-        res[0] = v0
-        res[1] = v1
-        res[2] = v2
-        return
-    # t = 2 (q_xyz x v);  res = v + w t + q_xyz x t
-    tx = 2.0 * (q[2] * v2 - q[3] * v1)
-    ty = 2.0 * (q[3] * v0 - q[1] * v2)
-    tz = 2.0 * (q[1] * v1 - q[2] * v0)
-    res[0] = v0 + q[0] * tx + q[2] * tz - q[3] * ty
-    res[1] = v1 + q[0] * ty + q[3] * tx - q[1] * tz
-    res[2] = v2 + q[0] * tz + q[1] * ty - q[2] * tx
+        return (v[0], v[1], v[2])
+    tx = 2.0 * (q[2] * v[2] - q[3] * v[1])
+    ty = 2.0 * (q[3] * v[0] - q[1] * v[2])
+    tz = 2.0 * (q[1] * v[1] - q[2] * v[0])
+    return (
+        v[0] + q[0] * tx + q[2] * tz - q[3] * ty,
+        v[1] + q[0] * ty + q[3] * tx - q[1] * tz,
+        v[2] + q[0] * tz + q[1] * ty - q[2] * tx,
+    )
+
+
+# ---- into arrays: rotation matrices, quaternions in place ---------------------------------------
 
 
 @kernel
@@ -113,26 +277,9 @@ def quat_to_mat(res, q):
 
 
 @kernel
-def mat_vec3(res, mat, v):
-    """res = mat v for a 9-number row-major 3x3 matrix. res may alias v."""
-    v0, v1, v2 = v[0], v[1], v[2]
-    res[0] = mat[0] * v0 + mat[1] * v1 + mat[2] * v2
-    res[1] = mat[3] * v0 + mat[4] * v1 + mat[5] * v2
-    res[2] = mat[6] * v0 + mat[7] * v1 + mat[8] * v2
-
-
-@kernel
-def mat_t_vec3(res, mat, v):
-    """res = mat^T v for a 9-number row-major 3x3 matrix. res may alias v."""
-    v0, v1, v2 = v[0], v[1], v[2]
-    res[0] = mat[0] * v0 + mat[3] * v1 + mat[6] * v2
-    res[1] = mat[1] * v0 + mat[4] * v1 + mat[7] * v2
-    res[2] = mat[2] * v0 + mat[5] * v1 + mat[8] * v2
-
-
-@kernel
 def quat_integrate(q, vel, scale):
-    """q <- normalize(q) * quat(axis = vel/|vel|, angle = scale |vel|).
+    """q <- normalize(q) * quat(axis = vel/|vel|, angle = scale |vel|) (MuJoCo's
+    mju_quatIntegrate, whose mju_normalize3 multiplies by 1/|vel| where this divides).
 
     The increment multiplies on the right: `vel` is an angular velocity in the frame that
     q describes (the body's own frame), as for MuJoCo's ball and free joints. Exact for a
@@ -140,62 +287,13 @@ def quat_integrate(q, vel, scale):
     """
     n = math.sqrt(vel[0] * vel[0] + vel[1] * vel[1] + vel[2] * vel[2])
     if n < MINVAL:
-        ax, ay, az = 1.0, 0.0, 0.0
+        axis = (1.0, 0.0, 0.0)
     else:
-        ax, ay, az = vel[0] / n, vel[1] / n, vel[2] / n
-    angle = scale * n
-    if angle == 0.0:
-        rw, rx, ry, rz = 1.0, 0.0, 0.0, 0.0
-    else:
-        s = math.sin(angle * 0.5)
-        rw, rx, ry, rz = math.cos(angle * 0.5), ax * s, ay * s, az * s
-    normalize4(q)
-    w = q[0] * rw - q[1] * rx - q[2] * ry - q[3] * rz
-    x = q[0] * rx + q[1] * rw + q[2] * rz - q[3] * ry
-    y = q[0] * ry - q[1] * rz + q[2] * rw + q[3] * rx
-    z = q[0] * rz + q[1] * ry - q[2] * rx + q[3] * rw
-    q[0] = w
-    q[1] = x
-    q[2] = y
-    q[3] = z
+        axis = (vel[0] / n, vel[1] / n, vel[2] / n)
+    put(q, qmul(qnormalized(q), qaxisangle(axis, scale * n)))
 
 
-@kernel
-def sub_quat(res, qa, qb):
-    """res = log(qb^-1 qa) as a rotation vector (axis * angle), the short way round.
-
-    This is the angular displacement, in qb's frame, that rotates qb into qa: the
-    quaternion analogue of `qa - qb`. q and -q give the same answer (angle wrapped to
-    (-pi, pi]).
-    """
-    # qdif = conj(qb) * qa
-    w = qb[0] * qa[0] + qb[1] * qa[1] + qb[2] * qa[2] + qb[3] * qa[3]
-    x = qb[0] * qa[1] - qb[1] * qa[0] - qb[2] * qa[3] + qb[3] * qa[2]
-    y = qb[0] * qa[2] + qb[1] * qa[3] - qb[2] * qa[0] - qb[3] * qa[1]
-    z = qb[0] * qa[3] - qb[1] * qa[2] + qb[2] * qa[1] - qb[3] * qa[0]
-    s = math.sqrt(x * x + y * y + z * z)
-    if s < MINVAL:
-        res[0] = 0.0
-        res[1] = 0.0
-        res[2] = 0.0
-        return
-    angle = 2.0 * math.atan2(s, w)
-    if angle > math.pi:
-        angle -= 2.0 * math.pi
-    res[0] = x / s * angle
-    res[1] = y / s * angle
-    res[2] = z / s * angle
-
-
-@kernel
-def cross3(res, a, b):
-    """res = a x b. res may alias a or b."""
-    x = a[1] * b[2] - a[2] * b[1]
-    y = a[2] * b[0] - a[0] * b[2]
-    z = a[0] * b[1] - a[1] * b[0]
-    res[0] = x
-    res[1] = y
-    res[2] = z
+# ---- spatial vectors and inertias (6 and 10 numbers) ---------------------------------------------
 
 
 @kernel
@@ -312,138 +410,3 @@ def transform_spatial(res, vec, flg_force, newpos, oldpos, rot, use_rot):
         res[3] = l0
         res[4] = l1
         res[5] = l2
-
-
-# ---- tuple-returning forms: inputs may be arrays or tuples, results live in registers ----
-
-
-@kernel
-def qmul(a, b):
-    """Hamilton product a * b of two quaternions, as a 4-tuple."""
-    return (
-        a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
-        a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
-        a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
-        a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0],
-    )
-
-
-@kernel
-def qmul_axis(q, a0, a1, a2):
-    """q * (0, a): the product with a pure quaternion (mju_mulQuatAxis), as a 4-tuple."""
-    return (
-        -q[1] * a0 - q[2] * a1 - q[3] * a2,
-        q[0] * a0 + q[2] * a2 - q[3] * a1,
-        q[0] * a1 + q[3] * a0 - q[1] * a2,
-        q[0] * a2 + q[1] * a1 - q[2] * a0,
-    )
-
-
-@kernel
-def qderiv(q, w):
-    """dq/dt = 0.5 (0, w) * q under the world angular velocity w (mju_derivQuat), a 4-tuple."""
-    return (
-        0.5 * (-w[0] * q[1] - w[1] * q[2] - w[2] * q[3]),
-        0.5 * (w[0] * q[0] + w[1] * q[3] - w[2] * q[2]),
-        0.5 * (-w[0] * q[3] + w[1] * q[0] + w[2] * q[1]),
-        0.5 * (w[0] * q[2] - w[1] * q[1] + w[2] * q[0]),
-    )
-
-
-@kernel
-def qnormalized(q):
-    """q / |q| as a 4-tuple; a collapsed quaternion becomes the identity."""
-    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
-    if n < MINVAL:
-        return (1.0, 0.0, 0.0, 0.0)
-    if abs(n - 1.0) > MINVAL:
-        inv = 1.0 / n
-        return (q[0] * inv, q[1] * inv, q[2] * inv, q[3] * inv)
-    return (q[0], q[1], q[2], q[3])
-
-
-@kernel
-def qsub(qa, qb):
-    """log(qb^-1 qa) as a rotation vector (axis * angle), a 3-tuple: the rotation, in qb's
-    frame, that takes qb to qa (MuJoCo's mju_subQuat; qb * quat(res) = qa). The angle is
-    wrapped to (-pi, pi]; below MINVAL the axis is x, as MuJoCo's normalize3 leaves it."""
-    # qdif = conj(qb) * qa
-    w = qb[0] * qa[0] + qb[1] * qa[1] + qb[2] * qa[2] + qb[3] * qa[3]
-    x = qb[0] * qa[1] - qb[1] * qa[0] - qb[2] * qa[3] + qb[3] * qa[2]
-    y = qb[0] * qa[2] + qb[1] * qa[3] - qb[2] * qa[0] - qb[3] * qa[1]
-    z = qb[0] * qa[3] - qb[1] * qa[2] + qb[2] * qa[1] - qb[3] * qa[0]
-    s = math.sqrt(x * x + y * y + z * z)
-    angle = 2.0 * math.atan2(s, w)
-    if angle > math.pi:
-        angle -= 2.0 * math.pi
-    if s < MINVAL:
-        return (angle, 0.0, 0.0)
-    inv = 1.0 / s
-    return (x * inv * angle, y * inv * angle, z * inv * angle)
-
-
-@kernel
-def qaxisangle(axis, angle):
-    """Quaternion of a rotation by `angle` about the unit `axis`, as a 4-tuple."""
-    if angle == 0.0:
-        return (1.0, 0.0, 0.0, 0.0)
-    s = math.sin(angle * 0.5)
-    return (math.cos(angle * 0.5), axis[0] * s, axis[1] * s, axis[2] * s)
-
-
-@kernel
-def qrot(q, v):
-    """R(q) v as a 3-tuple: v rotated by the unit quaternion q."""
-    if q[0] == 1.0 and q[1] == 0.0 and q[2] == 0.0 and q[3] == 0.0:
-        return (v[0], v[1], v[2])
-    tx = 2.0 * (q[2] * v[2] - q[3] * v[1])
-    ty = 2.0 * (q[3] * v[0] - q[1] * v[2])
-    tz = 2.0 * (q[1] * v[1] - q[2] * v[0])
-    return (
-        v[0] + q[0] * tx + q[2] * tz - q[3] * ty,
-        v[1] + q[0] * ty + q[3] * tx - q[1] * tz,
-        v[2] + q[0] * tz + q[1] * ty - q[2] * tx,
-    )
-
-
-@kernel
-def mv3(mat, v):
-    """mat v as a 3-tuple for a 9-number row-major matrix."""
-    return (
-        mat[0] * v[0] + mat[1] * v[1] + mat[2] * v[2],
-        mat[3] * v[0] + mat[4] * v[1] + mat[5] * v[2],
-        mat[6] * v[0] + mat[7] * v[1] + mat[8] * v[2],
-    )
-
-
-@kernel
-def mtv3(mat, v):
-    """mat^T v as a 3-tuple for a 9-number row-major matrix."""
-    return (
-        mat[0] * v[0] + mat[3] * v[1] + mat[6] * v[2],
-        mat[1] * v[0] + mat[4] * v[1] + mat[7] * v[2],
-        mat[2] * v[0] + mat[5] * v[1] + mat[8] * v[2],
-    )
-
-
-@kernel
-def cross(a, b):
-    """a x b as a 3-tuple."""
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
-
-
-@kernel
-def put(dst, src):
-    """dst[k] = src[k] for every k of the (short) tuple or array src."""
-    for k in range(len(src)):
-        dst[k] = src[k]
-
-
-@kernel
-def unit3(v):
-    """v / |v| as a 3-tuple; (1, 0, 0) for |v| < MINVAL (MuJoCo's mju_normalize3)."""
-    n = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
-    if n < MINVAL:
-        return (1.0, 0.0, 0.0)
-    inv = 1 / n
-    return (v[0] * inv, v[1] * inv, v[2] * inv)

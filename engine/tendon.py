@@ -25,20 +25,12 @@ the length to first order).
 import math
 
 from engine import types as T
-from engine.constraint import MINVAL, dot
+from engine.constraint import dot
 from engine.jacobian import jac_dif_pair
 from engine.jit import kernel, unit
 from engine.ptr import call_unit
-
-
-@kernel
-def _normalize3(x, y, z):
-    """(x, y, z) / |(x, y, z)|, or (1, 0, 0) below MINVAL (mju_normalize3)."""
-    norm = math.sqrt(x * x + y * y + z * z)
-    if norm < MINVAL:
-        return 1.0, 0.0, 0.0
-    inv = 1 / norm
-    return x * inv, y * inv, z * inv
+from engine.spatial import unit3
+from engine.types import MINVAL
 
 
 @kernel
@@ -214,12 +206,12 @@ def wrap(x0, x1, xpos, xmat, radius, kind, has_side, side):
         return none
     if kind == T.WRAP_SPHERE:
         # the plane of the centre, p0 and p1: axis 0 along p0, axis 1 normal to it in the plane
-        a00, a01, a02 = _normalize3(p00, p01, p02)
+        a00, a01, a02 = unit3((p00, p01, p02))
         n0 = p01 * p12 - p02 * p11
         n1 = p02 * p10 - p00 * p12
         n2 = p00 * p11 - p01 * p10
         nrm = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
-        n0, n1, n2 = _normalize3(n0, n1, n2)
+        n0, n1, n2 = unit3((n0, n1, n2))
         if nrm < MINVAL:  # p0, p1 parallel: a normal to p0 and a vector of ones but at p0's largest
             i = 0
             if abs(a01) > abs(a00) and abs(a01) > abs(a02):
@@ -229,8 +221,8 @@ def wrap(x0, x1, xpos, xmat, radius, kind, has_side, side):
             c0 = 0.0 if i == 0 else 1.0
             c1 = 0.0 if i == 1 else 1.0
             c2 = 0.0 if i == 2 else 1.0
-            n0, n1, n2 = _normalize3(a01 * c2 - a02 * c1, a02 * c0 - a00 * c2, a00 * c1 - a01 * c0)
-        a10, a11, a12 = _normalize3(n1 * a02 - n2 * a01, n2 * a00 - n0 * a02, n0 * a01 - n1 * a00)
+            n0, n1, n2 = unit3((a01 * c2 - a02 * c1, a02 * c0 - a00 * c2, a00 * c1 - a01 * c0))
+        a10, a11, a12 = unit3((n1 * a02 - n2 * a01, n2 * a00 - n0 * a02, n0 * a01 - n1 * a00))
     else:  # cylinder: the plane z = 0 of its frame
         a00, a01, a02 = 1.0, 0.0, 0.0
         a10, a11, a12 = 0.0, 1.0, 0.0

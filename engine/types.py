@@ -24,6 +24,17 @@ DYN_INTEGRATOR = 1  # act_dot = ctrl
 DYN_FILTER = 2  # act_dot = (ctrl - act) / tau, act += h act_dot
 DYN_FILTEREXACT = 3  # the same act_dot, act integrated exactly over the step
 
+# geom types (mjtGeom)
+GEOM_PLANE = 0
+GEOM_HFIELD = 1
+GEOM_SPHERE = 2
+GEOM_CAPSULE = 3
+GEOM_ELLIPSOID = 4
+GEOM_CYLINDER = 5
+GEOM_BOX = 6
+GEOM_MESH = 7
+GEOM_SDF = 8
+
 # transmission types (mjtTrn)
 TRN_JOINT = 0
 TRN_TENDON = 3
@@ -126,7 +137,7 @@ SOL_NEWTON = 2
 # mjtJacobian: how the constraint Jacobian is stored (option jacobian=)
 JAC_DENSE = 0
 JAC_SPARSE = 1
-JAC_AUTO = 2  # engine.model.dense_jacobian decides
+JAC_AUTO = 2  # engine.capacity.dense_jacobian decides
 SPARSE_NV = 60  # MuJoCo's mj_isSparse: jacobian="auto" is sparse from this many dofs up
 
 # drives inside the stepping loop (engine.drive; RoboDyn's own, no MuJoCo counterpart)
@@ -146,6 +157,8 @@ WARN_BADQACC = 2  # qacc NaN, inf or beyond MAXVAL after the forward pass
 WARN_BADCTRL = 3  # a control NaN, inf or beyond MAXVAL: every control of the row taken as 0
 NWARN = 4
 MAXVAL = 1e10  # MuJoCo's mjMAXVAL: larger |qpos|, |qvel|, |qacc| or |ctrl| counts as bad
+MINVAL = 1e-15  # MuJoCo's mjMINVAL: a smaller norm, mass or inertia counts as zero
+MINMU = 1e-5  # MuJoCo's mjMINMU: the least friction a contact gets
 
 # tendon wrap objects (mjtWrap)
 WRAP_JOINT = 1

@@ -20,7 +20,7 @@ import numpy as np
 import engine
 import robodyn_assets
 from engine.ik import ik
-from engine.model import load_with_mujoco
+from engine.loader import load_with_mujoco
 from robogym.errors import InvalidArgumentError, MissingFileError, UnknownNameError
 from robogym.named import named_data, named_model
 

@@ -9,7 +9,7 @@ import mujoco
 import numpy as np
 
 import engine
-from engine.model import without_contacts  # noqa: F401  (re-exported for the tests)
+from engine.loader import without_contacts  # noqa: F401  (re-exported for the tests)
 
 REPO = Path(__file__).resolve().parents[1]
 ASSETS = REPO / "assets"

@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 import engine
+from engine.capacity import DEFAULT_NCONMAX
 from engine.errors import MemoryWarning, ModelArgumentError, ModelError, ModelFileError
-from engine.model import DEFAULT_NCONMAX
 from tests.adversarial.refuse import Files, assert_refused
 from tests.engine.test_collision import CONE
 from tests.helpers import ASSETS, with_options

@@ -39,7 +39,7 @@ import pytest
 import engine
 from engine.binding import units_for
 from engine.collision_driver import collision, collision_convex
-from engine.collision_primitive import (
+from engine.types import (
     GEOM_BOX,
     GEOM_CAPSULE,
     GEOM_CYLINDER,
@@ -519,7 +519,7 @@ def test_deep_penetration():
 # ---- refusals and overflow ----------------------------------------------------------------------
 
 # a cone of 24 facets: its apex lies in 24 hull polygons, more than the multi-contact search
-# here holds (collision_multi.MAXDEG), so its pairs with a capsule, cylinder, box or mesh are
+# here holds (sizes.MAXDEG), so its pairs with a capsule, cylinder, box or mesh are
 # refused (with a plane, a sphere or an ellipsoid they collide)
 CONE = (
     "0 0 0.1 0.05 0 0 0.048296 0.012941 0 0.043301 0.025 0 0.035355 0.035355 0 0.025 0.043301 0 "

@@ -36,7 +36,7 @@ import numpy as np
 import pytest
 
 import engine
-from engine.collision_primitive import (
+from engine.types import (
     GEOM_BOX,
     GEOM_CAPSULE,
     GEOM_CYLINDER,

@@ -37,7 +37,7 @@ import numpy as np
 import pytest
 
 import engine
-from engine.collision_primitive import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_MESH, GEOM_PLANE
+from engine.types import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_MESH, GEOM_PLANE
 from tests.engine import test_collision_multi as multi
 from tests.engine.test_collision import random_poses
 from tests.engine.test_collision_multi import _err, _mat_to_quat, _quat_to_mat

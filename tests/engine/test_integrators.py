@@ -16,6 +16,8 @@
 2. Energy. The double pendulum of assets/double_pendulum.xml released from horizontal, 10 s,
    each integrator at dt = 1, 2, 5 ms: our energy error (percent of the releasable energy)
    equals MuJoCo's, and both equal the recorded table SEED_TABLE (MuJoCo's numbers).
+   The pendulum has no springs: Simulator.energy() with springs on every joint type and on
+   tendons is compared with mjData.energy at random states (test_spring_energy_matches_mujoco).
 
 """
 
@@ -45,6 +47,7 @@ INTEGRATORS = ("Euler", "RK4", "implicit", "implicitfast")
 NSTEP = 500
 N_STATES = 3
 TOL = 1e-8
+N_ENERGY = 40  # random states per model for the spring energy
 VEL = 2.0  # random qvel in [-VEL, VEL] for every model
 
 # Controls are drawn across ctrlrange; for these models only a fraction of it. With contacts
@@ -333,6 +336,51 @@ def test_pendulum_energy_table():
     # implicitfast == Euler bit for bit here: the only velocity-dependent force is Coriolis
     for dt in ENERGY_DT:
         np.testing.assert_array_equal(energy_curves("implicitfast", dt)[0], energy_curves("Euler", dt)[0])
+
+
+@pytest.mark.parametrize(
+    "name", ["smooth_free.xml", "smooth_tree.xml", "sensors.xml", "integ_tendon.xml", "tendon_spatial.xml"]
+)
+def test_spring_energy_matches_mujoco(name):
+    """Simulator.energy() with springs on free, ball, hinge and slide joints and on fixed and
+    spatial tendons against MuJoCo's mjData.energy after mj_forward (energy flag on), at
+    N_ENERGY random states whose ball and free quaternions have random lengths (mj_energyPos
+    reads qpos as it is; the forward pass normalizes its own copies), relative to max(1, |E|)."""
+    text = ET.tostring(_with_energy_flag(ASSETS / "tests" / name), encoding="unicode")
+    model, mj = load_pair(text)
+    qpos, qvel, _ = random_states(mj, N_ENERGY, seed=5)
+    rng = np.random.default_rng(6)
+    for j in range(mj.njnt):
+        a = mj.jnt_qposadr[j] + (3 if mj.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE else 0)
+        if mj.jnt_type[j] in (mujoco.mjtJoint.mjJNT_FREE, mujoco.mjtJoint.mjJNT_BALL):
+            qpos[:, a : a + 4] *= rng.uniform(0.5, 2.0, (N_ENERGY, 1))
+    sim = engine.Simulator(model, batch=N_ENERGY)
+    sim.data.qpos[:] = qpos
+    sim.data.qvel[:] = qvel
+    sim.forward()
+    ours = sim.energy()
+    d = mujoco.MjData(mj)
+    worst = 0.0
+    for i in range(N_ENERGY):
+        d.qpos[:] = qpos[i]
+        d.qvel[:] = qvel[i]
+        mujoco.mj_forward(mj, d)
+        worst = max(worst, rel_err(ours[i], d.energy))
+    report(f"{name} energy (springs, unnormalized quaternions) vs mjData.energy", worst, 1e-12, N_ENERGY)
+    assert worst < 1e-12
+
+
+def _with_energy_flag(path: Path) -> ET.Element:
+    root = ET.parse(path).getroot()
+    option = root.find("option")
+    if option is None:
+        option = ET.Element("option")
+        root.insert(0, option)
+    flag = option.find("flag")
+    if flag is None:
+        flag = ET.SubElement(option, "flag")
+    flag.set("energy", "enable")
+    return root
 
 
 # --- position integration and its inverse on the joint manifold ---------------------------------

@@ -16,7 +16,7 @@ import pytest
 
 import engine
 from engine import types as T
-from engine.model import _SUPPORTED_SENSORS
+from engine.checks import _SUPPORTED_SENSORS
 from tests.helpers import ASSETS, load_pair, random_states, rel_err, report, rollout_states, set_state
 
 MODEL = ASSETS / "tests" / "sensors.xml"

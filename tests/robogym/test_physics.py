@@ -97,7 +97,7 @@ def test_env_reset_puts_mocap_bodies_back(model_path, monkeypatch):
 
 
 def test_one_compilation_and_drawing_never_reaches_the_physics():
-    """Physics compiles its MJCF once (engine.model.load_with_mujoco); the MuJoCo model it
+    """Physics compiles its MJCF once (engine.loader.load_with_mujoco); the MuJoCo model it
     keeps for names and drawing is a copy, so a drawing-only change (the rocket's flame,
     Task.decorate_frame) leaves the engine's Model, and its digest, as they were."""
     physics = Physics(asset_path("rocket.xml"), batch=2, nthread=1)
