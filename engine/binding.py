@@ -27,6 +27,7 @@ from engine.data import DATA_SPECS, Data
 from engine.errors import ArgumentTypeError, RoboDynError
 from engine.fields import ArraySpec
 from engine.jit import Unit, entry_cache_dir, entry_is_cached
+from engine.job import JOB_PTR
 from engine.model import MODEL_SPECS, Model
 from engine.notice import compiling, waiting
 from engine.ptr import DATA_PTR, MODEL_PTR, UNIT_SIGNATURE, UNITS, signature
@@ -122,24 +123,71 @@ def check_data(model: Model, data, sizes: dict | None = None) -> int:
 # ---- records -----------------------------------------------------------------------------------------
 
 
+def write_field(words: np.ndarray, offset: int, nbtype, value) -> None:
+    """Lay `value` out at `offset` of a word record as a field of numba type `nbtype`
+    (engine.ptr: an array's data address, size, shape and strides; a number's bits)."""
+    if isinstance(nbtype, types.Array):
+        k = value.ndim
+        words[offset] = value.ctypes.data
+        words[offset + 1] = value.size
+        words[offset + 2 : offset + 2 + k] = value.shape
+        words[offset + 2 + k : offset + 2 + 2 * k] = value.strides
+    elif nbtype == types.float64:
+        words[offset] = np.float64(value).view(np.int64)
+    else:
+        words[offset] = int(value)
+
+
 def _record(obj, ptr_type, extra: dict) -> np.ndarray:
     """The word record of `obj` (a checked Model or Data) in `ptr_type`'s layout; `extra`
     gives the values of fields `obj` does not have (the unit addresses)."""
     words = np.zeros(ptr_type.nwords, dtype=np.int64)
     for name, nbtype in ptr_type.fields:
         offset, _ = ptr_type.offsets[name]
-        value = extra[name] if name in extra else getattr(obj, name)
-        if isinstance(nbtype, types.Array):
-            k = value.ndim
-            words[offset] = value.ctypes.data
-            words[offset + 1] = value.size
-            words[offset + 2 : offset + 2 + k] = value.shape
-            words[offset + 2 + k : offset + 2 + 2 * k] = value.strides
-        elif nbtype == types.float64:
-            words[offset] = np.float64(value).view(np.int64)
-        else:
-            words[offset] = int(value)
+        write_field(words, offset, nbtype, extra[name] if name in extra else getattr(obj, name))
     return words
+
+
+class JobRecord:
+    """A Simulator's Job record (engine.job): the words run_rows reads, and the arrays they
+    point to (held here, so they live as long as the record points to them).
+
+    A call sets what it does with `set(kind, nstep, flags, drive)` and points the record at
+    its arrays with `point(name, array)`; an array the record already points to is not laid
+    out again. The caller checks every array against the field's dtype, shape (batch-sized
+    first dimension) and C order: compiled code reads them unchecked."""
+
+    __slots__ = ("words", "address", "_held", "_offsets")
+
+    def __init__(self, batch: int):
+        self.words = np.zeros(JOB_PTR.nwords, dtype=np.int64)
+        self._offsets = {name: offset for name, (offset, _) in JOB_PTR.offsets.items()}
+        self._held = {}
+        empty = {  # what each array field holds until a call points it elsewhere
+            "rows": np.ones(batch, dtype=np.uint8),
+            "index": np.zeros((0, 2), dtype=np.int32),
+            "gain": np.zeros((0, 2)),
+            "target": np.zeros((batch, 0)),
+        }
+        for name, nbtype in JOB_PTR.fields:
+            if isinstance(nbtype, types.Array):
+                self.point(name, empty.get(name, np.zeros((batch, 0, 0))))
+        self.address = int(self.words.ctypes.data)
+
+    def set(self, kind: int, nstep: int, flags: int, drive: int = T.DRIVE_NONE) -> None:
+        """The job's kind (engine.job.JOB_*), steps, STEP_* flags and drive kind."""
+        words, at = self.words, self._offsets
+        words[at["kind"]] = kind
+        words[at["nstep"]] = nstep
+        words[at["flags"]] = flags
+        words[at["drive"]] = drive
+
+    def point(self, name: str, array: np.ndarray) -> None:
+        """Field `name` reads `array` from now on."""
+        if self._held.get(name) is array:
+            return
+        write_field(self.words, self._offsets[name], JOB_PTR.offsets[name][1], array)
+        self._held[name] = array
 
 
 # ---- units ---------------------------------------------------------------------------------------------
@@ -210,16 +258,10 @@ def _driver_entries() -> list:
     from engine.step import run_rows
 
     i64 = types.int64
-    f64 = types.float64
     argtypes = (
         types.Array(types.int64, 1, "C"),  # model_table (B,): each row's Model record
-        i64,  # data
-        types.Array(types.uint8, 1, "C"),  # rows (B,): 1 for the rows the call runs
-        *(i64,) * 4,  # job, nstep, drive, flags
-        types.Array(types.int32, 2, "C"),  # index (k, 2)
-        types.Array(f64, 2, "C"),  # gain (k, 2)
-        types.Array(f64, 2, "C"),  # target (B, k)
-        *(types.Array(f64, 3, "C"),) * 5,  # ctrl, qpos, qvel, act, sensordata (B, T, ...)
+        i64,  # data: the Data record's address
+        i64,  # job: the Job record's address (JobRecord)
         i64,  # nthread
     )
     return [(run_rows, argtypes)]

@@ -171,7 +171,7 @@ def data_at(typingctx, address):
     return DATA_PTR(types.intp), codegen
 
 
-def _points_outside(lhs, args, alias_map, arg_aliases):
+def points_outside(lhs, args, alias_map, arg_aliases):
     """numba alias analysis: a record's fields live outside the function, like the arrays
     passed in as arguments, so writes into them are never dead code. (Without this,
     numba's parallel pipeline drops `d.status[b] = ...` as a store to a local array.)"""
@@ -179,7 +179,7 @@ def _points_outside(lhs, args, alias_map, arg_aliases):
 
 
 for _name in ("model_at", "data_at"):
-    ir_utils.alias_func_extensions[(_name, __name__)] = _points_outside
+    ir_utils.alias_func_extensions[(_name, __name__)] = points_outside
 
 
 @intrinsic

@@ -19,7 +19,7 @@ import numpy as np
 
 from engine import api, params
 from engine import types as T
-from engine.binding import bind, check_model
+from engine.binding import JobRecord, bind, check_model
 from engine.data import DATA_SPECS, STATE_FIELDS, Data, make_data
 from engine.errors import (
     ArgumentTypeError,
@@ -28,8 +28,9 @@ from engine.errors import (
     PhysicsWarning,
     RoboDynError,
 )
+from engine.job import JOB_FORWARD, JOB_ROLLOUT, JOB_STEP
 from engine.model import Model, model_digest
-from engine.step import JOB_FORWARD, JOB_ROLLOUT, JOB_STEP, run_rows
+from engine.step import run_rows
 
 
 class NonFiniteError(RoboDynError, FloatingPointError):
@@ -136,12 +137,10 @@ class Simulator:
         self.nthread = api.default_threads(self.batch) if nthread is None else nthread
         self.on_bad = on_bad
         self.nstep = 0  # steps taken by the whole batch since creation
-        self._all_rows = np.ones(self.batch, dtype=np.uint8)  # run_rows' row selection
         self._warnings_reported = np.zeros_like(self.data.warning)
         self._digest = model_digest(model)  # what snapshots and drives are checked against
-        # run_rows' arguments a job does not use: zero-sized, made once
-        self._no_drive = (np.zeros((0, 2), dtype=np.int32), np.zeros((0, 2)), np.zeros((self.batch, 0)))
-        self._no_rollout = np.zeros((self.batch, 0, 0))
+        self._job = JobRecord(self.batch)  # what the next run_rows call does (engine.job)
+        self._all_rows = np.ones(self.batch, dtype=np.uint8)  # the job's rows: every row
         self._params = None  # engine.params: per-row parameters once a row has its own
 
     @property
@@ -200,9 +199,8 @@ class Simulator:
         if rows is not None:
             mask = np.zeros(self.batch, dtype=np.uint8)
             mask[self._rows(rows)] = 1
-        records = (self._no_rollout,) * 5  # ctrl, qpos, qvel, act, sensordata: none
-        job = (JOB_FORWARD, 0, T.DRIVE_NONE, 0, *self._no_drive, *records)
-        self._run(job, "forward", self.nstep, mask)
+        self._job.set(JOB_FORWARD, 0, 0)
+        self._run("forward", self.nstep, mask)
 
     @_serialized
     def step(self, nstep: int = 1, observe_end: bool = False) -> None:
@@ -219,8 +217,10 @@ class Simulator:
             raise InvalidArgumentError(f"nstep must be an int >= 1, got {nstep!r}")
         if not isinstance(observe_end, bool | np.bool_):
             raise ArgumentTypeError(f"observe_end must be True or False, got {observe_end!r}")
-        flags = T.STEP_OBSERVE_END if observe_end else 0
-        self.drive(T.DRIVE_NONE, flags, *self._no_drive, int(nstep))
+        start = self.nstep
+        self.nstep += nstep
+        self._job.set(JOB_STEP, nstep, (T.STEP_OBSERVE_END if observe_end else 0) | self._reset_flag)
+        self._run("step", start)
 
     @_serialized
     def rollout(self, ctrl) -> Rollout:
@@ -249,24 +249,30 @@ class Simulator:
         )
         start = self.nstep
         self.nstep += steps
-        records = (c, out.qpos, out.qvel, out.act, out.sensordata)
-        job = (JOB_ROLLOUT, steps, T.DRIVE_NONE, self._reset_flag, *self._no_drive, *records)
-        self._run(job, "step", start)
+        job = self._job
+        job.set(JOB_ROLLOUT, steps, self._reset_flag)
+        for name, array in zip(("ctrl", *Rollout._fields), (c, *out), strict=True):
+            job.point(name, array)
+        self._run("step", start)
         return out
 
     @_serialized
     def drive(self, kind: int, flags: int, index, gain, target, nstep: int) -> None:
         """nstep steps of every row with a drive between the velocity and the acceleration
         stage of each (engine.step.step_row; engine.control's drives check the arguments and
-        call this): kind, flags, index (k, 2) int32, gain (k, 2), target (B, k), all
-        C-contiguous. Counts the steps and raises for failed rows as step() does."""
+        call this): kind (DRIVE_ACCELERATION or DRIVE_PD), flags, index (k, 2) int32, gain
+        (k, 2), target (B, k), all C-contiguous. Counts the steps and raises for failed rows
+        as step() does."""
         if kind == T.DRIVE_PD:
             self._bound.add_split_forward()
         start = self.nstep
         self.nstep += nstep
-        records = (self._no_rollout,) * 5  # a step records nothing
-        job = (JOB_STEP, nstep, kind, flags | self._reset_flag, index, gain, target, *records)
-        self._run(job, "step", start)
+        job = self._job
+        job.set(JOB_STEP, nstep, flags | self._reset_flag, kind)
+        job.point("index", index)
+        job.point("gain", gain)
+        job.point("target", target)
+        self._run("step", start)
 
     @_serialized
     def collision(self) -> None:
@@ -467,10 +473,11 @@ class Simulator:
             )
         return idx.astype(np.int64)
 
-    def _run(self, job: tuple, what: str, start: int, rows=None) -> None:
-        """run_rows over the batch; then warn about new warnings and raise for failed rows."""
-        rows = self._all_rows if rows is None else rows
-        result = api.call(run_rows, self._bound, self._nthread, rows, *job)
+    def _run(self, what: str, start: int, rows=None) -> None:
+        """run_rows with the job set (every row, or the uint8 mask `rows`); then warn about
+        new warnings and raise for failed rows."""
+        self._job.point("rows", self._all_rows if rows is None else rows)
+        result = api.call(run_rows, self._bound, self._nthread, self._job.address)
         if result:
             failed = np.flatnonzero(self.data.status)
             if result >> 32:

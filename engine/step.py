@@ -1,8 +1,9 @@
 """Batched drivers: one compiled call advances every row of the batch.
 
-Entry points take the addresses of the bound Model records (one per row: `engine.binding`'s
-model_table) and of the Data record, and plain integers, so a call from Python costs well
-under a microsecond. Rows share nothing: with nthread > 1 the batch is split into nthread
+The entry takes the addresses of the bound Model records (one per row: `engine.binding`'s
+model_table), of the Data record and of the call's Job record (engine.job: what to do, with
+which drive and records), and the thread count, so a call from Python costs well under a
+microsecond. Rows share nothing: with nthread > 1 the batch is split into nthread
 contiguous blocks that numba's threads run at once (`prange`); the pipeline itself is
 reached through the model's unit addresses (`m.unit_forward`, `m.unit_integrate`, ...), so
 a parallel loop compiles in seconds.
@@ -21,13 +22,9 @@ from numba import prange
 from engine import types as T
 from engine.drive import acceleration_drive, pd_drive
 from engine.jit import kernel, outline, parallel_entry
+from engine.job import JOB_FORWARD, JOB_STEP, job_at
 from engine.ptr import call_unit, data_at, model_at
 from engine.warning import first_bad, is_bad, warn
-
-# what run_rows does to each row
-JOB_FORWARD = 0
-JOB_STEP = 1
-JOB_ROLLOUT = 2
 
 
 @outline
@@ -120,59 +117,53 @@ def forward_row(m, d, b):
 
 
 @outline
-def forward_for_step(m, d, b, drive, flags, index, gain, target):
+def forward_for_step(m, d, b, job, drive):
     """The forward pass of one step of row b with its drive (mj_step1, the drive, mj_step2
-    up to the sensors). Returns acc_ok."""
+    up to the sensors): `drive` is DRIVE_NONE or the job's drive, whose (dof, actuator)
+    pairs, gains and commands the job record holds. Returns acc_ok."""
+    flags = job.flags
     if drive == T.DRIVE_PD:  # Simulator.drive compiled and set the split forward units
         call_unit(m.unit_forward_posvel, m, d, b)
-        pd_drive(m, d, b, index, gain, target, flags & T.STEP_GRAVITY_COMPENSATION)
+        pd_drive(m, d, b, job.index, job.gain, job.target[b], flags & T.STEP_GRAVITY_COMPENSATION)
         call_unit(m.unit_forward_acc, m, d, b)
     else:
         call_unit(m.unit_forward, m, d, b)
     if drive == T.DRIVE_ACCELERATION:
-        acceleration_drive(m, d, b, index, target)
+        acceleration_drive(m, d, b, job.index, job.target[b])
     if not (flags & T.STEP_OBSERVE_END) and m.unit_sensors != 0:
         call_unit(m.unit_sensors, m, d, b)
     return acc_ok(m, d, b)
 
 
 @outline
-def step_row(m, d, b, nstep, drive, flags, index, gain, target):
+def step_row(m, d, b, job, nstep, drive):
     """nstep steps of row b, each MuJoCo's mj_step1 / mj_step2 with a drive between them:
     the state check; position and velocity stages; a PD drive sets its motors' ctrl;
     actuation and acceleration; an acceleration drive sets its motor's force; sensors
-    (unless STEP_OBSERVE_END); the acceleration and contact-buffer check; integration. With
-    STEP_OBSERVE_END, one forward pass after the last step leaves the sensors (and every
-    derived quantity) at the final state instead.
+    (unless STEP_OBSERVE_END in job.flags); the acceleration and contact-buffer check;
+    integration. With STEP_OBSERVE_END, one forward pass after the last step leaves the
+    sensors (and every derived quantity) at the final state instead.
 
     A bad qpos, qvel (before the step) or qacc (after its forward pass) is counted in
     d.warning; with STEP_RESET_BAD the row is reset and the step goes on from the initial
     state, as MuJoCo's mj_step does, otherwise the step fails.
 
-    drive: DRIVE_NONE, DRIVE_ACCELERATION or DRIVE_PD; index (k, 2) int32 (dof, actuator),
-    gain (k, 2) (kp, kd), target (k,) the row's commands (engine.drive). Returns 0, or the
-    1-based index of the step that failed (that step is not integrated)."""
-    reset = flags & T.STEP_RESET_BAD
+    drive: DRIVE_NONE, or the job's DRIVE_ACCELERATION or DRIVE_PD (engine.drive). Returns
+    0, or the 1-based index of the step that failed (that step is not integrated)."""
+    reset = job.flags & T.STEP_RESET_BAD
     for k in range(nstep):
         if not state_ok(m, d, b, reset):
             return k + 1
-        if not forward_for_step(m, d, b, drive, flags, index, gain, target):
+        if not forward_for_step(m, d, b, job, drive):
             if not reset or d.contact_lost[b] > 0:
                 return k + 1
             reset_row(m, d, b)  # mj_checkAcc: reset, forward again, integrate
-            if not forward_for_step(m, d, b, drive, flags, index, gain, target):
+            if not forward_for_step(m, d, b, job, drive):
                 return k + 1
         call_unit(m.unit_integrate, m, d, b)
-    if flags & T.STEP_OBSERVE_END:
+    if job.flags & T.STEP_OBSERVE_END:
         forward_row(m, d, b)
     return 0
-
-
-@kernel
-def no_drive(d, b):
-    """Empty (index, gain, target) for step_row without a drive, typed as a drive's are:
-    zero-length views of Data arrays (nothing is allocated)."""
-    return d.contact_geom[b, 0:0], d.scratch_v[b, 0:0], d.qacc[b, 0:0]
 
 
 @kernel
@@ -195,16 +186,16 @@ def block(B, nblock, k):
 
 
 @outline
-def rollout_row(m, d, b, flags, ctrl, qpos, qvel, act, sensordata):
-    """len(ctrl) steps of row b with ctrl[t] applied at step t, recording the state after
-    each step (qpos, qvel, act) and the sensors of the state each step started from (as
-    mujoco.rollout).
+def rollout_row(m, d, b, job):
+    """job.nstep steps of row b with job.ctrl[b, t] applied at step t, recording the state
+    after each step (job.qpos, qvel, act) and the sensors of the state each step started
+    from (job.sensordata), as mujoco.rollout does.
     Returns 0 or the 1-based index of the failed step; later records are left unwritten."""
-    index, gain, target = no_drive(d, b)
-    for t in range(ctrl.shape[0]):
+    ctrl, qpos, qvel, act, sensordata = job.ctrl[b], job.qpos[b], job.qvel[b], job.act[b], job.sensordata[b]
+    for t in range(job.nstep):
         for i in range(m.nu):
             d.ctrl[b, i] = ctrl[t, i]
-        if step_row(m, d, b, 1, T.DRIVE_NONE, flags, index, gain, target) != 0:
+        if step_row(m, d, b, job, 1, T.DRIVE_NONE) != 0:
             return t + 1
         for i in range(m.nsensordata):
             sensordata[t, i] = d.sensordata[b, i]
@@ -218,54 +209,49 @@ def rollout_row(m, d, b, flags, ctrl, qpos, qvel, act, sensordata):
 
 
 @outline
-def row_job(m, d, b, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, act, sensordata):
+def row_job(m, d, b, job):
     """One row's part of a call: JOB_FORWARD (forward_row; 1 if qacc is bad or the
     contacts overflowed, or without running it if the mocap pose is bad), JOB_STEP
-    (step_row with the drive) or JOB_ROLLOUT (rollout_row). Returns the row's status."""
-    if job == JOB_FORWARD:
+    (step_row with the job's drive) or JOB_ROLLOUT (rollout_row). Returns the row's status."""
+    kind = job.kind
+    if kind == JOB_FORWARD:
         if not mocap_ok(m, d, b):
             return 1
         forward_row(m, d, b)
         return 0 if acc_ok(m, d, b) else 1
-    if job == JOB_STEP:
-        return step_row(m, d, b, nstep, drive, flags, index, gain, target)
-    return rollout_row(m, d, b, flags, ctrl, qpos, qvel, act, sensordata)
+    if kind == JOB_STEP:
+        return step_row(m, d, b, job, job.nstep, job.drive)
+    return rollout_row(m, d, b, job)
 
 
 @outline
-def run_block(
-    mtab, d, lo, hi, rows, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, act, sensordata
-):
-    """row_job for the rows lo..hi-1 that `rows` selects, each with its Model record
+def run_block(mtab, d, job, lo, hi):
+    """row_job for the rows lo..hi-1 that job.rows selects, each with its Model record
     (mtab[b]), each row's status into d.status (0 for the others) and its count of new
     warnings into d.warned."""
+    rows = job.rows
     for b in range(lo, hi):
         d.status[b] = 0
         d.warned[b] = 0
         if rows[b]:
-            m = model_at(mtab[b])
-            records = (ctrl[b], qpos[b], qvel[b], act[b], sensordata[b])
-            d.status[b] = row_job(m, d, b, job, nstep, drive, flags, index, gain, target[b], *records)
+            d.status[b] = row_job(model_at(mtab[b]), d, b, job)
 
 
 @parallel_entry
-def run_rows(
-    mtab, dp, rows, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, act, sensordata, nthread
-):
-    """row_job for every row that rows (B,) selects: the one entry Python calls to run the
-    batch. mtab (B,) holds the address of each row's Model record (the shared one, or a
-    row's own physical parameters: engine.params); target (B, k) each row's drive
-    commands; ctrl (B, T, nu), qpos, qvel, act, sensordata (B, T, ...) a rollout's controls
-    and records (zero-sized for the other jobs). With nthread > 1 the rows are split into
-    nthread contiguous blocks run on numba's threads. Returns count_rows: failed rows +
-    2**32 warned rows (0: nothing to report)."""
+def run_rows(mtab, dp, jp, nthread):
+    """row_job for every row the job selects: the one entry Python calls to run the batch.
+    mtab (B,) holds the address of each row's Model record (the shared one, or a row's own
+    physical parameters: engine.params), dp the Data record's, jp the Job record's
+    (engine.job: what to do, with which drive and records). With nthread > 1 the rows are
+    split into nthread contiguous blocks run on numba's threads. Returns count_rows: failed
+    rows + 2**32 warned rows (0: nothing to report)."""
     d = data_at(dp)
+    job = job_at(jp)
     B = d.status.shape[0]
-    args = (rows, job, nstep, drive, flags, index, gain, target, ctrl, qpos, qvel, act, sensordata)
     if nthread > 1:
         for k in prange(nthread):
             lo, hi = block(B, nthread, k)
-            run_block(mtab, d, lo, hi, *args)
+            run_block(mtab, d, job, lo, hi)
     else:
-        run_block(mtab, d, 0, B, *args)
+        run_block(mtab, d, job, 0, B)
     return count_rows(d)
