@@ -68,7 +68,7 @@ the short way round (MuJoCo's wrapSetpoint).
 import math
 
 from engine import types as T
-from engine.jacobian import apply_ft_chain
+from engine.jacobian import apply_ft_chain, last_dof
 from engine.jit import kernel
 from engine.spatial import mtv3, mv3, qmul, qsub
 from engine.types import MINVAL
@@ -78,10 +78,8 @@ from engine.warning import is_bad, warn
 @kernel
 def _common_dof(m, body0, body1):
     """The deepest dof that moves both bodies (on both ancestor chains), -1 if none."""
-    w0 = m.body_weldid[body0]
-    w1 = m.body_weldid[body1]
-    d0 = m.body_dofadr[w0] + m.body_dofnum[w0] - 1
-    d1 = m.body_dofadr[w1] + m.body_dofnum[w1] - 1
+    d0 = last_dof(m, body0)
+    d1 = last_dof(m, body1)
     if d0 < 0 or d1 < 0:
         return -1
     # a parent dof has a smaller index: step up the deeper chain until they meet

@@ -23,6 +23,24 @@ def _point_column(cdof_i, o0, o1, o2):
 
 
 @kernel
+def last_dof(m, body):
+    """The last dof of `body`'s weld root, -1 if no dof moves the body: the walk
+    i -> dof_parentid[i] while i >= 0 from it visits every dof that moves the body, from the
+    body towards the root (the chain MuJoCo's mj_jac and mj_applyFT walk)."""
+    wb = m.body_weldid[body]
+    return m.body_dofadr[wb] + m.body_dofnum[wb] - 1 if m.body_dofnum[wb] else -1
+
+
+@kernel
+def chain_start(m, d, b, point, body):
+    """(o, i) for `point` (world) on `body`, row b: o = point - c, the point's offset from
+    the centre of mass c of the body's tree (the reference cdof is taken about), as a
+    3-tuple, and i = last_dof(m, body), where the walk over the body's dofs starts."""
+    c = d.subtree_com[b, m.body_rootid[body]]
+    return (point[0] - c[0], point[1] - c[1], point[2] - c[2]), last_dof(m, body)
+
+
+@kernel
 def jac(m, d, b, point, body, jacp, jacr):
     """jacp, jacr (3, nv): point and rotation Jacobians of `point` (world) on `body`, row b."""
     nv = m.nv
@@ -30,14 +48,7 @@ def jac(m, d, b, point, body, jacp, jacr):
         for k in range(nv):
             jacp[r, k] = 0.0
             jacr[r, k] = 0.0
-    c = d.subtree_com[b, m.body_rootid[body]]
-    o0 = point[0] - c[0]
-    o1 = point[1] - c[1]
-    o2 = point[2] - c[2]
-    wb = m.body_weldid[body]
-    if m.body_dofnum[wb] == 0:
-        return
-    i = m.body_dofadr[wb] + m.body_dofnum[wb] - 1
+    (o0, o1, o2), i = chain_start(m, d, b, point, body)
     cdof = d.cdof[b]
     while i >= 0:
         p = _point_column(cdof[i], o0, o1, o2)
@@ -58,14 +69,8 @@ def jac_dif_pair(m, d, b, p1, body1, p2, body2, skipcommon, chain, jacp, jacr):
     each) <- the point and rotation columns at those dofs, each the difference of the two
     bodies' columns with 0 for a body the dof does not move (the dense arithmetic).
     """
-    w1 = m.body_weldid[body1]
-    w2 = m.body_weldid[body2]
-    da1 = m.body_dofadr[w1] + m.body_dofnum[w1] - 1 if m.body_dofnum[w1] else -1
-    da2 = m.body_dofadr[w2] + m.body_dofnum[w2] - 1 if m.body_dofnum[w2] else -1
-    c1 = d.subtree_com[b, m.body_rootid[body1]]
-    c2 = d.subtree_com[b, m.body_rootid[body2]]
-    o10, o11, o12 = p1[0] - c1[0], p1[1] - c1[1], p1[2] - c1[2]
-    o20, o21, o22 = p2[0] - c2[0], p2[1] - c2[1], p2[2] - c2[2]
+    (o10, o11, o12), da1 = chain_start(m, d, b, p1, body1)
+    (o20, o21, o22), da2 = chain_start(m, d, b, p2, body2)
     cdof = d.cdof[b]
     n = 0
     # walk both chains from their last dofs down (descending), then reverse
@@ -105,14 +110,7 @@ def apply_ft(m, d, b, force, torque, point, body, qfrc):
 
     Walks only the ancestor chain, so the cost is the chain length (MuJoCo's mj_applyFT).
     """
-    c = d.subtree_com[b, m.body_rootid[body]]
-    o0 = point[0] - c[0]
-    o1 = point[1] - c[1]
-    o2 = point[2] - c[2]
-    wb = m.body_weldid[body]
-    if m.body_dofnum[wb] == 0:
-        return
-    i = m.body_dofadr[wb] + m.body_dofnum[wb] - 1
+    (o0, o1, o2), i = chain_start(m, d, b, point, body)
     cdof = d.cdof[b]
     while i >= 0:
         p = _point_column(cdof[i], o0, o1, o2)
@@ -130,14 +128,7 @@ def apply_ft_chain(m, d, b, force, torque, point, body, stop, sign, qfrc):
     How a site transmission with a reference site leaves out the dofs the two sites share
     (MuJoCo clears those columns of the relative Jacobian).
     """
-    c = d.subtree_com[b, m.body_rootid[body]]
-    o0 = point[0] - c[0]
-    o1 = point[1] - c[1]
-    o2 = point[2] - c[2]
-    wb = m.body_weldid[body]
-    if m.body_dofnum[wb] == 0:
-        return
-    i = m.body_dofadr[wb] + m.body_dofnum[wb] - 1
+    (o0, o1, o2), i = chain_start(m, d, b, point, body)
     cdof = d.cdof[b]
     while i >= 0 and i != stop:
         p = _point_column(cdof[i], o0, o1, o2)
@@ -158,20 +149,13 @@ def jac_dot_vel(m, d, b, point, body):
     where, for the rotational dofs of ball and free joints (whose cdof is fixed in the
     body), cdof_dot_k = cvel_body x cdof_k (motion cross product) as MuJoCo takes it.
     """
-    c = d.subtree_com[b, m.body_rootid[body]]
-    o0 = point[0] - c[0]
-    o1 = point[1] - c[1]
-    o2 = point[2] - c[2]
+    (o0, o1, o2), i = chain_start(m, d, b, point, body)
     w = d.cvel[b, body]
     # point velocity: lin - (point - c) x ang
     v0 = w[3] - (o1 * w[2] - o2 * w[1])
     v1 = w[4] - (o2 * w[0] - o0 * w[2])
     v2 = w[5] - (o0 * w[1] - o1 * w[0])
     p0 = p1 = p2 = r0 = r1 = r2 = 0.0
-    wb = m.body_weldid[body]
-    if m.body_dofnum[wb] == 0:
-        return (p0, p1, p2), (r0, r1, r2)
-    i = m.body_dofadr[wb] + m.body_dofnum[wb] - 1
     cdof = d.cdof[b]
     while i >= 0:
         cd = cdof[i]
