@@ -83,6 +83,51 @@ class Renderer:
     ) -> np.ndarray:
         """(height, width, 3) uint8 frame of the model at qpos (and the mocap poses, if given),
         with `label` (if any) written in its top-left corner."""
+        self._draw(qpos, qvel, mocap_pos, mocap_quat)
+        if label:
+            mujoco.mjr_overlay(
+                mujoco.mjtFont.mjFONT_NORMAL,
+                mujoco.mjtGridPos.mjGRID_TOPLEFT,
+                self._viewport,
+                label,
+                "",
+                self._context,
+            )
+        mujoco.mjr_readPixels(self._rgb, None, self._viewport, self._context)
+        return np.flipud(self._rgb).copy()
+
+    def segment(
+        self,
+        qpos: np.ndarray,
+        qvel: np.ndarray | None = None,
+        mocap_pos: np.ndarray | None = None,
+        mocap_quat: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """(height, width) int32: the id of the model geom drawn at each pixel of the same
+        frame as render(), -1 where none is (the sky, a site).
+
+        MuJoCo's segmentation rendering (the scene flags mjRND_SEGMENT and mjRND_IDCOLOR, as
+        mujoco.Renderer's enable_segmentation_rendering sets them) draws every visual element
+        unlit in a flat colour that encodes its index in the scene, plus one (0: nothing)."""
+        flags = self._scene.flags
+        flags[mujoco.mjtRndFlag.mjRND_SEGMENT] = flags[mujoco.mjtRndFlag.mjRND_IDCOLOR] = 1
+        try:
+            self._draw(qpos, qvel, mocap_pos, mocap_quat)
+        finally:
+            flags[mujoco.mjtRndFlag.mjRND_SEGMENT] = flags[mujoco.mjtRndFlag.mjRND_IDCOLOR] = 0
+        mujoco.mjr_readPixels(self._rgb, None, self._viewport, self._context)
+        rgb = np.flipud(self._rgb).astype(np.int64)
+        index = rgb[..., 0] + (rgb[..., 1] << 8) + (rgb[..., 2] << 16)  # scene index + 1
+        n = self._scene.ngeom
+        geom_of = np.full(n + 1, -1, dtype=np.int32)  # scene index + 1 -> model geom id
+        for i in range(n):
+            g = self._scene.geoms[i]
+            if g.objtype == mujoco.mjtObj.mjOBJ_GEOM and g.segid >= 0:
+                geom_of[g.segid + 1] = g.objid
+        return np.where(index <= n, geom_of[np.minimum(index, n)], -1)
+
+    def _draw(self, qpos, qvel, mocap_pos, mocap_quat) -> None:
+        """Pose the model at the state given and draw it into the offscreen buffer."""
         self.data.qpos[:] = qpos
         if qvel is not None:
             self.data.qvel[:] = qvel
@@ -98,17 +143,6 @@ class Renderer:
             self.model, self.data, self._option, None, self._camera, mujoco.mjtCatBit.mjCAT_ALL, self._scene
         )
         mujoco.mjr_render(self._viewport, self._scene, self._context)
-        if label:
-            mujoco.mjr_overlay(
-                mujoco.mjtFont.mjFONT_NORMAL,
-                mujoco.mjtGridPos.mjGRID_TOPLEFT,
-                self._viewport,
-                label,
-                "",
-                self._context,
-            )
-        mujoco.mjr_readPixels(self._rgb, None, self._viewport, self._context)
-        return np.flipud(self._rgb).copy()
 
     def close(self) -> None:
         if self._gl is not None:

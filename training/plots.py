@@ -1,9 +1,13 @@
 """PNG plots of evaluation results (matplotlib's Agg canvas, no display needed).
 
-- `plot_trajectories`: every observation component, task metric and action component
-  against time, one line per policy (its first recorded episode), panels titled with the
-  task's observation names and the joints the action drives. Components constant in every
-  policy's run (e.g. the payload's y) are left out.
+- `plot_trajectories`: observation components, task metrics and action components against
+  time, one line per policy (its first recorded episode), panels titled with the task's
+  observation names and the joints the action drives. Components constant in every policy's
+  run (e.g. the payload's y) are left out, and at most MAX_PANELS are drawn: all of them when
+  they fit (the crane, the rocket), else the task's declared `key_signals` (a class attribute
+  of its Task: names of observation components, metrics or actions, in the order to draw), else
+  its metrics, then the first observation and the first action components in turn (the
+  humanoid's 77 signals would be 26 rows of panels; every one stays in trajectories.npz).
 - `plot_metrics`: every task metric against time, one line per policy (its first recorded
   episode), on a log axis when the policies' typical (median) values lie decades apart: how
   each controller's error evolves (for the tracking task, rms_error is the score so far and
@@ -15,6 +19,7 @@
 
 from __future__ import annotations
 
+import importlib
 import math
 from pathlib import Path
 
@@ -25,6 +30,8 @@ from robogym.errors import InvalidArgumentError
 from training.evaluate import EvalResults
 
 COLUMNS = 3
+MAX_PANELS = 12  # panels of plot_trajectories: four rows
+ACTION = "action: "  # the title prefix of an action component's panel
 
 
 def plot_trajectories(results: list[EvalResults], path: str | Path, episode: int = 0) -> Path:
@@ -34,19 +41,23 @@ def plot_trajectories(results: list[EvalResults], path: str | Path, episode: int
     if not runs:
         raise InvalidArgumentError(f"no policy recorded episode {episode}; evaluate with record > {episode}")
     first = runs[0][0]
-    panels = []  # (title, [(policy, t, y)])
+    panels = []  # (kind, title, [(policy, t, y)])
     for i, name in enumerate(first.obs_names):
-        panels.append((name, [(r.policy, t.time, t.obs[:, i]) for r, t in runs]))
+        panels.append(("obs", name, [(r.policy, t.time, t.obs[:, i]) for r, t in runs]))
     for m in first.metric_names:
-        panels.append((m, [(r.policy, t.time, t.metrics[m]) for r, t in runs]))
+        panels.append(("metric", m, [(r.policy, t.time, t.metrics[m]) for r, t in runs]))
     for i, name in enumerate(first.action_names):
-        panels.append((f"action: {name}", [(r.policy, t.time[:-1], t.actions[:, i]) for r, t in runs]))
-    panels = [p for p in panels if any(np.ptp(y) > 1e-9 for _, _, y in p[1])]
+        panels.append(
+            ("action", f"{ACTION}{name}", [(r.policy, t.time[:-1], t.actions[:, i]) for r, t in runs])
+        )
+    panels = [p for p in panels if any(np.ptp(y) > 1e-9 for _, _, y in p[2])]
+    total = len(panels)
+    panels = select_panels(panels, key_signals(first.env_id))
 
     rows = math.ceil(len(panels) / COLUMNS)
     fig = Figure(figsize=(5.0 * COLUMNS, 2.8 * rows), layout="constrained")
     axes = fig.subplots(rows, COLUMNS, squeeze=False).ravel()
-    for ax, (title, lines) in zip(axes, panels, strict=False):
+    for ax, (_, title, lines) in zip(axes, panels, strict=False):
         for policy, x, y in lines:
             ax.plot(x, y, label=policy, lw=1.2)
         ax.set_title(title, fontsize=9)
@@ -56,8 +67,56 @@ def plot_trajectories(results: list[EvalResults], path: str | Path, episode: int
     for ax in axes[len(panels) :]:
         ax.set_axis_off()
     axes[0].legend(fontsize=8)
-    fig.suptitle(f"{first.env_id}: episode {episode} ({_kwargs_text(first.env_kwargs)})", fontsize=10)
+    shown = "" if len(panels) == total else f"; {len(panels)} of its {total} changing signals"
+    fig.suptitle(f"{first.env_id}: episode {episode} ({_kwargs_text(first.env_kwargs)}{shown})", fontsize=10)
     return _save(fig, path)
+
+
+def key_signals(env_id: str) -> tuple[str, ...] | None:
+    """The `key_signals` the task of `env_id` declares (a class attribute of its Task: names of
+    observation components, metrics, or actions with or without the "action: " prefix), or
+    None: an unknown task or one that declares none."""
+    from robogym.registration import TASKS
+
+    entry = next((t for t in TASKS if t.id == env_id), None)
+    if entry is None:
+        return None
+    module, _, name = entry.entry_point.partition(":")
+    try:
+        task_class = getattr(importlib.import_module(module), name).task_class
+    except (ImportError, AttributeError):
+        return None
+    signals = getattr(task_class, "key_signals", None)
+    return tuple(signals) if signals else None
+
+
+def select_panels(panels: list, declared: tuple[str, ...] | None = None) -> list:
+    """At most MAX_PANELS of `panels` ((kind, title, lines), kind "obs", "metric" or "action",
+    an action's title "action: NAME"): all when they fit; else the `declared` ones, in their
+    order (a name that is both an observation component and a metric, as the humanoid's
+    head_height, is the observation's); else the metrics, then the first observation and
+    action components in turn."""
+    if len(panels) <= MAX_PANELS:
+        return panels
+    if declared:
+        by_title: dict = {}
+        for p in panels:
+            by_title.setdefault(p[1], p)
+        chosen = []
+        for name in declared:
+            p = by_title.get(name) or by_title.get(f"{ACTION}{name}")
+            if p is not None and p not in chosen:
+                chosen.append(p)
+        if chosen:
+            return chosen[:MAX_PANELS]
+    chosen = [p for p in panels if p[0] == "metric"][:MAX_PANELS]
+    obs = [p for p in panels if p[0] == "obs"]
+    actions = [p for p in panels if p[0] == "action"]
+    for k in range(max(len(obs), len(actions))):
+        for group in (obs, actions):
+            if k < len(group) and len(chosen) < MAX_PANELS:
+                chosen.append(group[k])
+    return chosen
 
 
 def plot_metrics(results: list[EvalResults], path: str | Path, episode: int = 0) -> Path:
