@@ -7,6 +7,7 @@ import robogym
 env = gym.make("RoboDyn/Crane-v0")  # or gym.make("robogym:RoboDyn/Crane-v0")
 envs = gym.make_vec("RoboDyn/Crane-v0", num_envs=64)  # the native batched RoboDynVectorEnv
 snap = env.snapshot(); env.restore(snap)  # both envs; robogym.snapshot(env) through wrappers
+mine = robogym.make_env("my_robot.xml")  # any MJCF file: gym.make("RoboDyn/MJCF-v0", xml_file=...)
 """
 
 from engine.errors import PhysicsWarning, RoboDynError
@@ -23,6 +24,7 @@ from robogym.errors import (
     SnapshotError,
     UnknownNameError,
 )
+from robogym.mjcf_env import make_env, make_vec_env
 from robogym.registration import TASKS, discover_tasks
 from robogym.task import Actuation, Task
 from robogym.vector_env import RoboDynVectorEnv
@@ -47,6 +49,8 @@ __all__ = [
     "SnapshotError",
     "Task",
     "UnknownNameError",
+    "make_env",
+    "make_vec_env",
     "restore",
     "snapshot",
 ]

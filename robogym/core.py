@@ -2,17 +2,21 @@
 
 EnvCore owns a task, its Physics with B rows, one random generator per row and the
 per-row step counters. It checks actions, steps every row in one engine call, and takes
-and restores snapshots of everything a rollout depends on.
+and restores snapshots of everything a rollout depends on. EnvFace is what the two env
+classes show of it alike: `physics`, `dt`, and a `spec` that states their episode length.
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.envs.registration import EnvSpec
 
+from engine.errors import ModelError
 from engine.simulator import Snapshot
 from robogym.checks import check_count, check_dtype
 from robogym.errors import (
@@ -23,10 +27,11 @@ from robogym.errors import (
     InvalidArgumentError,
     SnapshotError,
 )
+from robogym.gymshim import with_length
 from robogym.physics import Physics, asset_path
 from robogym.task import Task
 
-__all__ = ["EnvCore", "EnvSnapshot", "InvalidActionError"]
+__all__ = ["EnvCore", "EnvFace", "EnvSnapshot", "InvalidActionError"]
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,7 @@ class EnvCore:
         # (the physics, the task and the snapshots stay float64)
         self.dtype = check_dtype("dtype", dtype)
         self.task = task
-        self.physics = Physics(asset_path(task.model_file), self.num_envs, nthread)
+        self.physics = _load(task.model_file, self.num_envs, nthread)
         self.elapsed = np.zeros(self.num_envs, dtype=np.int64)
         task.elapsed = self.elapsed  # (B,) env steps since each row's reset, counted here
         task.bind(self.physics)
@@ -174,7 +179,7 @@ class EnvCore:
     def signature(self) -> tuple:
         """(task class, model file, task parameters, model digest): two envs with the same
         signature run the same task on the same model, so their snapshots fit each other."""
-        params = tuple((k, repr(v)) for k, v in self.task.parameter_values().items())
+        params = tuple((k, _stable_repr(v)) for k, v in self.task.parameter_values().items())
         return (type(self.task).__qualname__, self.task.model_file, params, self.physics.sim.model_digest())
 
     def check_rows(self, rows, what: str = "rows") -> np.ndarray:
@@ -284,6 +289,60 @@ class EnvCore:
         want = {name: (v.dtype, v.shape[1:]) for name, v in ours_state.items()}
         _check_arrays("task state", snap.task_state, want, k)
         _check_arrays("extra state", snap.extra, extra, k)
+
+
+class EnvFace:
+    """What RoboDynEnv and RoboDynVectorEnv show of their EnvCore (`self.core`) alike, and
+    their spec: whatever spec Gymnasium gives the env (gym.make, gym.make_vec, unpickling),
+    the env keeps it as a robogym.gymshim.EpisodeSpec whose `max_episode_steps` is the env's
+    own episode length (`self.max_episode_steps`, None: never truncates), so `env.spec`
+    states the limit the env applies."""
+
+    core: EnvCore
+    max_episode_steps: int | None = None
+
+    @property
+    def physics(self) -> Physics:
+        """The task's Physics: the engine's state of every environment, read by name."""
+        return self.core.physics
+
+    @property
+    def dt(self) -> float:
+        """Seconds of simulated time per env step."""
+        return self.core.dt
+
+    @property
+    def spec(self):
+        return self.__dict__.get("_spec")
+
+    @spec.setter
+    def spec(self, value) -> None:
+        if isinstance(value, EnvSpec):
+            value = with_length(value, self.max_episode_steps)
+        self.__dict__["_spec"] = value
+
+
+def _load(model_file: str, batch: int, nthread: int | None) -> Physics:
+    """The Physics of a task's model: a file among the project's assets by name, or any MJCF
+    file by its absolute path. An MJCF the engine refuses raises its error with the file's
+    path in the message."""
+    path = Path(model_file)
+    path = path if path.is_absolute() else asset_path(model_file)
+    try:
+        return Physics(path, batch, nthread)
+    except ModelError as e:
+        if str(path) in str(e):
+            raise
+        raise type(e)(f"{path}: {e}") from e
+
+
+def _stable_repr(value) -> str:
+    """A parameter's value as a snapshot's signature compares it: repr, but a function by its
+    module and qualified name (its repr holds its address, which differs between processes,
+    so a pickled env could not restore its own snapshot)."""
+    if callable(value) and hasattr(value, "__qualname__"):
+        return f"{getattr(value, '__module__', '?')}.{value.__qualname__}"
+    return repr(value)
 
 
 def _with_dtype(space: spaces.Box, dtype: np.dtype) -> spaces.Box:

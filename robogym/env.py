@@ -6,7 +6,8 @@ truncates its own episodes after `max_episode_steps` steps and refuses step() be
 reset(), so everything a rollout depends on lives in the env and its `snapshot()` covers
 it. RoboDyn tasks are registered without Gymnasium's TimeLimit, OrderEnforcing and
 PassiveEnvChecker (see robogym/registration.py), so `gym.make` returns the env itself and
-`env.snapshot()` / `env.restore(snap)` work on it.
+`env.snapshot()` / `env.restore(snap)` work on it; the spec still states the length
+(`env.spec.max_episode_steps`, robogym.gymshim.EpisodeSpec).
 
 A wrapper put around the env later (Gymnasium's TimeLimit from `gym.make(id,
 max_episode_steps=N)`, its checker from `disable_env_checker=False`, or the user's own)
@@ -24,9 +25,16 @@ import gymnasium as gym
 import numpy as np
 
 from robogym.checks import check_count, check_dtype, check_seed
-from robogym.core import EnvCore, EnvSnapshot, held_wrappers
+from robogym.core import EnvCore, EnvFace, EnvSnapshot, held_wrappers
 from robogym.errors import ArgumentTypeError, InvalidArgumentError, ResetNeededError, SnapshotError
-from robogym.gymshim import WRAPPER_STATE, make_max_episode_steps, prime_checker, seeding, set_seeding
+from robogym.gymshim import (
+    WRAPPER_STATE,
+    make_max_episode_steps,
+    make_spec,
+    prime_checker,
+    seeding,
+    set_seeding,
+)
 from robogym.registration import registered_max_episode_steps
 from robogym.render import EnvFrames, RenderModes
 from robogym.task import Task
@@ -35,7 +43,7 @@ from robogym.task import Task
 ENV_KEYWORDS = ("max_episode_steps", "render_mode", "width", "height", "dtype")
 
 
-class RoboDynEnv(gym.Env):
+class RoboDynEnv(EnvFace, gym.Env):
     """A Gymnasium Env running `task_class` on the RoboDyn engine (subclasses set it)."""
 
     task_class: type[Task] = Task
@@ -67,8 +75,14 @@ class RoboDynEnv(gym.Env):
         )
         self._obs = np.zeros(self.observation_space.shape)
         self._started = False  # reset() was called: step() and snapshot() need it
-        if max_episode_steps is None:
-            max_episode_steps = registered_max_episode_steps(type(self))
+        if max_episode_steps is None:  # the length of the spec gym.make is making, else the registry's
+            spec = make_spec()
+            if spec is not None:
+                max_episode_steps = spec.max_episode_steps
+                if max_episode_steps is not None:
+                    check_count("the spec's max_episode_steps", max_episode_steps)
+            else:
+                max_episode_steps = registered_max_episode_steps(type(self))
         made_with = make_max_episode_steps()  # gym.make(id, max_episode_steps=N) wins
         if made_with is not None:
             if made_with != -1:
@@ -76,15 +90,6 @@ class RoboDynEnv(gym.Env):
             max_episode_steps = None if made_with == -1 else made_with
         # episodes truncate after this many steps (None: never)
         self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
-
-    @property
-    def physics(self):
-        return self.core.physics
-
-    @property
-    def dt(self) -> float:
-        """Seconds of simulated time per env step."""
-        return self.core.dt
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """A new episode; `seed` (None or an int >= 0) reseeds the env's random generator.

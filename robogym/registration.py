@@ -27,15 +27,16 @@ from dataclasses import dataclass, field
 import gymnasium as gym
 
 from robogym.errors import InvalidArgumentError, UnknownNameError
+from robogym.gymshim import register_with_length
 
 ENTRY_POINT_GROUP = "robodyn.tasks"
 
 
 @dataclass(frozen=True)
 class TaskEntry:
-    """One registered task. `max_episode_steps` is the episode length: gym.make and
-    gym.make_vec hand it to the env's constructor (the spec's kwargs), and the env truncates
-    its episodes itself."""
+    """One registered task. `max_episode_steps` is the episode length: the registered spec's
+    `max_episode_steps` (register_task), which the env reads and truncates its episodes by
+    itself."""
 
     id: str
     entry_point: str  # single gymnasium.Env, "module:class"
@@ -66,13 +67,16 @@ def register(entry: TaskEntry) -> None:
 def register_task(id: str, entry_point: str, vector_entry_point: str, max_episode_steps: int | None) -> None:
     """Register a RoboDyn task with Gymnasium (idempotent).
 
-    The env owns its episode length (`max_episode_steps` goes into the spec's kwargs, so
-    gym.make and gym.make_vec hand it to the env's constructor) and refuses step() before
-    reset() itself, and Gymnasium's own TimeLimit, OrderEnforcing and PassiveEnvChecker are
-    left out: gym.make returns the env itself, whose snapshot() covers everything a rollout
-    depends on. (An outermost wrapper through the spec's additional_wrappers would have
-    kept them, but gymnasium.make_vec refuses a vector entry point when a spec has
-    additional_wrappers, and the native vector env is the point of RoboDyn.)
+    The spec states the episode length, `gym.spec(id).max_episode_steps`, as libraries read
+    it, and the env owns it: it truncates its own episodes and refuses step() before
+    reset(), so Gymnasium's TimeLimit, OrderEnforcing and PassiveEnvChecker are left out and
+    gym.make returns the env itself, whose snapshot() covers everything a rollout depends
+    on, its step count included. The spec is a robogym.gymshim.EpisodeSpec, whose length
+    gym.make does not turn into a TimeLimit (a second step counter beside the env's, out of
+    its snapshot's reach); gym.make_vec hands it to the native vector env. (An outermost
+    wrapper through the spec's additional_wrappers would have kept Gymnasium's wrappers, but
+    gymnasium.make_vec refuses a vector entry point when a spec has additional_wrappers,
+    and the native vector env is the point of RoboDyn.)
     """
     if id in gym.registry:
         return
@@ -83,8 +87,8 @@ def register_task(id: str, entry_point: str, vector_entry_point: str, max_episod
         max_episode_steps=None,
         order_enforce=False,
         disable_env_checker=True,
-        kwargs={"max_episode_steps": max_episode_steps},
     )
+    register_with_length(id, max_episode_steps)
 
 
 def discover_tasks() -> None:
@@ -126,8 +130,8 @@ def load(reference: str):
 
 def registered_max_episode_steps(env_class: type) -> int | None:
     """The episode length Gymnasium's registry holds for the spec whose entry point or vector
-    entry point is `env_class` (a task registered outside TASKS too): the spec's kwargs'
-    max_episode_steps (register_task), else the spec's own; None if it has neither."""
+    entry point is `env_class` (a task registered outside TASKS too): a max_episode_steps in
+    the spec's kwargs, else the spec's own (register_task's); None if it has neither."""
     path = f"{env_class.__module__}:{env_class.__qualname__}"
     for spec in gym.registry.values():
         if path in (spec.entry_point, spec.vector_entry_point):

@@ -10,7 +10,9 @@ named `<Name>Env` and `<Name>VectorEnv` after the id and documented by `doc` (it
 `{arguments}` replaced by the table of the task's declared parameters: robogym.declare),
 and registers them (robogym.registration.register) under string entry points into `module`,
 which must bind the two classes to those names (as the assignment above does), so that
-Gymnasium and pickling find them there."""
+Gymnasium and pickling find them there. `env_classes` makes the two classes alone, for a
+task registered some other way (robogym/mjcf_env.py: Gymnasium's registry only, not
+`robogym.TASKS`, whose every task is made without keywords by the generic checks)."""
 
 from __future__ import annotations
 
@@ -34,17 +36,7 @@ def task_envs(
     tuning: dict | None = None,
 ) -> tuple[type[RoboDynEnv], type[RoboDynVectorEnv]]:
     """(single env class, vector env class) of `task_class`, registered as `env_id`."""
-    name = env_id.rsplit("/", 1)[-1].split("-", 1)[0]  # "RoboDyn/Crane-v0" -> "Crane"
-    doc = doc.replace("{arguments}", arguments_section(env_id, task_class.params))
-    classes = []
-    for base, suffix, what in (
-        (RoboDynEnv, "Env", "a single Gymnasium Env"),
-        (RoboDynVectorEnv, "VectorEnv", "a native batched VectorEnv"),
-    ):
-        cls = type(f"{name}{suffix}", (base,), {"task_class": task_class, "__module__": module})
-        cls.__doc__ = f"{env_id} as {what}.\n{doc}"
-        classes.append(cls)
-    single, vector = classes
+    single, vector = env_classes(task_class, env_id, doc, module=module)
     register(
         TaskEntry(
             id=env_id,
@@ -58,3 +50,22 @@ def task_envs(
         )
     )
     return single, vector
+
+
+def env_classes(
+    task_class: type[Task], env_id: str, doc: str, *, module: str
+) -> tuple[type[RoboDynEnv], type[RoboDynVectorEnv]]:
+    """(single env class, vector env class) of `task_class`, named after `env_id`
+    ("RoboDyn/Crane-v0": CraneEnv, CraneVectorEnv), in `module`, documented by `doc` with its
+    `{arguments}` filled in."""
+    name = env_id.rsplit("/", 1)[-1].split("-", 1)[0]  # "RoboDyn/Crane-v0" -> "Crane"
+    doc = doc.replace("{arguments}", arguments_section(env_id, task_class.params))
+    classes = []
+    for base, suffix, what in (
+        (RoboDynEnv, "Env", "a single Gymnasium Env"),
+        (RoboDynVectorEnv, "VectorEnv", "a native batched VectorEnv"),
+    ):
+        cls = type(f"{name}{suffix}", (base,), {"task_class": task_class, "__module__": module})
+        cls.__doc__ = f"{env_id} as {what}.\n{doc}"
+        classes.append(cls)
+    return classes[0], classes[1]

@@ -30,7 +30,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from robogym.checks import check_count, check_dtype, check_seed, is_int
-from robogym.core import EnvCore, EnvSnapshot
+from robogym.core import EnvCore, EnvFace, EnvSnapshot
 from robogym.env import check_options
 from robogym.errors import ArgumentTypeError, InvalidArgumentError, ResetNeededError
 from robogym.gymshim import seeding, set_seeding
@@ -69,7 +69,7 @@ VECTOR_KEYWORDS = (
 RESET_OPTIONS = ("reset_mask",)
 
 
-class RoboDynVectorEnv(VectorEnv):
+class RoboDynVectorEnv(EnvFace, VectorEnv):
     """num_envs environments of `task_class` (subclasses set it), stepped as one batch."""
 
     task_class: type[Task] = Task
@@ -122,14 +122,6 @@ class RoboDynVectorEnv(VectorEnv):
         self._all_rows = np.ones(self.num_envs, dtype=bool)  # the info mask when every row reports
         self._every_row = np.arange(self.num_envs)
         self._started = False
-
-    @property
-    def physics(self):
-        return self.core.physics
-
-    @property
-    def dt(self) -> float:
-        return self.core.dt
 
     # --- reset ---------------------------------------------------------------------------------
     def reset(self, *, seed: int | list | None = None, options: dict[str, Any] | None = None):

@@ -4,6 +4,11 @@ public API that exposes it, so a Gymnasium that renames one fails here first."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import json
+import pickle
+
 import gymnasium as gym
 import numpy as np
 
@@ -49,3 +54,42 @@ def test_the_wrapper_attributes_a_snapshot_holds_exist():
     assert checked.checked_step is False and checked._previous_data is None
     gymshim.prime_checker(checked, np.zeros(7))
     assert checked._previous_data[0].shape == (7,)
+
+
+def test_make_spec_is_the_spec_gym_make_is_making():
+    assert gymshim.make_spec() is None  # no gym.make on the stack
+    seen = []
+
+    class Probe(gym.Env):
+        observation_space = action_space = gym.spaces.Discrete(2)
+
+        def __init__(self):
+            seen.append(gymshim.make_spec())
+
+    spec = gym.envs.registration.EnvSpec("RoboDynTest/Probe-v0", entry_point=Probe, max_episode_steps=3)
+    gym.make(spec)
+    assert seen == [spec]
+
+
+def test_episode_spec_states_the_length_to_everyone_but_gym_makes_time_limit():
+    """gym.make reads spec.max_episode_steps in its own frame to decide on its TimeLimit:
+    an EpisodeSpec answers None there only, so the env is returned unwrapped while
+    gym.spec, env.spec, copies, pickles, dataclasses.replace and make_vec see the length."""
+    plain = gym.envs.registration.EnvSpec(
+        "RoboDynTest/Plain-v0",
+        entry_point="envs.crane_v0:CraneEnv",
+        order_enforce=False,
+        disable_env_checker=True,
+    )
+    spec = gymshim.with_length(plain, 9)
+    assert type(spec) is gymshim.EpisodeSpec and spec.max_episode_steps == 9
+    assert plain.max_episode_steps is None  # with_length copies
+    for same in (copy.deepcopy(spec), pickle.loads(pickle.dumps(spec)), dataclasses.replace(spec)):
+        assert type(same) is gymshim.EpisodeSpec and same == spec and same.max_episode_steps == 9
+    assert json.loads(spec.to_json())["max_episode_steps"] == 9
+    env = gym.make(spec)
+    assert type(env).__name__ == "CraneEnv" and env.max_episode_steps == 9  # no TimeLimit
+    # a plain EnvSpec of the same length gets Gymnasium's TimeLimit, as gym.make documents
+    wrapped = gym.make(dataclasses.replace(plain, max_episode_steps=9))
+    assert isinstance(wrapped, gym.wrappers.TimeLimit) and wrapped.unwrapped.max_episode_steps == 9
+    assert type(gym.spec(ID)) is gymshim.EpisodeSpec and gym.spec(ID).max_episode_steps == 400

@@ -61,16 +61,17 @@ def test_registered_with_string_entry_points(env_id):
     entry = ENTRIES.get(env_id)
     if entry is not None:  # a task of robogym.TASKS: the registry holds its entry as it is
         assert (spec.entry_point, spec.vector_entry_point) == (entry.entry_point, entry.vector_entry_point)
-        assert spec.kwargs["max_episode_steps"] == entry.max_episode_steps
+        assert spec.max_episode_steps == entry.max_episode_steps
         assert isinstance(gym.make("robogym:" + env_id), robogym.RoboDynEnv)
-    # the env owns its episode length and order checks: gym.make adds no wrapper, so the env
-    # it returns has snapshot() and restore()
+    # the spec states the episode length and the env owns it, with its order checks: gym.make
+    # adds no wrapper, so the env it returns has snapshot() and restore()
     env = gym.make(env_id)
-    assert isinstance(env, robogym.RoboDynEnv) and spec.max_episode_steps is None
-    assert env.max_episode_steps == spec.kwargs["max_episode_steps"]
+    assert isinstance(env, robogym.RoboDynEnv) and isinstance(spec.max_episode_steps, int)
+    assert env.max_episode_steps == spec.max_episode_steps == env.spec.max_episode_steps
+    assert "max_episode_steps" not in spec.kwargs
     venv = gym.make_vec(env_id, num_envs=2)
     assert isinstance(venv, robogym.RoboDynVectorEnv)
-    assert venv.max_episode_steps == spec.kwargs["max_episode_steps"]
+    assert venv.max_episode_steps == spec.max_episode_steps == venv.spec.max_episode_steps
 
 
 # --- the task's declarations and its documentation -------------------------------------------------
