@@ -7,6 +7,8 @@
     robodyn tune RoboDyn/Crane-v0 pd
     robodyn eval RoboDyn/Crane-v0 --episodes 1024 --num-envs 64 --ray auto
     robodyn sweep RoboDyn/Crane-v0 --algo ppo --seeds 0..4 --set learning_rate=1e-4,3e-4 --ray
+    robodyn export training/policies/crane_ppo.zip --onnx --out crane_ppo.onnx
+    robodyn play RoboDyn/Crane-v0 --policy mpc
 
 `eval` prints a table (mean return, final metrics, success rate where the task defines
 success) and writes results.json, trajectories.npz, trajectories.png, metrics.png and
@@ -14,10 +16,12 @@ final_metrics.png into --out (default runs/eval-<env>); `--scenario NAME` runs o
 scenarios (`--fixed` is `--scenario fixed`). `tune` sweeps a baseline's gain on the fixed
 scenario its task declares (training.experiments) and stores the best where the baseline
 reads its defaults. `sweep` trains one run per seed and setting and evaluates each
-(training.sweep). With `--ray [ADDRESS]`, `eval` runs its blocks of episodes on Ray workers
-(training.distributed: the same results, bit for bit) and `sweep` runs each training as a
-Ray task. stable-baselines3 and torch (the `train` extra) are imported only by `train`,
-`sweep` and by `eval` of a .zip policy; Ray (the `ray` extra) only with `--ray`.
+(training.sweep). `export` writes an SB3 model as ONNX (training.export). `play` shows a
+policy acting in MuJoCo's interactive viewer. With `--ray [ADDRESS]`, `eval` runs its blocks
+of episodes on Ray workers (training.distributed: the same results, bit for bit) and `sweep`
+runs each training as a Ray task. stable-baselines3 and torch (the `train` extra) are
+imported only by `train`, `sweep`, `export` and by `eval` or `play` of a .zip policy; Ray
+(the `ray` extra) only with `--ray`.
 
 A user error (a bad number, JSON that is not a JSON object of the env's keywords, a policy
 file that does not load, an output path that cannot be written) is reported as one line,
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import tempfile
 import time
@@ -61,7 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line `argv` (default sys.argv[1:]); returns the exit code, 2 after a
     usage error reported on stderr."""
     parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    args.argv = argv  # the command line, which `train` records in its sidecar
     try:
         return args.func(args)
     except (CLIError, DataSizeError) as e:  # DataSizeError: --num-envs more than memory holds
@@ -113,6 +120,17 @@ def _count(least: int):
         return value
 
     return parse
+
+
+def _positive(text: str) -> float:
+    """An argparse type: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}") from None
+    if not (np.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
 
 
 def _json_object(text: str) -> dict:
@@ -193,6 +211,13 @@ def _parser() -> argparse.ArgumentParser:
         "--checkpoint-every", type=_count(1), default=200_000, help="environment steps between checkpoints"
     )
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
+    s.add_argument(
+        "--log-every",
+        type=_count(0),
+        default=None,
+        help="print a line every this many environment steps: steps done, steps/s, and the mean return "
+        "and success rate of the last 100 episodes; 0: none (default: every tenth of --timesteps)",
+    )
     s.add_argument("--init", type=Path, default=None, help="continue training this model .zip")
     s.add_argument(
         "--residual",
@@ -252,6 +277,40 @@ def _parser() -> argparse.ArgumentParser:
         help="with --ray: the CPUs Ray reserves for each run, and the engine's threads in it (default 1)",
     )
     s.set_defaults(func=cmd_sweep)
+
+    s = sub.add_parser(
+        "export", help="write a trained SB3 policy as ONNX: raw observation in, deterministic action out"
+    )
+    s.add_argument(
+        "policy", type=Path, help="a stable-baselines3 model .zip (e.g. one of training/policies/)"
+    )
+    s.add_argument(
+        "--onnx",
+        action="store_true",
+        help="write ONNX (the one format), VecNormalize's observation normalization and the action "
+        "clipping or rescaling of SB3's predict folded in",
+    )
+    s.add_argument("--out", type=Path, default=None, help="the file to write (default POLICY with .onnx)")
+    s.set_defaults(func=cmd_export)
+
+    s = sub.add_parser("play", help="show a policy acting in MuJoCo's interactive viewer (needs a display)")
+    s.add_argument("env", help="environment id, e.g. RoboDyn/Crane-v0")
+    s.add_argument("--policy", default="random", help="random, a baseline (pd, mpc) or an SB3 model .zip")
+    s.add_argument("--seed", type=_count(0), default=0, help="episode k starts from seed + k")
+    which = s.add_mutually_exclusive_group()
+    which.add_argument("--scenario", help="one of the task's fixed scenarios (its env keywords)")
+    which.add_argument("--fixed", action="store_true", help="the task's 'fixed' scenario (--scenario fixed)")
+    s.add_argument("--env-kwargs", type=_json_object, default={}, help="task keywords as a JSON object")
+    s.add_argument(
+        "--episodes",
+        type=_count(1),
+        default=None,
+        help="episodes to play (default: one after another until the viewer is closed)",
+    )
+    s.add_argument(
+        "--speed", type=_positive, default=1.0, help="playback speed: 1 is real time, 2 twice as fast"
+    )
+    s.set_defaults(func=cmd_play)
 
     s = sub.add_parser("tune", help="sweep a baseline's gain and store the best as its default")
     s.add_argument("env", help="environment id, e.g. RoboDyn/Crane-v0")
@@ -383,6 +442,7 @@ def _evaluate_here(args, env_id: str, policies: list, specs: list[str], env_kwar
     for spec, policy in zip(specs, policies, strict=True):
         print(f"evaluating {spec}: {args.episodes} episodes on {min(args.num_envs, args.episodes)} envs ...")
         t0 = time.perf_counter()
+        bar = StepProgress(args.episodes)
         try:
             r = evaluate(
                 env_id,
@@ -392,11 +452,14 @@ def _evaluate_here(args, env_id: str, policies: list, specs: list[str], env_kwar
                 seed=args.seed,
                 env_kwargs=env_kwargs,
                 record=args.record,
-                progress=_progress,
+                progress=bar.episode,
+                step_progress=bar.step,
             )
         except (PolicyError, EvaluationError) as e:
             raise CLIError(str(e)) from None
-        print(f"\r  done in {time.perf_counter() - t0:.1f} s" + " " * 20)
+        finally:
+            bar.close()
+        print(f"  done in {time.perf_counter() - t0:.1f} s")
         results.append(r)
     return results
 
@@ -636,6 +699,65 @@ def default_policies(env_id: str) -> list[str]:
     return specs or ["random"]
 
 
+class StepProgress:
+    """The progress of one evaluation in environment steps: a tqdm bar on stderr over every
+    block's steps (blocks x the episode step limit; a block whose episodes all end early
+    jumps to its end), labelled with the block running and the episodes finished. Without
+    tqdm, or for a task without a step limit, a line rewritten in place instead."""
+
+    def __init__(self, episodes: int, file=None):
+        self.episodes = episodes
+        self.file = file if file is not None else sys.stderr
+        self.bar = None
+        self.finished = 0
+        self.block = 0
+        self.blocks = 1
+
+    def step(self, block: int, blocks: int, step: int, max_steps: int | None) -> None:
+        """After env step `step` of block `block` (of `blocks`), whose episodes last at most
+        `max_steps` steps (None: unlimited)."""
+        self.block, self.blocks = block, blocks
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            tqdm = None
+        if tqdm is None or max_steps is None:
+            print(
+                f"\r  block {block + 1}/{blocks}: step {step:,}, {self.finished}/{self.episodes} episodes",
+                end="",
+                file=self.file,
+                flush=True,
+            )
+            return
+        if self.bar is None:
+            self.bar = tqdm(
+                total=blocks * max_steps,
+                desc=f"  block {block + 1}/{blocks}",
+                unit="step",
+                file=self.file,
+                dynamic_ncols=True,
+            )
+        self.bar.set_description(f"  block {block + 1}/{blocks}", refresh=False)
+        self.bar.set_postfix_str(f"{self.finished}/{self.episodes} episodes", refresh=False)
+        self.bar.update(block * max_steps + step - self.bar.n)
+
+    def episode(self, done: int, total: int) -> None:
+        """`done` of the `total` episodes have finished."""
+        self.finished = done
+
+    def close(self) -> None:
+        """End the bar (or the line): at its end if every episode finished."""
+        if self.bar is not None:
+            if self.finished == self.episodes:
+                self.bar.set_description(f"  block {self.blocks}/{self.blocks}", refresh=False)
+                self.bar.set_postfix_str(f"{self.finished}/{self.episodes} episodes", refresh=False)
+                self.bar.update(self.bar.total - self.bar.n)
+            self.bar.close()
+            self.bar = None
+        else:
+            print(file=self.file, flush=True)
+
+
 def _progress(done: int, total: int) -> None:
     """Show how many episodes have finished, on one rewritten line."""
     print(f"\r  {done}/{total} episodes", end="", flush=True)
@@ -803,6 +925,8 @@ def cmd_train(args) -> int:
             init_model=args.init,
             residual=args.residual,
             residual_scale=1.0 if args.residual_scale is None else args.residual_scale,
+            log_every=args.log_every,
+            command=shlex.join(["robodyn", *args.argv]),
         )
     except TrainError as e:  # refused before anything was written
         raise CLIError(str(e)) from None
@@ -922,6 +1046,190 @@ def _check_sweep_settings(env_id: str, args, env_kwargs: dict, combinations: lis
             check_settings(env_id, args.algo, args.num_envs, env_kwargs, kwargs, args.vecnormalize)
         except TrainError as e:
             raise CLIError(f"{what}: {e}") from None
+
+
+# --- export ------------------------------------------------------------------------------------
+def cmd_export(args) -> int:
+    """Check the format flag, the `train` extra, the model file and the output file; write the
+    ONNX file (training.export.export_onnx, which checks it against SB3's predict) and say
+    how to run it."""
+    if not args.onnx:
+        raise CLIError("name the format to write: --onnx (the one export writes)")
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
+        import stable_baselines3  # noqa: F401
+
+        from training.export import ExportError, check_exportable, export_onnx
+    except ImportError as e:
+        raise CLIError(f"export needs the `train` extra (pip install -e '.[train]'): {e}") from None
+    try:
+        model = check_exportable(args.policy)
+    except ExportError as e:
+        raise CLIError(str(e)) from None
+    out = args.out or model.with_suffix(".onnx")
+    if out.resolve() == model.resolve():
+        raise CLIError(f"--out {str(out)!r} is the model itself: name another file")
+    check_out_file(out, "--out")
+    try:
+        result = export_onnx(model, out)
+    except ExportError as e:
+        raise CLIError(str(e)) from None
+    folded = ", VecNormalize folded in" if result.normalized else ""
+    print(
+        f"wrote {result.path}: obs (batch, {result.obs_dim}) {result.obs_dtype} -> action "
+        f"(batch, {result.action_dim}) float32 ({result.algo}{folded}); on {result.checked} observations "
+        f"it equals SB3's predict to {result.max_error:.1e}"
+    )
+    print(f"  run it: onnxruntime.InferenceSession({str(result.path)!r}).run(None, {{'obs': obs}})[0]")
+    return 0
+
+
+# --- play --------------------------------------------------------------------------------------
+def display_problem() -> str | None:
+    """Why no window can open here (Linux without DISPLAY or WAYLAND_DISPLAY), else None."""
+    if sys.platform.startswith("linux") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    ):
+        return "there is no display (neither DISPLAY nor WAYLAND_DISPLAY is set)"
+    return None
+
+
+def video_instead(args, env_id: str) -> str:
+    """The `robodyn eval ... --video` command that records what `play` would show."""
+    argv = ["robodyn", "eval", env_id, "--policy", args.policy, "--episodes", "1", "--record", "1"]
+    argv += ["--seed", str(args.seed)]
+    if args.fixed:
+        argv += ["--fixed"]
+    elif args.scenario is not None:
+        argv += ["--scenario", args.scenario]
+    if args.env_kwargs:
+        argv += ["--env-kwargs", jsonio.dumps(args.env_kwargs, indent=None).strip()]
+    return shlex.join([*argv, "--video"])
+
+
+def _no_viewer(args, env_id: str, why: str) -> CLIError:
+    """The error `play` reports where MuJoCo's viewer cannot run, naming the video command."""
+    return CLIError(
+        f"robodyn play needs a display for MuJoCo's viewer: {why}. Record a video instead: "
+        f"`{video_instead(args, env_id)}` writes runs/eval-{_slug(env_id)}/episodes.mp4"
+    )
+
+
+def push_state(env, data, row: int = 0) -> None:
+    """Copy row `row` of a RoboDyn env's engine state into the MjData `data` of its MuJoCo model
+    (env.unwrapped.physics.mj_model): the state robogym.render's Renderer draws rgb_array
+    frames from (qpos, qvel, the mocap bodies' poses, after the task's drawing-only changes to
+    the model, Task.decorate_frame), plus ctrl and act; then mj_forward, so that body poses,
+    contacts and sensors in `data` are MuJoCo's for that state."""
+    import mujoco
+
+    u = env.unwrapped
+    model = u.physics.mj_model
+    u.task.decorate_frame(model, row)
+    d = u.physics.data
+    data.qpos[:] = d.qpos[row]
+    data.qvel[:] = d.qvel[row]
+    if model.nu:
+        data.ctrl[:] = d.ctrl[row]
+    if model.na:
+        data.act[:] = d.act[row]
+    if model.nmocap:
+        data.mocap_pos[:] = np.reshape(d.mocap_pos[row], (-1, 3))
+        data.mocap_quat[:] = np.reshape(d.mocap_quat[row], (-1, 4))
+    mujoco.mj_forward(model, data)
+
+
+def play(env, policy, viewer, data, seed: int, episodes: int | None, speed: float, out=print) -> int:
+    """Run `policy` on `env` (one row, autoreset DISABLED), episode k from seed + k, pushing
+    every state into `data` (push_state, under the viewer's lock) and showing it
+    (viewer.sync()), paced at `speed` times real time, until `episodes` episodes ended (None:
+    no limit) or the viewer was closed. Prints each episode's return, length, final metrics
+    and success. Returns the number of episodes that ended."""
+    dt = float(env.unwrapped.dt)
+    rows = np.arange(1)
+    metrics = list(env.unwrapped.task.metrics().keys())
+
+    def start(k: int):
+        obs, _ = env.reset(seed=[seed + k])
+        seed_rows = getattr(policy, "seed_rows", None)
+        if seed_rows is not None:
+            seed_rows(rows, [seed + k])
+        policy.reset(env, rows)
+        return obs
+
+    def show() -> None:
+        with viewer.lock():
+            push_state(env, data)
+        viewer.sync()
+
+    k, ret, steps = 0, 0.0, 0
+    obs = start(0)
+    show()
+    due = time.perf_counter()
+    while viewer.is_running():
+        action = np.asarray(policy.act(env, obs), dtype=np.float64)
+        obs, reward, terminated, truncated, info = env.step(action)
+        ret += float(reward[0])
+        steps += 1
+        show()
+        if terminated[0] or truncated[0]:
+            text = f"episode {k + 1} (seed {seed + k}): return {ret:.2f}, {steps} steps"
+            final = ", ".join(f"{m} {float(info[m][0]):.4g}" for m in metrics if m != "success")
+            text += f", final {final}" if final else ""
+            if "success" in metrics:
+                text += ", success" if float(info["success"][0]) > 0.5 else ", no success"
+            out(text, flush=True)
+            k, ret, steps = k + 1, 0.0, 0
+            if episodes is not None and k >= episodes:
+                break
+            obs = start(k)
+            show()
+        due += dt / speed
+        time.sleep(max(0.0, due - time.perf_counter()))
+    return k
+
+
+def cmd_play(args) -> int:
+    """Check the task, the policy and the env keywords, then the display (exit 2, naming the
+    `robodyn eval ... --video` command, where there is none or the viewer does not start);
+    show the policy acting in MuJoCo's passive viewer, the engine's state pushed into an
+    MjData every control step."""
+    import gymnasium as gym
+    import mujoco
+    from gymnasium.vector import AutoresetMode
+
+    from training.evaluate import PolicyError, make_policy
+
+    env_id = _env_id(args.env)
+    _check_policy_names(env_id, [args.policy])
+    scenario = "fixed" if args.fixed else args.scenario
+    env_kwargs = _env_kwargs(env_id, args.env_kwargs, scenario)
+    why = display_problem()
+    if why is not None:
+        raise _no_viewer(args, env_id, why)
+    (spec,) = _load_policies(env_id, [args.policy], env_kwargs, args.env_kwargs)
+    env = gym.make_vec(env_id, num_envs=1, autoreset_mode=AutoresetMode.DISABLED, **env_kwargs)
+    try:
+        try:
+            label, policy = make_policy(spec, env, args.seed)
+        except PolicyError as e:
+            raise CLIError(str(e)) from None
+        model = env.unwrapped.physics.mj_model
+        data = mujoco.MjData(model)
+        try:
+            import mujoco.viewer
+
+            viewer = mujoco.viewer.launch_passive(model, data)
+        except Exception as e:  # GLFW's or OpenGL's failure to open a window, whatever its type
+            raise _no_viewer(args, env_id, f"the viewer did not start ({type(e).__name__}: {e})") from None
+        print(f"playing {label} on {env_id} in MuJoCo's viewer (close the window to stop) ...", flush=True)
+        with viewer:
+            n = play(env, policy, viewer, data, args.seed, args.episodes, args.speed)
+        print(f"{n} episodes played")
+    finally:
+        env.close()
+    return 0
 
 
 # --- tune --------------------------------------------------------------------------------------

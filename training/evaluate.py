@@ -33,6 +33,7 @@ idles), so it can draw per episode (RandomPolicy does).
 
 from __future__ import annotations
 
+import functools
 import pickle
 import re
 import time
@@ -456,11 +457,14 @@ def evaluate(
     env_kwargs: dict | None = None,
     record: int = 3,
     progress=None,
+    step_progress=None,
 ) -> EvalResults:
     """Run `episodes` episodes of `policy` (a Policy, "random", "pd", "mpc" or an SB3 .zip
     path) on `num_envs` rows of one vector env, block after block (module docstring); record
     per-step obs/actions/metrics of the first `record` episodes. `progress(done, total)` is
-    called as episodes finish."""
+    called as episodes finish; `step_progress(block, blocks, step, max_steps)` after every
+    env step: the block's index, the number of blocks, the steps the block has run, and the
+    env's episode step limit (None if it has none), the most steps a block runs."""
     check_evaluation(episodes, num_envs, seed)
     env_kwargs = dict(env_kwargs or {})
     n = min(num_envs, episodes)
@@ -476,7 +480,14 @@ def evaluate(
             if progress is not None:
                 progress(len(done), episodes)
 
-        parts = [run_block(env, pol, block, seed, record, finished) for block in episode_blocks(episodes, n)]
+        blocks = episode_blocks(episodes, n)
+        max_steps = getattr(env.unwrapped, "max_episode_steps", None)
+        parts = []
+        for b, block in enumerate(blocks):
+            on_step = None
+            if step_progress is not None:
+                on_step = functools.partial(step_progress, b, len(blocks), max_steps=max_steps)
+            parts.append(run_block(env, pol, block, seed, record, finished, on_step))
         return merge_blocks(env_id, label, env_kwargs, seed, n, layout, parts, time.perf_counter() - t0)
     finally:
         env.close()
@@ -511,12 +522,15 @@ class BlockResult:
     trajectories: list[Trajectory]
 
 
-def run_block(env, pol, block: range, seed: int | None, record: int, finished=None) -> BlockResult:
+def run_block(
+    env, pol, block: range, seed: int | None, record: int, finished=None, on_step=None
+) -> BlockResult:
     """Run the episodes of `block` (consecutive, at most env.num_envs of them) on `env`, a
     vector env with autoreset DISABLED: every row is reset, row r from the seed of episode
     block.start + r (rows past the block run spare episodes, dropped), and the policy is
     reset on every row; a row whose episode ends restarts unseeded and idles. Episodes below
-    `record` are recorded step by step; `finished(k)` is called as episode k ends."""
+    `record` are recorded step by step; `finished(k)` is called as episode k ends, and
+    `on_step(t)` after the block's t-th env step (t = 1, 2, ...)."""
     n = env.num_envs
     if env.unwrapped.autoreset_mode != AutoresetMode.DISABLED or not 1 <= len(block) <= n:
         raise InvalidArgumentError(
@@ -536,9 +550,11 @@ def run_block(env, pol, block: range, seed: int | None, record: int, finished=No
     pol.reset(env, np.arange(n))
     recorded = range(block.start, min(block.stop, record))
     _start_records(traj, row_ep, np.arange(n), obs, info, metric_names, recorded)
+    steps = 0
     while True:
         action = np.asarray(pol.act(env, obs), dtype=np.float64)
         obs, reward, terminated, truncated, info = env.step(action)
+        steps += 1
         ret += reward
         length += 1
         for r in range(n):
@@ -550,6 +566,8 @@ def run_block(env, pol, block: range, seed: int | None, record: int, finished=No
                 for k in metric_names:
                     t["metrics"][k].append(float(info[k][r]))
         done = np.flatnonzero(terminated | truncated)
+        if on_step is not None:
+            on_step(steps)
         if len(done) == 0:
             continue
         for r in done:

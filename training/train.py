@@ -9,19 +9,29 @@ The environment is `robogym.sb3.make_sb3_env`: one RoboDynVectorEnv (SAME_STEP a
 behind the SB3 adapter and VecMonitor, optionally VecNormalize. The output directory gets:
 
     <algo>.zip                the final model (default MLP policy)
-    <algo>.json               sidecar: algorithm, env id and kwargs, VecNormalize file, timing
+    <algo>.json               sidecar: the command line, algorithm and every keyword its
+                              constructor got (ours, SB3's defaults, the user's), env id and
+                              kwargs, seed, num_envs, VecNormalize file and settings, the
+                              requested and trained timesteps, timing, library versions
     <algo>_vecnormalize.pkl   VecNormalize statistics (with --vecnormalize)
     checkpoints/              CheckpointCallback snapshots (and their VecNormalize statistics),
                               and <algo>.json, the run's sidecar, which evaluation reads for them
     tb/                       TensorBoard logs, with rollout/final_<metric> per task metric
+
+While it trains it prints a line every `log_every` steps (default a tenth of the run):
+steps done, steps/s, episodes finished, the mean return and the task's success rate over the
+most recent episodes (SB3's statistics window, 100), from VecMonitor's `episode` info.
 """
 
 from __future__ import annotations
 
+import collections
 import collections.abc
 import copy
 import functools
 import inspect
+import platform
+import shlex
 import time
 import types
 import typing
@@ -100,6 +110,75 @@ class FinalMetricsCallback(BaseCallback):
                 v.clear()
 
 
+class TrainingLog(BaseCallback):
+    """Prints a line every `every` environment steps of the run (up to `total`; a run that goes
+    past it to finish a rollout prints the rest at its end) and once at its end: steps
+    done of `total`, steps/s, episodes finished, and over the last `window` episodes (those in
+    VecMonitor's "episode" info, as FinalMetricsCallback reads them) the mean return and, for
+    a task with a `success` metric, the fraction of episodes whose final success was 1."""
+
+    def __init__(self, total: int, every: int, metrics: tuple[str, ...], window: int = 100, out=print):
+        super().__init__()
+        self.total, self.every = int(total), int(every)
+        self.has_success = "success" in metrics
+        self.recent: collections.deque[dict] = collections.deque(maxlen=window)
+        self.episodes = 0
+        self.out = out
+        self.lines: list[str] = []  # every line printed, in order
+
+    def _on_training_start(self) -> None:
+        self._start = self.num_timesteps
+        self._next = self.every
+        self._t0 = time.perf_counter()
+        self._last = -1
+
+    def _on_step(self) -> bool:
+        for info in self.locals.get("infos", []):
+            ep = info.get("episode")
+            if ep is not None:
+                self.recent.append(ep)
+                self.episodes += 1
+        done = self.num_timesteps - self._start
+        if done >= self._next and self._next <= self.total:  # past the total (a rollout's end): at the end
+            self._print(done)
+            self._next = (done // self.every + 1) * self.every
+        return True
+
+    def _on_training_end(self) -> None:
+        done = self.num_timesteps - self._start
+        if done != self._last:
+            self._print(done)
+
+    def summary(self) -> dict:
+        """{"episodes": finished in the run, "window": episodes averaged, "mean_return",
+        "success_rate"}: the statistics of the last line (None where there is none)."""
+        returns = [float(ep["r"]) for ep in self.recent]
+        success = [float(ep["success"]) > 0.5 for ep in self.recent if "success" in ep]
+        return {
+            "episodes": self.episodes,
+            "window": len(returns),
+            "mean_return": float(np.mean(returns)) if returns else None,
+            "success_rate": float(np.mean(success)) if self.has_success and success else None,
+        }
+
+    def _print(self, done: int) -> None:
+        self._last = done
+        seconds = time.perf_counter() - self._t0
+        s = self.summary()
+        text = (
+            f"  {done:,}/{self.total:,} steps ({100 * done / self.total:.0f}%), "
+            f"{done / max(seconds, 1e-9):,.0f} steps/s, {s['episodes']:,} episodes"
+        )
+        if s["mean_return"] is None:
+            text += "; no episode has ended yet"
+        else:
+            text += f"; last {s['window']}: mean return {s['mean_return']:.2f}"
+            if self.has_success:
+                text += f", success {100 * s['success_rate']:.0f}%"
+        self.lines.append(text)
+        self.out(text, flush=True)
+
+
 def train(
     env_id: str,
     algo: str = "ppo",
@@ -118,6 +197,8 @@ def train(
     residual: str | None = None,
     residual_scale: float = 1.0,
     nthread: int | None = None,
+    log_every: int | None = None,
+    command: str | None = None,
 ) -> TrainResult:
     """Train `algo` ("ppo" or "sac", default MLP policy) for `total_timesteps` environment
     steps on `num_envs` rows of one RoboDyn vector env; save the model, the sidecar JSON, the
@@ -135,6 +216,12 @@ def train(
     nthread: the threads the engine steps the batch on (default one per core); not an env
     keyword of the run (not in the sidecar): a sweep running several trainings on one machine
     gives each its share.
+
+    log_every: print a line of progress (TrainingLog: steps, mean return and success rate of
+    the recent episodes) every this many steps; default a tenth of total_timesteps; 0: none.
+
+    command: the command line recorded in the sidecar (`robodyn train` passes its own);
+    default the `robodyn train` command line equivalent to this call.
 
     A TrainError, raised before anything is written, refuses an unknown algorithm, a count
     below 1, a negative seed, algo_kwargs the algorithm does not take or refuses, env_kwargs
@@ -161,6 +248,7 @@ def train(
         ("num_envs", num_envs, 1),
         ("checkpoint_every", checkpoint_every, 1),
         ("seed", seed, 0),
+        ("log_every", 1 if log_every is None else log_every, 0),
     ):
         if value < least:
             raise TrainError(f"{name} must be >= {least}, got {value}")
@@ -188,11 +276,41 @@ def train(
         env.close()
         raise
     out.mkdir(parents=True, exist_ok=True)  # only now: a refused run writes nothing
+    if log_every is None:
+        log_every = max(1, total_timesteps // 10)
+    if command is None:
+        command = train_command(
+            env_id,
+            algo,
+            total_timesteps,
+            num_envs,
+            seed,
+            out,
+            vecnormalize,
+            env_kwargs,
+            algo_kwargs,
+            checkpoint_every,
+            init_model,
+            residual,
+            residual_scale,
+            log_every,
+        )
     run_meta = {
+        "command": command,
         "algo": algo,
         "env_id": env_id,
         "env_kwargs": env_kwargs,
+        "seed": seed,
+        "num_envs": num_envs,
+        "total_timesteps": total_timesteps,
+        "algo_kwargs": used_algo_kwargs(algo, model, algo_kwargs, init_meta if init_model else None),
+        "algo_kwargs_given": algo_kwargs,
+        "vecnormalize_kwargs": _vecnormalize_kwargs(env) if isinstance(env, VecNormalize) else None,
+        "checkpoint_every": checkpoint_every,
+        "log_every": log_every,
         "residual": {"base": residual, "scale": residual_scale} if residual is not None else None,
+        "init_model": str(init_model) if init_model is not None else None,
+        "versions": _versions(),
     }
     (out / "checkpoints").mkdir(exist_ok=True)  # the checkpoints' sidecar (read_model_meta)
     (out / "checkpoints" / f"{algo}.json").write_text(jsonio.dumps(run_meta))
@@ -208,6 +326,8 @@ def train(
         ),
         FinalMetricsCallback(metrics),
     ]
+    if log_every > 0:
+        callbacks.append(TrainingLog(total_timesteps, log_every, metrics, window=_stats_window(model)))
     print(
         f"training {algo.upper()} on {env_id}: {total_timesteps:,} steps, {num_envs} envs, "
         f"seed {seed} -> {out}"
@@ -231,12 +351,9 @@ def train(
         env.save(str(vn_path))
     meta = {
         **run_meta,
-        "num_envs": num_envs,
-        "seed": seed,
         "timesteps": int(model.num_timesteps),
         "seconds": round(seconds, 1),
         "vecnormalize": vn_path.name if vn_path else None,
-        "init_model": str(init_model) if init_model is not None else None,
     }
     model_path.with_suffix(".json").write_text(jsonio.dumps(meta))
     env.close()
@@ -247,6 +364,117 @@ def train(
         f"saved {model_path}"
     )
     return TrainResult(model_path, vn_path, seconds, int(model.num_timesteps))
+
+
+def train_command(
+    env_id,
+    algo,
+    total_timesteps,
+    num_envs,
+    seed,
+    out,
+    vecnormalize,
+    env_kwargs,
+    algo_kwargs,
+    checkpoint_every,
+    init_model,
+    residual,
+    residual_scale,
+    log_every,
+) -> str:
+    """The `robodyn train` command line that runs train() with these arguments."""
+    argv = ["robodyn", "train", env_id, "--algo", algo, "--timesteps", str(total_timesteps)]
+    argv += ["--num-envs", str(num_envs), "--seed", str(seed), "--out", str(out)]
+    argv += ["--vecnormalize"] if vecnormalize else []
+    argv += ["--env-kwargs", jsonio.dumps(env_kwargs, indent=None).strip()] if env_kwargs else []
+    argv += ["--algo-kwargs", jsonio.dumps(algo_kwargs, indent=None).strip()] if algo_kwargs else []
+    argv += ["--checkpoint-every", str(checkpoint_every), "--log-every", str(log_every)]
+    argv += ["--init", str(init_model)] if init_model is not None else []
+    if residual is not None:
+        argv += ["--residual", residual, "--residual-scale", repr(residual_scale)]
+    return shlex.join(argv)
+
+
+def used_algo_kwargs(algo: str, model, given: dict, init_meta: dict | None) -> dict:
+    """Every keyword of the algorithm's constructor (but those train() sets itself: policy,
+    env, seed, device, verbose, tensorboard_log) with the value the run used. A new model: the
+    constructor's default, overridden by train()'s defaults (PPO_DEFAULTS, SAC_DEFAULTS and
+    their batch adjustments), overridden by `given`. A continued model (`init_meta`, its
+    sidecar): the values its sidecar records, else those the loaded model holds, overridden by
+    `given`. Values JSON cannot hold are written as text (a class by its dotted name)."""
+    params = inspect.signature(type(model).__init__).parameters
+    names = [k for k in params if k not in SET_BY_TRAIN and k != "self"]
+    if init_meta is None:
+        used = {k: params[k].default for k in names if params[k].default is not inspect.Parameter.empty}
+        used.update(_new_model_kwargs(algo, model.n_envs, given))
+    else:
+        saved = init_meta.get("algo_kwargs")
+        if isinstance(saved, dict):
+            used = dict(saved)
+        else:
+            used = {k: _held_value(getattr(model, k)) for k in names if hasattr(model, k)}
+        used.update(given)
+    return {k: _jsonable(v) for k, v in used.items()}
+
+
+def _held_value(value):
+    """A hyperparameter as a loaded model holds it: a constant schedule (SB3 wraps numbers in
+    schedules) as its number, anything else as it is."""
+    if callable(value) and not isinstance(value, type):
+        try:
+            start, end = value(1.0), value(0.0)
+        except Exception:  # not a schedule of the progress
+            return value
+        if isinstance(start, int | float) and start == end:
+            return float(start)
+    return value
+
+
+def _jsonable(value):
+    """`value` as JSON: containers element by element, numpy numbers as numbers, a class or a
+    function by its dotted name, anything else by its repr."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, type) or inspect.isfunction(value):
+        return f"{value.__module__}.{value.__qualname__}"
+    return repr(value)
+
+
+def _vecnormalize_kwargs(env: VecNormalize) -> dict:
+    """The settings of a VecNormalize wrapper (what its constructor took)."""
+    return {
+        "norm_obs": bool(env.norm_obs),
+        "norm_reward": bool(env.norm_reward),
+        "clip_obs": float(env.clip_obs),
+        "clip_reward": float(env.clip_reward),
+        "gamma": float(env.gamma),
+        "epsilon": float(env.epsilon),
+    }
+
+
+def _versions() -> dict:
+    """The versions of Python and the libraries a run's result depends on."""
+    import gymnasium
+    import torch
+
+    return {
+        "python": platform.python_version(),
+        "stable_baselines3": stable_baselines3.__version__,
+        "torch": torch.__version__,
+        "gymnasium": gymnasium.__version__,
+        "numpy": np.__version__,
+    }
+
+
+def _stats_window(model) -> int:
+    """The number of recent episodes SB3 averages its rollout statistics over (100 by default)."""
+    return int(getattr(model, "_stats_window_size", 100))
 
 
 def check_settings(
@@ -309,12 +537,7 @@ def _model(env_id, algo, env, num_envs, seed, vecnormalize, algo_kwargs, init_mo
         model = _load_init(Path(init_model), algo, env, algo_kwargs)
         model.set_random_seed(seed)
         return env, model
-    kwargs = copy.deepcopy(PPO_DEFAULTS if algo == "ppo" else SAC_DEFAULTS)
-    if algo == "ppo":
-        kwargs["batch_size"] = min(kwargs["batch_size"], kwargs["n_steps"] * num_envs)
-    else:
-        kwargs["gradient_steps"] = max(1, num_envs // 8)
-    kwargs.update(algo_kwargs)
+    kwargs = _new_model_kwargs(algo, num_envs, algo_kwargs)
     cls = getattr(stable_baselines3, algo.upper())
     try:
         return env, cls("MlpPolicy", env, seed=seed, device="cpu", **kwargs)
@@ -322,6 +545,19 @@ def _model(env_id, algo, env, num_envs, seed, vecnormalize, algo_kwargs, init_mo
         if not algo_kwargs:
             raise  # our own defaults: a bug, not a user error
         raise TrainError(f"{algo.upper()} refused its settings {algo_kwargs}: {e}") from None
+
+
+def _new_model_kwargs(algo: str, num_envs: int, algo_kwargs: dict) -> dict:
+    """The keywords a new model of `algo` is built with on `num_envs` envs: train()'s defaults
+    (PPO's batch no larger than a rollout, SAC's gradient steps by the batch), then
+    algo_kwargs."""
+    kwargs = copy.deepcopy(PPO_DEFAULTS if algo == "ppo" else SAC_DEFAULTS)
+    if algo == "ppo":
+        kwargs["batch_size"] = min(kwargs["batch_size"], kwargs["n_steps"] * num_envs)
+    else:
+        kwargs["gradient_steps"] = max(1, num_envs // 8)
+    kwargs.update(algo_kwargs)
+    return kwargs
 
 
 def _load_init(path: Path, algo: str, env, algo_kwargs: dict):
