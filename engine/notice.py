@@ -9,6 +9,7 @@ progress (numba's compile events: functions done and the one in progress) until 
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import threading
 import time
@@ -44,6 +45,20 @@ COMPILE_SECONDS = {
 DEFAULT_SECONDS = 0.5  # a driver entry
 
 
+def expected_range(seconds: float, processes: int = 1) -> tuple[float, float]:
+    """(low, high): how long a compile that took `seconds` on idle cores (COMPILE_SECONDS)
+    may take now. low is the idle time; high scales it by how many runnable processes each
+    core has, the system's 1-minute load average plus this compile's own processes over the
+    cores, and by at least 1.5 (run-to-run spread): on a machine shared with other work a
+    compile has taken up to 3.5x its idle time."""
+    cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average on this platform
+        load = 0.0
+    return seconds, seconds * max(1.5, (load + processes) / cores)
+
+
 @contextlib.contextmanager
 def compiling(labels: list[str], stream=None, processes: int = 1, seconds: float | None = None):
     """Around the compilation of `labels` (units and entries, "module.function"): when
@@ -58,9 +73,10 @@ def compiling(labels: list[str], stream=None, processes: int = 1, seconds: float
         seconds = sum(COMPILE_SECONDS.get(label, DEFAULT_SECONDS) for label in labels)
     names = ", ".join(label.split(".")[-1] for label in labels)
     where = f" in {processes} processes" if processes > 1 else ""
+    low, high = expected_range(seconds, processes)
     print(
-        f"robodyn: compiling the engine's kernels for this model ({names}){where}, about {seconds:.0f} s, "
-        "once; later runs load them from the cache",
+        f"robodyn: compiling the engine's kernels for this model ({names}){where}, about "
+        f"{low:.0f}-{high:.0f} s (the low end on idle cores), once; later runs load them from the cache",
         file=stream,
         flush=True,
     )
