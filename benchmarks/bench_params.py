@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-import engine
+from robodyn import engine
 from robogym.physics import asset_path
 
 MODELS = ("quadruped.xml", "humanoid.xml")

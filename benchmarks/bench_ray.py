@@ -16,9 +16,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from training.cli import SAVED_POLICIES, format_table
-from training.distributed import RayEvaluator
-from training.evaluate import episode_blocks, evaluate
+from robodyn.training.cli import SAVED_POLICIES, format_table
+from robodyn.training.distributed import RayEvaluator
+from robodyn.training.evaluate import episode_blocks, evaluate
 
 
 def best_of(repeat: int, run) -> tuple[float, object]:

@@ -99,7 +99,7 @@ def inline_includes(path: Path) -> str:
 
 def model_sources() -> dict[str, str]:
     """name -> MJCF text of every benchmarked model."""
-    from engine.loader import without_contacts  # the engine's own edit; imports numba lazily
+    from robodyn.engine.loader import without_contacts  # the engine's own edit; imports numba lazily
 
     return {
         "double_pendulum": (REPO / "assets" / "double_pendulum.xml").read_text(),
@@ -388,11 +388,11 @@ batch, nthread, detail = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
 sources = json.loads(sys.stdin.read())
 out = {"interpreter_start_s": time.time() - w_start}
 t = time.perf_counter()
-import engine
+from robodyn import engine
 out["import_engine_s"] = time.perf_counter() - t
 import numpy as np
 from numba.core import event
-from engine import binding
+from robodyn.engine import binding
 
 
 class Compiled(event.Listener):
@@ -802,7 +802,7 @@ def main(argv=None) -> int:
     )
 
     t = time.perf_counter()
-    import engine
+    from robodyn import engine
 
     import_s = time.perf_counter() - t
     results = {

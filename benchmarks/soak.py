@@ -91,8 +91,8 @@ def humanoid_load() -> Callable[[int], None]:
     of each row's start state every EPISODE steps."""
     import mujoco
 
-    import engine
     from benchmarks.bench_step import ctrl_range, gym_assets, initial_states
+    from robodyn import engine
 
     path = gym_assets() / "humanoid.xml"
     sim = engine.Simulator(engine.load_mjcf(path), batch=BATCH)

@@ -1,21 +1,21 @@
 """RoboDyn's articulated-body engine: MuJoCo's smooth dynamics in numba, batched.
 
-import engine
+from robodyn import engine
 model = engine.load_mjcf("assets/double_pendulum.xml")
 sim = engine.Simulator(model, batch=64)
 sim.step()
 """
 
 # ruff: noqa: E402  (the cache guard runs before any module with compiled code is imported)
-from engine import cache
+from robodyn.engine import cache
 
 cache.guard()  # before any compiled code is loaded: drop what an edit made stale
 
-from engine.api import ContactOverflowError
-from engine.binding import BindingError
-from engine.constraint import dense_efc_J
-from engine.data import Data, make_data
-from engine.errors import (
+from robodyn.engine.api import ContactOverflowError
+from robodyn.engine.binding import BindingError
+from robodyn.engine.constraint import dense_efc_J
+from robodyn.engine.data import Data, make_data
+from robodyn.engine.errors import (
     ArgumentTypeError,
     DataSizeError,
     IndexOutOfRangeError,
@@ -28,10 +28,10 @@ from engine.errors import (
     RoboDynError,
     UnsupportedModelError,
 )
-from engine.loader import load_mjcf, without_contacts
-from engine.model import Model
-from engine.params import ParamError
-from engine.simulator import NonFiniteError, Rollout, Simulator, Snapshot
+from robodyn.engine.loader import load_mjcf, without_contacts
+from robodyn.engine.model import Model
+from robodyn.engine.params import ParamError
+from robodyn.engine.simulator import NonFiniteError, Rollout, Simulator, Snapshot
 
 __all__ = [
     "ArgumentTypeError",

@@ -67,12 +67,12 @@ the short way round (MuJoCo's wrapSetpoint).
 
 import math
 
-from engine import types as T
-from engine.jacobian import apply_ft_chain, last_dof
-from engine.jit import kernel
-from engine.spatial import mtv3, mv3, qmul, qsub
-from engine.types import MINVAL
-from engine.warning import is_bad, warn
+from robodyn.engine import types as T
+from robodyn.engine.jacobian import apply_ft_chain, last_dof
+from robodyn.engine.jit import kernel
+from robodyn.engine.spatial import mtv3, mv3, qmul, qsub
+from robodyn.engine.types import MINVAL
+from robodyn.engine.warning import is_bad, warn
 
 
 @kernel

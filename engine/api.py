@@ -15,26 +15,26 @@ import warnings
 import numba
 import numpy as np
 
-from engine import integrate
-from engine import types as T
-from engine.binding import Bound, collision_unit, ensure_compiled
-from engine.collision_driver import GEOM_TYPE_NAMES
-from engine.constraint import contact_force as contact_force_row
-from engine.errors import (
+from robodyn.engine import integrate
+from robodyn.engine import types as T
+from robodyn.engine.binding import Bound, collision_unit, ensure_compiled
+from robodyn.engine.collision_driver import GEOM_TYPE_NAMES
+from robodyn.engine.constraint import contact_force as contact_force_row
+from robodyn.engine.errors import (
     ArgumentTypeError,
     IndexOutOfRangeError,
     InvalidArgumentError,
     RoboDynError,
     UnsupportedModelError,
 )
-from engine.factor import mul_m
-from engine.forward import fwd_position, fwd_velocity
-from engine.jacobian import apply_ft, jac
-from engine.jit import entry
-from engine.passive import spring_energy
-from engine.ptr import UNIT_SIGNATURE, call_unit, data_at, model_at
-from engine.rne import rne
-from engine.solver import constraint_update, mul_jar
+from robodyn.engine.factor import mul_m
+from robodyn.engine.forward import fwd_position, fwd_velocity
+from robodyn.engine.jacobian import apply_ft, jac
+from robodyn.engine.jit import entry
+from robodyn.engine.passive import spring_energy
+from robodyn.engine.ptr import UNIT_SIGNATURE, call_unit, data_at, model_at
+from robodyn.engine.rne import rne
+from robodyn.engine.solver import constraint_update, mul_jar
 
 
 def default_threads(batch: int) -> int:

@@ -20,17 +20,17 @@ import os
 import numpy as np
 from numba import types
 
-from engine import fields
-from engine import types as T
-from engine.compile_workers import claim, compile_in_workers, estimate, plan, wait, workers
-from engine.data import DATA_SPECS, Data
-from engine.errors import ArgumentTypeError, RoboDynError
-from engine.fields import ArraySpec
-from engine.jit import Unit, entry_cache_dir, entry_is_cached
-from engine.job import JOB_PTR
-from engine.model import MODEL_SPECS, Model
-from engine.notice import compiling, waiting
-from engine.ptr import DATA_PTR, MODEL_PTR, UNIT_SIGNATURE, UNITS, signature
+from robodyn.engine import fields
+from robodyn.engine import types as T
+from robodyn.engine.compile_workers import claim, compile_in_workers, estimate, plan, wait, workers
+from robodyn.engine.data import DATA_SPECS, Data
+from robodyn.engine.errors import ArgumentTypeError, RoboDynError
+from robodyn.engine.fields import ArraySpec
+from robodyn.engine.jit import Unit, entry_cache_dir, entry_is_cached
+from robodyn.engine.job import JOB_PTR
+from robodyn.engine.model import MODEL_SPECS, Model
+from robodyn.engine.notice import compiling, waiting
+from robodyn.engine.ptr import DATA_PTR, MODEL_PTR, UNIT_SIGNATURE, UNITS, signature
 
 # the sensors that read cacc or cfrc_int, which engine.rne_post computes
 RNE_POST_SENSORS = (T.SENS_ACCELEROMETER, T.SENS_FRAMELINACC, T.SENS_FRAMEANGACC, T.SENS_FORCE, T.SENS_TORQUE)
@@ -197,8 +197,8 @@ def collision_unit(model: Model) -> Unit:
     """The collision unit for the model: `collision_convex` (closed-form colliders and the
     GJK/EPA convex collider) when a candidate pair needs the convex collider, else
     `collision` (closed-form colliders only, a fraction of the compile time)."""
-    from engine.collision_driver import collision, collision_convex
-    from engine.sizes import has_convex_pair
+    from robodyn.engine.collision_driver import collision, collision_convex
+    from robodyn.engine.sizes import has_convex_pair
 
     return collision_convex if has_convex_pair(model) else collision
 
@@ -206,8 +206,8 @@ def collision_unit(model: Model) -> Unit:
 def pair_units(model: Model) -> dict[str, Unit]:
     """{unit slot: pair unit} the collision_convex unit calls for the model's candidate
     pairs: convex_pair for the convex collider's pairs, hfield_pair for a height field's."""
-    from engine.collision_driver import convex_pair, hfield_pair
-    from engine.sizes import convex_pair_kinds
+    from robodyn.engine.collision_driver import convex_pair, hfield_pair
+    from robodyn.engine.sizes import convex_pair_kinds
 
     convex, hfield = convex_pair_kinds(model)
     return {
@@ -222,12 +222,12 @@ def units_for(model: Model) -> dict[str, Unit]:
 
     engine.forward calls collision and the constraint units only when their address is set.
     """
-    from engine.constraint import make_constraint, reference_constraint
-    from engine.forward import forward
-    from engine.integrate import euler, implicit, rk4
-    from engine.sensors import ray_sensors, rne_post, sensors
-    from engine.solver import fwd_constraint_newton, fwd_constraint_pgs, noslip_pass
-    from engine.tendon import spatial_tendons
+    from robodyn.engine.constraint import make_constraint, reference_constraint
+    from robodyn.engine.forward import forward
+    from robodyn.engine.integrate import euler, implicit, rk4
+    from robodyn.engine.sensors import ray_sensors, rne_post, sensors
+    from robodyn.engine.solver import fwd_constraint_newton, fwd_constraint_pgs, noslip_pass
+    from robodyn.engine.tendon import spatial_tendons
 
     flags = model.opt_disableflags
     chosen = {"forward": forward}
@@ -255,7 +255,7 @@ def units_for(model: Model) -> dict[str, Unit]:
 
 def _driver_entries() -> list:
     """(entry, argtypes) every Simulator calls: engine.step.run_rows, for every job."""
-    from engine.step import run_rows
+    from robodyn.engine.step import run_rows
 
     i64 = types.int64
     argtypes = (
@@ -273,7 +273,9 @@ def ensure_compiled(units, entries=()) -> None:
     side by side in worker processes (engine.compile_workers), then loaded from the cache.
     An item another process is compiling into the same cache is waited for, then loaded."""
     items = [(u.label, None, u) for u in units]
-    items += [(f"{e.__module__.removeprefix('engine.')}.{e.__name__}", tuple(a), e) for e, a in entries]
+    items += [
+        (f"{e.__module__.removeprefix('robodyn.engine.')}.{e.__name__}", tuple(a), e) for e, a in entries
+    ]
     missing = [it for it in items if not _is_cached(it)]
     if missing:
         locks = {it[0]: os.path.join(_cache_dir(it), it[0] + ".lock") for it in missing}
@@ -390,7 +392,7 @@ class Bound:
         offset = MODEL_PTR.offsets["unit_forward_posvel"][0]
         if self.model_record[offset] != 0:
             return
-        from engine.forward import forward_acc, forward_posvel
+        from robodyn.engine.forward import forward_acc, forward_posvel
 
         ensure_compiled((forward_posvel, forward_acc))
         acc_offset = MODEL_PTR.offsets["unit_forward_acc"][0]

@@ -20,23 +20,27 @@ from pathlib import Path
 from numba import config
 
 ENGINE_DIR = Path(__file__).parent
+PACKAGE = "robodyn.engine"  # the engine's import name
 
 # every kernel's machine code depends on these: the flags, and how Model and Data fields are read
 _EVERYONE_DEPENDS_ON = ("jit", "ptr", "fields")
 
 
 def module_imports(source: str, modules: set[str]) -> set[str]:
-    """The engine modules a module's source imports (`from engine.x import ...`,
-    `from engine import x`, `import engine.x`), at any depth of the file."""
+    """The engine modules a module's source imports (`from robodyn.engine.x import ...`,
+    `from robodyn.engine import x`, `import robodyn.engine.x`), at any depth of the file."""
+    package = f"{PACKAGE}."
     found = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module == "engine":
+            if node.module == PACKAGE:
                 found.update(alias.name for alias in node.names)
-            elif node.module.startswith("engine."):
-                found.add(node.module.split(".")[1])
+            elif node.module.startswith(package):
+                found.add(node.module.removeprefix(package).split(".")[0])
         elif isinstance(node, ast.Import):
-            found.update(a.name.split(".")[1] for a in node.names if a.name.startswith("engine."))
+            for alias in node.names:
+                if alias.name.startswith(package):
+                    found.add(alias.name.removeprefix(package).split(".")[0])
     return found & modules
 
 

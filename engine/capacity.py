@@ -13,10 +13,10 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from engine import fields
-from engine import types as T
-from engine.errors import ModelError
-from engine.model import Model
+from robodyn.engine import fields
+from robodyn.engine import types as T
+from robodyn.engine.errors import ModelError
+from robodyn.engine.model import Model
 
 DEFAULT_NCONMAX = 256
 """Contacts per row when neither the MJCF (`<size nconmax njmax memory>`) nor load_mjcf

@@ -14,11 +14,11 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from engine import types as T
-from engine.collision_driver import GEOM_TYPE_NAMES, candidate_pairs, mesh_too_large
-from engine.errors import ModelError, UnsupportedModelError
-from engine.model import MODEL_SPECS, Model
-from engine.sizes import CONVEX_PAIRS
+from robodyn.engine import types as T
+from robodyn.engine.collision_driver import GEOM_TYPE_NAMES, candidate_pairs, mesh_too_large
+from robodyn.engine.errors import ModelError, UnsupportedModelError
+from robodyn.engine.model import MODEL_SPECS, Model
+from robodyn.engine.sizes import CONVEX_PAIRS
 
 _SUPPORTED_SENSORS = {
     T.SENS_ACCELEROMETER: "accelerometer",

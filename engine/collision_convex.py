@@ -86,10 +86,10 @@ work rows are fixed).
 
 import math
 
-from engine import collision_mesh as CM
-from engine import collision_multi as M
-from engine.jit import kernel, outline
-from engine.sizes import (
+from robodyn.engine import collision_mesh as CM
+from robodyn.engine import collision_multi as M
+from robodyn.engine.jit import kernel, outline
+from robodyn.engine.sizes import (
     CENTER,
     DIST,
     FACE_DIST2,
@@ -132,8 +132,8 @@ from engine.sizes import (
     VERT_I1,
     VERT_I2,
 )
-from engine.spatial import add3, cross3, dot3, mtv3, mv3, neg3, norm3, normalize3, row3, scl3, sub3
-from engine.types import (
+from robodyn.engine.spatial import add3, cross3, dot3, mtv3, mv3, neg3, norm3, normalize3, row3, scl3, sub3
+from robodyn.engine.types import (
     GEOM_BOX,
     GEOM_CAPSULE,
     GEOM_CYLINDER,

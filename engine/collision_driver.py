@@ -58,15 +58,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine import collision_convex as C
-from engine import collision_hfield as H
-from engine import collision_mesh as CM
-from engine import collision_primitive as P
-from engine import types as T
-from engine.jit import kernel, pair_unit, unit
-from engine.ptr import call_pair_unit
-from engine.sizes import CONVEX_PAIRS, DIST, MAXDEG, MAXFACE, NORMAL, OBJ_WIDTH, POS, TANGENT
-from engine.types import MINMU, MINVAL
+from robodyn.engine import collision_convex as C
+from robodyn.engine import collision_hfield as H
+from robodyn.engine import collision_mesh as CM
+from robodyn.engine import collision_primitive as P
+from robodyn.engine import types as T
+from robodyn.engine.jit import kernel, pair_unit, unit
+from robodyn.engine.ptr import call_pair_unit
+from robodyn.engine.sizes import CONVEX_PAIRS, DIST, MAXDEG, MAXFACE, NORMAL, OBJ_WIDTH, POS, TANGENT
+from robodyn.engine.types import MINMU, MINVAL
 
 GEOM_TYPE_NAMES = {
     T.GEOM_PLANE: "plane",

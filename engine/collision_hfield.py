@@ -43,11 +43,18 @@ SDF against a height field is refused at load (no mesh collider here).
 
 import math
 
-from engine import collision_convex as C
-from engine.jit import kernel
-from engine.sizes import MODE_SHAPE, NORMAL, OBJ_MARGIN, OBJ_MODE, OBJ_PRISM, OBJ_TYPE, POS
-from engine.spatial import mtm3, mtv3, mv3
-from engine.types import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_ELLIPSOID, GEOM_HFIELD, GEOM_SPHERE
+from robodyn.engine import collision_convex as C
+from robodyn.engine.jit import kernel
+from robodyn.engine.sizes import MODE_SHAPE, NORMAL, OBJ_MARGIN, OBJ_MODE, OBJ_PRISM, OBJ_TYPE, POS
+from robodyn.engine.spatial import mtm3, mtv3, mv3
+from robodyn.engine.types import (
+    GEOM_BOX,
+    GEOM_CAPSULE,
+    GEOM_CYLINDER,
+    GEOM_ELLIPSOID,
+    GEOM_HFIELD,
+    GEOM_SPHERE,
+)
 
 # (type1, type2) pairs MuJoCo sends to mjc_ConvexHField and this module collides
 HFIELD_PAIRS = frozenset(

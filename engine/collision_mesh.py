@@ -39,8 +39,8 @@ seeds and the hull graph, so that its support function reads only the row.
 
 import math
 
-from engine.jit import kernel
-from engine.sizes import (
+from robodyn.engine.jit import kernel
+from robodyn.engine.sizes import (
     DIST,
     NORMAL,
     POS,
@@ -55,7 +55,7 @@ from engine.sizes import (
     T_VERTINDEX,
     TANGENT,
 )
-from engine.spatial import add3, mv3, put_row3, unit3
+from robodyn.engine.spatial import add3, mv3, put_row3, unit3
 
 HILLCLIMB_MIN = 10  # mjMESH_HILLCLIMB_MIN: fewer vertices are searched exhaustively
 FLT_MAX = 3.4028234663852886e38

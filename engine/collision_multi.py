@@ -52,9 +52,9 @@ edges, faces, clipping planes, the polygons and the witness points (rows R_*, en
 
 import math
 
-from engine import collision_mesh as CM
-from engine.jit import kernel
-from engine.sizes import (
+from robodyn.engine import collision_mesh as CM
+from robodyn.engine.jit import kernel
+from robodyn.engine.sizes import (
     MAXDEG,
     MAXFACE,
     POLY_MAX,
@@ -75,8 +75,8 @@ from engine.sizes import (
     R_X1,
     R_X2,
 )
-from engine.spatial import add3, dot3, mv3, put_row3, row3, sub3, unit3
-from engine.types import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_MESH, MINVAL
+from robodyn.engine.spatial import add3, dot3, mv3, put_row3, row3, sub3, unit3
+from robodyn.engine.types import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_MESH, MINVAL
 
 FACE_TOL = 0.996  # mjFACE_TOL: cos of the largest angle between aligned faces (~5.1 deg)
 EDGE_TOL = 0.0888  # mjEDGE_TOL: |cos| of the largest angle between an edge and a face (~5.1 deg)

@@ -34,10 +34,10 @@ binary; the one such collider is capsule : capsule (see collide_capsule_capsule)
 
 import math
 
-from engine.jit import kernel
-from engine.sizes import BOXBOX_MAXVERT, DIST, NORMAL, POS, TANGENT
-from engine.spatial import add3, add_scl3, cross3, dot3, mtm3, mtv3, mv3, normalize3, scl3, sub3
-from engine.types import MINVAL
+from robodyn.engine.jit import kernel
+from robodyn.engine.sizes import BOXBOX_MAXVERT, DIST, NORMAL, POS, TANGENT
+from robodyn.engine.spatial import add3, add_scl3, cross3, dot3, mtm3, mtv3, mv3, normalize3, scl3, sub3
+from robodyn.engine.types import MINVAL
 
 # ---- small vector helpers (3-tuples in, 3-tuples out) -----------------------------------------
 

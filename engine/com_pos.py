@@ -11,10 +11,10 @@ Keeping the reference near the mass keeps the numbers small and well conditioned
   the translational part of a free joint: the world x, y, z axes.
 """
 
-from engine import types as T
-from engine.jit import kernel
-from engine.spatial import inert_com
-from engine.types import MINVAL
+from robodyn.engine import types as T
+from robodyn.engine.jit import kernel
+from robodyn.engine.spatial import inert_com
+from robodyn.engine.types import MINVAL
 
 
 @kernel

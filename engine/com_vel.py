@@ -9,9 +9,9 @@ the velocity before the ball). The translational dofs of a free joint have cdof_
 their axes are fixed in the world.
 """
 
-from engine import types as T
-from engine.jit import kernel
-from engine.spatial import cross_motion
+from robodyn.engine import types as T
+from robodyn.engine.jit import kernel
+from robodyn.engine.spatial import cross_motion
 
 
 @kernel

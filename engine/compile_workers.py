@@ -29,7 +29,7 @@ import pickle
 import subprocess
 import sys
 
-from engine.notice import COMPILE_SECONDS, DEFAULT_SECONDS
+from robodyn.engine.notice import COMPILE_SECONDS, DEFAULT_SECONDS
 
 try:
     import fcntl
@@ -42,13 +42,13 @@ MAX_WORKERS = 4
 _WORKER = """
 import importlib, os, pickle, sys
 share = pickle.load(sys.stdin.buffer)
-import engine
+from robodyn import engine
 if os.path.abspath(engine.__file__) != share["engine"]:
     sys.exit(3)  # another engine package on this path: its cache would not be the caller's
-from engine.ptr import signature
+from robodyn.engine.ptr import signature
 for label, argtypes in share["items"]:
     module, name = label.rsplit(".", 1)
-    obj = getattr(importlib.import_module("engine." + module), name)
+    obj = getattr(importlib.import_module("robodyn.engine." + module), name)
     if argtypes is None:
         obj.address(signature(obj))
     else:

@@ -55,12 +55,12 @@ import math
 
 import numpy as np
 
-from engine import types as T
-from engine.errors import InvalidArgumentError
-from engine.jacobian import jac_dif_pair, jac_dot_vel
-from engine.jit import kernel, unit
-from engine.spatial import mv3, normalize3, qderiv, qmul, qmul_axis, qnormalized, scl3
-from engine.types import MINVAL
+from robodyn.engine import types as T
+from robodyn.engine.errors import InvalidArgumentError
+from robodyn.engine.jacobian import jac_dif_pair, jac_dot_vel
+from robodyn.engine.jit import kernel, unit
+from robodyn.engine.spatial import mv3, normalize3, qderiv, qmul, qmul_axis, qnormalized, scl3
+from robodyn.engine.types import MINVAL
 
 MINIMP = 0.0001  # mjMINIMP: smallest impedance
 MAXIMP = 0.9999  # mjMAXIMP: largest impedance

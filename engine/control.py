@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine import types as T
-from engine.errors import ArgumentTypeError, IndexOutOfRangeError, InvalidArgumentError
-from engine.model import Model, model_digest
+from robodyn.engine import types as T
+from robodyn.engine.errors import ArgumentTypeError, IndexOutOfRangeError, InvalidArgumentError
+from robodyn.engine.model import Model, model_digest
 
 
 def check_motor(model: Model, actuator, what: str) -> tuple[int, int]:

@@ -9,8 +9,8 @@ M is stored as its lower triangle in the row layout of Model.M_rowadr / M_colind
 (ancestors ascending, diagonal last): a tree's M has no entries off that chain.
 """
 
-from engine.jit import kernel
-from engine.spatial import dot6, mul_inert_vec
+from robodyn.engine.jit import kernel
+from robodyn.engine.spatial import dot6, mul_inert_vec
 
 
 @kernel

@@ -14,10 +14,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-from engine import fields
-from engine.capacity import efc_rows_needed, efc_widths
-from engine.errors import ArgumentTypeError, DataSizeError, InvalidArgumentError, MemoryWarning, ModelError
-from engine.fields import (  # noqa: F401 (the names the declarations use)
+from robodyn.engine import fields
+from robodyn.engine.capacity import efc_rows_needed, efc_widths
+from robodyn.engine.errors import (
+    ArgumentTypeError,
+    DataSizeError,
+    InvalidArgumentError,
+    MemoryWarning,
+    ModelError,
+)
+from robodyn.engine.fields import (  # noqa: F401 (the names the declarations use)
     B,
     dim_size,
     f64,
@@ -47,14 +53,14 @@ from engine.fields import (  # noqa: F401 (the names the declarations use)
     nv,
     nwrap,
 )
-from engine.model import Model
-from engine.sizes import BOXBOX_WORK, CON_MAX, CON_WIDTH  # noqa: F401 (in declarations)
-from engine.sizes import FACE_WIDTH as CCD_FACE_WIDTH  # noqa: F401
-from engine.sizes import FACEID_WIDTH as CCD_FACEID_WIDTH  # noqa: F401
-from engine.sizes import LIST_ROWS as CCD_LIST_ROWS  # noqa: F401
-from engine.sizes import SIMPLEX_ROWS as CCD_SIMPLEX_ROWS  # noqa: F401
-from engine.sizes import VERT_WIDTH as CCD_VERT_WIDTH  # noqa: F401
-from engine.types import NWARN  # noqa: F401 (in declarations)
+from robodyn.engine.model import Model
+from robodyn.engine.sizes import BOXBOX_WORK, CON_MAX, CON_WIDTH  # noqa: F401 (in declarations)
+from robodyn.engine.sizes import FACE_WIDTH as CCD_FACE_WIDTH  # noqa: F401
+from robodyn.engine.sizes import FACEID_WIDTH as CCD_FACEID_WIDTH  # noqa: F401
+from robodyn.engine.sizes import LIST_ROWS as CCD_LIST_ROWS  # noqa: F401
+from robodyn.engine.sizes import SIMPLEX_ROWS as CCD_SIMPLEX_ROWS  # noqa: F401
+from robodyn.engine.sizes import VERT_WIDTH as CCD_VERT_WIDTH  # noqa: F401
+from robodyn.engine.types import NWARN  # noqa: F401 (in declarations)
 
 
 class Data(NamedTuple):

@@ -18,7 +18,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-import engine
+from robodyn import engine
 
 ASSET = Path(__file__).resolve().parents[1] / "assets" / "double_pendulum.xml"
 RELEASABLE = 1.0 * 9.81 * 0.2 + 0.5 * 9.81 * 0.55  # J: m1 g c1 + m2 g (l1 + c2) = 4.65975

@@ -16,11 +16,11 @@ qDeriv = d(qfrc_smooth)/d(qvel) = d(qfrc_actuator)/dv + d(qfrc_passive)/dv - d(q
   gravity off; the result is the analytic derivative up to rounding.
 """
 
-from engine import types as T
-from engine.actuation import next_activation
-from engine.com_vel import com_vel_at
-from engine.jit import kernel
-from engine.rne import rne_at
+from robodyn.engine import types as T
+from robodyn.engine.actuation import next_activation
+from robodyn.engine.com_vel import com_vel_at
+from robodyn.engine.jit import kernel
+from robodyn.engine.rne import rne_at
 
 
 @kernel

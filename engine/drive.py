@@ -23,10 +23,10 @@ ctrlrange (times its gain) and forcerange. `index[j] = (dof, actuator)` and `gai
 (kp, kd)` describe component j; `target` holds the row's commands.
 """
 
-from engine import types as T
-from engine.factor import solve_ld
-from engine.jit import kernel
-from engine.rne import rne_at
+from robodyn.engine import types as T
+from robodyn.engine.factor import solve_ld
+from robodyn.engine.jit import kernel
+from robodyn.engine.rne import rne_at
 
 
 @kernel

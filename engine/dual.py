@@ -8,10 +8,10 @@ and the projection onto its friction ellipsoid, and dense Cholesky factor and so
 
 import math
 
-from engine.constraint import dot, dot_sparse
-from engine.factor import solve_ld, solve_ld_range
-from engine.jit import kernel
-from engine.types import MINVAL
+from robodyn.engine.constraint import dot, dot_sparse
+from robodyn.engine.factor import solve_ld, solve_ld_range
+from robodyn.engine.jit import kernel
+from robodyn.engine.types import MINVAL
 
 
 @kernel

@@ -9,7 +9,7 @@ j: eliminating a leaf never creates an entry outside the tree pattern.
 `qLDiagInv` holds 1/D. Solving x = M^-1 y is then  x <- L^-T x, x <- D^-1 x, x <- L^-1 x.
 """
 
-from engine.jit import kernel
+from robodyn.engine.jit import kernel
 
 
 @kernel

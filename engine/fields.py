@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine import sizes
+from robodyn.engine import sizes
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ neqdata = Dim("neqdata")  # numbers per equality constraint (MuJoCo's mjNEQDATA)
 
 
 def _pgs_rows(m) -> int:
-    from engine import types as T
+    from robodyn.engine import types as T
 
     dual = int(m.opt_solver) == T.SOL_PGS or int(m.opt_noslip_iterations) > 0
     return int(m.nefcmax) if dual else 0

@@ -12,18 +12,18 @@ through their addresses in the Model record (`m.unit_*`); a model that has no co
 constraints has no rows, never calls them, and never compiles them.
 """
 
-from engine.actuation import actuation, actuator_velocity, transmission
-from engine.com_pos import com_pos
-from engine.com_vel import com_vel
-from engine.crb import crb
-from engine.factor import factor_m, solve_ld
-from engine.jacobian import apply_ft
-from engine.jit import kernel, unit
-from engine.kinematics import kinematics
-from engine.passive import passive
-from engine.ptr import call_unit
-from engine.rne import bias
-from engine.tendon import tendon, tendon_velocity
+from robodyn.engine.actuation import actuation, actuator_velocity, transmission
+from robodyn.engine.com_pos import com_pos
+from robodyn.engine.com_vel import com_vel
+from robodyn.engine.crb import crb
+from robodyn.engine.factor import factor_m, solve_ld
+from robodyn.engine.jacobian import apply_ft
+from robodyn.engine.jit import kernel, unit
+from robodyn.engine.kinematics import kinematics
+from robodyn.engine.passive import passive
+from robodyn.engine.ptr import call_unit
+from robodyn.engine.rne import bias
+from robodyn.engine.tendon import tendon, tendon_velocity
 
 
 @kernel

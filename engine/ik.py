@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from engine.errors import ArgumentTypeError, IndexOutOfRangeError, InvalidArgumentError
+from robodyn.engine.errors import ArgumentTypeError, IndexOutOfRangeError, InvalidArgumentError
 
 
 class IKResult(NamedTuple):

@@ -22,13 +22,13 @@ actuation disabled act does not change (MuJoCo's mj_advance).
 
 import numpy as np
 
-from engine import types as T
-from engine.actuation import next_activation
-from engine.derivative import bias_vel_columns, smooth_vel
-from engine.factor import factor_i, solve_ld
-from engine.jit import kernel, unit
-from engine.ptr import call_unit
-from engine.spatial import put, qsub, quat_integrate
+from robodyn.engine import types as T
+from robodyn.engine.actuation import next_activation
+from robodyn.engine.derivative import bias_vel_columns, smooth_vel
+from robodyn.engine.factor import factor_i, solve_ld
+from robodyn.engine.jit import kernel, unit
+from robodyn.engine.ptr import call_unit
+from robodyn.engine.spatial import put, qsub, quat_integrate
 
 
 @kernel

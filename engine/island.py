@@ -27,8 +27,8 @@ With <flag island="disable"/> or no rows, nisland = nidof = 0 and the maps hold 
 everything in order (identity maps), which is how the solver then solves all rows at once.
 """
 
-from engine import types as T
-from engine.jit import kernel
+from robodyn.engine import types as T
+from robodyn.engine.jit import kernel
 
 
 @kernel

@@ -10,8 +10,8 @@ chain give zero columns. J^T f maps a world force f at p (and torque t) to joint
 qfrc += jacp^T f + jacr^T t.
 """
 
-from engine import types as T
-from engine.jit import kernel
+from robodyn.engine import types as T
+from robodyn.engine.jit import kernel
 
 
 @kernel

@@ -106,7 +106,7 @@ class Unit:
 
     @property
     def label(self) -> str:
-        return f"{self.__module__.removeprefix('engine.')}.{self.__name__}"
+        return f"{self.__module__.removeprefix('robodyn.engine.')}.{self.__name__}"
 
     def _compiler(self, signature):
         if self._cfunc is None:

@@ -26,7 +26,7 @@ from numba import types
 from numba.core import ir_utils
 from numba.extending import intrinsic
 
-from engine.ptr import StructPtr, points_outside
+from robodyn.engine.ptr import StructPtr, points_outside
 
 JOB_FORWARD = 0
 JOB_STEP = 1

@@ -18,9 +18,9 @@ jointed under it follow it, and its geoms and sites move with it. It has no dofs
 dynamics see it as static at each step (no velocity, a zero Jacobian), as MuJoCo does.
 """
 
-from engine import types as T
-from engine.jit import kernel
-from engine.spatial import mv3, put, qaxisangle, qmul, qnormalized, qrot, quat_to_mat
+from robodyn.engine import types as T
+from robodyn.engine.jit import kernel
+from robodyn.engine.spatial import mv3, put, qaxisangle, qmul, qnormalized, qrot, quat_to_mat
 
 
 @kernel

@@ -16,11 +16,11 @@ import xml.etree.ElementTree as ET
 import mujoco
 import numpy as np
 
-from engine.capacity import capacities, dense_jacobian, efc_widths
-from engine.checks import check_options, check_supported, check_trees, check_values
-from engine.collision_driver import candidate_pairs
-from engine.errors import ModelArgumentError, ModelError, ModelFileError
-from engine.model import MODEL_SPECS, Model
+from robodyn.engine.capacity import capacities, dense_jacobian, efc_widths
+from robodyn.engine.checks import check_options, check_supported, check_trees, check_values
+from robodyn.engine.collision_driver import candidate_pairs
+from robodyn.engine.errors import ModelArgumentError, ModelError, ModelFileError
+from robodyn.engine.model import MODEL_SPECS, Model
 
 INT = np.int32
 

@@ -13,8 +13,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from engine import fields
-from engine.fields import (  # noqa: F401 (the names the declarations use)
+from robodyn.engine import fields
+from robodyn.engine.fields import (  # noqa: F401 (the names the declarations use)
     f64,
     i32,
     nbody,

@@ -46,11 +46,11 @@ machine code; the iteration counts and improvements agree); the 3.12 source scal
 by 1 / (meaninertia nv) in both cases.
 """
 
-from engine import types as T
-from engine.constraint import dot, dot_row
-from engine.dual import add_y, friction_qcqp, group, minv_jt_f, solver_scale
-from engine.jit import kernel
-from engine.types import MINVAL
+from robodyn.engine import types as T
+from robodyn.engine.constraint import dot, dot_row
+from robodyn.engine.dual import add_y, friction_qcqp, group, minv_jt_f, solver_scale
+from robodyn.engine.jit import kernel
+from robodyn.engine.types import MINVAL
 
 
 @kernel

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.errors import RoboDynError
-from engine.types import MAXVAL, MINMU, MINVAL
+from robodyn.engine.errors import RoboDynError
+from robodyn.engine.types import MAXVAL, MINMU, MINVAL
 
 # name -> what its values must satisfy (besides being finite)
 PARAMS = {
@@ -240,9 +240,9 @@ class RowParams:
         """engine.setconst for the staged values of rows idx, written into `staged`. Runs on
         temporary records and a scratch Data, so nothing the batch uses is touched until every
         row has passed."""
-        from engine.binding import Bound, ensure_compiled
-        from engine.data import make_data
-        from engine.setconst import SET_CONST_ARGTYPES, set_const_rows
+        from robodyn.engine.binding import Bound, ensure_compiled
+        from robodyn.engine.data import make_data
+        from robodyn.engine.setconst import SET_CONST_ARGTYPES, set_const_rows
 
         ensure_compiled((), [(set_const_rows, SET_CONST_ARGTYPES)])  # with a notice if it compiles
 

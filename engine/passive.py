@@ -19,11 +19,11 @@ as MuJoCo's mj_energyPos does).
 
 import math
 
-from engine import types as T
-from engine.jacobian import apply_ft
-from engine.jit import kernel
-from engine.spatial import mv3, put, qnormalized, qsub, transform_spatial
-from engine.types import MINVAL
+from robodyn.engine import types as T
+from robodyn.engine.jacobian import apply_ft
+from robodyn.engine.jit import kernel
+from robodyn.engine.spatial import mv3, put, qnormalized, qsub, transform_spatial
+from robodyn.engine.types import MINVAL
 
 
 @kernel

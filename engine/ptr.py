@@ -34,10 +34,10 @@ from numba.core.typing.templates import AttributeTemplate, infer_getattr
 from numba.extending import intrinsic, lower_getattr_generic, models, register_model
 from numba.np import numpy_support
 
-from engine.data import DATA_SPECS
-from engine.fields import ArraySpec
-from engine.jit import unit_call
-from engine.model import MODEL_SPECS
+from robodyn.engine.data import DATA_SPECS
+from robodyn.engine.fields import ArraySpec
+from robodyn.engine.jit import unit_call
+from robodyn.engine.model import MODEL_SPECS
 
 # the separately compiled units a Model record points to (0: the model never calls it)
 UNITS = (

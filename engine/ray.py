@@ -41,9 +41,9 @@ lies below the grid's edge profile.
 
 import math
 
-from engine.jit import kernel
-from engine.spatial import cross3, dot3, mtv3, mv3, unit3
-from engine.types import (
+from robodyn.engine.jit import kernel
+from robodyn.engine.spatial import cross3, dot3, mtv3, mv3, unit3
+from robodyn.engine.types import (
     GEOM_BOX,
     GEOM_CAPSULE,
     GEOM_CYLINDER,

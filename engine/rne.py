@@ -10,9 +10,9 @@ With qacc = 0 (flg_acc False) the result is the bias force c = C(q, v) v + g(q),
 MuJoCo's qfrc_bias; with qacc it is M qacc + c (Featherstone, RBDA ch. 5).
 """
 
-from engine import types as T
-from engine.jit import kernel
-from engine.spatial import cross_force, dot6, mul_inert_vec
+from robodyn.engine import types as T
+from robodyn.engine.jit import kernel
+from robodyn.engine.spatial import cross_force, dot6, mul_inert_vec
 
 
 @kernel

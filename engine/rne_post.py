@@ -15,10 +15,10 @@ cfrc_int_i is the force body i's parent exerts on the subtree of i. Unlike RNE's
 backward pass the world row is accumulated too: cfrc_int_0 is the sum over the roots.
 """
 
-from engine import types as T
-from engine.constraint import contact_force, eq_anchors, weld_quats
-from engine.jit import kernel
-from engine.spatial import cross3, cross_force, mtv3, mul_inert_vec, qmul, qmul_axis, sub3
+from robodyn.engine import types as T
+from robodyn.engine.constraint import contact_force, eq_anchors, weld_quats
+from robodyn.engine.jit import kernel
+from robodyn.engine.spatial import cross3, cross_force, mtv3, mul_inert_vec, qmul, qmul_axis, sub3
 
 
 @kernel

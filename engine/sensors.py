@@ -47,14 +47,14 @@ Noise: MuJoCo stores sensor_noise but never adds it (mj_forward is deterministic
 does the engine. Noise on observations is the task's sensor model (robogym).
 """
 
-from engine import types as T
-from engine.constraint import contact_normal_force
-from engine.jit import kernel, unit
-from engine.ptr import call_unit
-from engine.ray import ray, ray_geom
-from engine.rne_post import rne_post_constraint
-from engine.spatial import cross3, mtv3, mv3, qmul, unit3
-from engine.types import MINVAL
+from robodyn.engine import types as T
+from robodyn.engine.constraint import contact_normal_force
+from robodyn.engine.jit import kernel, unit
+from robodyn.engine.ptr import call_unit
+from robodyn.engine.ray import ray, ray_geom
+from robodyn.engine.rne_post import rne_post_constraint
+from robodyn.engine.spatial import cross3, mtv3, mv3, qmul, unit3
+from robodyn.engine.types import MINVAL
 
 # mjtDataType
 DATATYPE_REAL = 0

@@ -28,17 +28,17 @@ from __future__ import annotations
 import numpy as np
 from numba import types
 
-from engine import types as T
-from engine.com_pos import com_pos
-from engine.crb import crb
-from engine.factor import factor_m, solve_ld
-from engine.jacobian import jac
-from engine.jit import entry, kernel
-from engine.kinematics import kinematics
-from engine.ptr import data_at, model_at
-from engine.step import reset_row
-from engine.tendon import tendon
-from engine.types import MINVAL
+from robodyn.engine import types as T
+from robodyn.engine.com_pos import com_pos
+from robodyn.engine.crb import crb
+from robodyn.engine.factor import factor_m, solve_ld
+from robodyn.engine.jacobian import jac
+from robodyn.engine.jit import entry, kernel
+from robodyn.engine.kinematics import kinematics
+from robodyn.engine.ptr import data_at, model_at
+from robodyn.engine.step import reset_row
+from robodyn.engine.tendon import tendon
+from robodyn.engine.types import MINVAL
 
 
 @kernel

@@ -17,20 +17,20 @@ from typing import NamedTuple
 
 import numpy as np
 
-from engine import api, params
-from engine import types as T
-from engine.binding import JobRecord, bind, check_model
-from engine.data import DATA_SPECS, STATE_FIELDS, Data, make_data
-from engine.errors import (
+from robodyn.engine import api, params
+from robodyn.engine import types as T
+from robodyn.engine.binding import JobRecord, bind, check_model
+from robodyn.engine.data import DATA_SPECS, STATE_FIELDS, Data, make_data
+from robodyn.engine.errors import (
     ArgumentTypeError,
     IndexOutOfRangeError,
     InvalidArgumentError,
     PhysicsWarning,
     RoboDynError,
 )
-from engine.job import JOB_FORWARD, JOB_ROLLOUT, JOB_STEP
-from engine.model import Model, model_digest
-from engine.step import run_rows
+from robodyn.engine.job import JOB_FORWARD, JOB_ROLLOUT, JOB_STEP
+from robodyn.engine.model import Model, model_digest
+from robodyn.engine.step import run_rows
 
 
 class NonFiniteError(RoboDynError, FloatingPointError):

@@ -12,7 +12,7 @@ nothing here is compiled.
 
 import numpy as np
 
-from engine.types import (
+from robodyn.engine.types import (
     GEOM_BOX,
     GEOM_CAPSULE,
     GEOM_CYLINDER,

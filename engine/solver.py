@@ -76,9 +76,9 @@ import math
 
 import numpy as np
 
-from engine import types as T
-from engine.constraint import dot, dot_row
-from engine.dual import (
+from robodyn.engine import types as T
+from robodyn.engine.constraint import dot, dot_row
+from robodyn.engine.dual import (
     add_y,
     chol_factor,
     chol_solve,
@@ -89,12 +89,12 @@ from engine.dual import (
     project_ellipsoid,
     solver_scale,
 )
-from engine.factor import mul_m, solve_ld
-from engine.island import island
-from engine.jit import kernel, unit
-from engine.noslip import noslip
-from engine.ptr import call_unit
-from engine.types import MINVAL
+from robodyn.engine.factor import mul_m, solve_ld
+from robodyn.engine.island import island
+from robodyn.engine.jit import kernel, unit
+from robodyn.engine.noslip import noslip
+from robodyn.engine.ptr import call_unit
+from robodyn.engine.types import MINVAL
 
 _PCG_MULT = np.uint64(6364136223846793005)
 _MASK32 = np.uint64(0xFFFFFFFF)

@@ -21,8 +21,8 @@ digits): change it only on purpose.
 
 import math
 
-from engine.jit import kernel
-from engine.types import MINVAL
+from robodyn.engine.jit import kernel
+from robodyn.engine.types import MINVAL
 
 # ---- 3-vectors ------------------------------------------------------------------------------------
 

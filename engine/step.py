@@ -19,12 +19,12 @@ of warned rows, so Python looks at `status` and `warning` only when something ha
 
 from numba import prange
 
-from engine import types as T
-from engine.drive import acceleration_drive, pd_drive
-from engine.jit import kernel, outline, parallel_entry
-from engine.job import JOB_FORWARD, JOB_STEP, job_at
-from engine.ptr import call_unit, data_at, model_at
-from engine.warning import first_bad, is_bad, warn
+from robodyn.engine import types as T
+from robodyn.engine.drive import acceleration_drive, pd_drive
+from robodyn.engine.jit import kernel, outline, parallel_entry
+from robodyn.engine.job import JOB_FORWARD, JOB_STEP, job_at
+from robodyn.engine.ptr import call_unit, data_at, model_at
+from robodyn.engine.warning import first_bad, is_bad, warn
 
 
 @outline

@@ -24,13 +24,13 @@ the length to first order).
 
 import math
 
-from engine import types as T
-from engine.constraint import dot
-from engine.jacobian import jac_dif_pair
-from engine.jit import kernel, unit
-from engine.ptr import call_unit
-from engine.spatial import unit3
-from engine.types import MINVAL
+from robodyn.engine import types as T
+from robodyn.engine.constraint import dot
+from robodyn.engine.jacobian import jac_dif_pair
+from robodyn.engine.jit import kernel, unit
+from robodyn.engine.ptr import call_unit
+from robodyn.engine.spatial import unit3
+from robodyn.engine.types import MINVAL
 
 
 @kernel

@@ -9,8 +9,8 @@ Python looks at them only when there are some.
 
 from __future__ import annotations
 
-from engine import types as T
-from engine.jit import kernel
+from robodyn.engine import types as T
+from robodyn.engine.jit import kernel
 
 
 @kernel

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from envs.tuning import Tuning
+from robodyn.envs.tuning import Tuning
 from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE
 from robogym.declare import Param, State
@@ -253,7 +253,10 @@ CraneEnv, CraneVectorEnv = task_envs(
     module=__name__,
     max_episode_steps=400,
     summary="trolley + payload on a 3 m cable: move 10 m, arrive still (acceleration drive)",
-    baselines={"pd": "envs.baselines.crane:crane_pd", "mpc": "envs.baselines.crane:crane_mpc"},
+    baselines={
+        "pd": "robodyn.envs.baselines.crane:crane_pd",
+        "mpc": "robodyn.envs.baselines.crane:crane_mpc",
+    },
     scenarios={"fixed": {"reset_noise_scale": 0.0}},
     tuning={
         "pd": Tuning(

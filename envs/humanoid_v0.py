@@ -353,6 +353,6 @@ HumanoidEnv, HumanoidVectorEnv = task_envs(
     module=__name__,
     max_episode_steps=1000,
     summary="1.65 m, 55 kg humanoid on a free base: stay standing 20 s under pushes (pd_target)",
-    baselines={"pd": "envs.baselines.humanoid:humanoid_pd"},
+    baselines={"pd": "robodyn.envs.baselines.humanoid:humanoid_pd"},
     scenarios={"fixed": {"reset_noise_scale": 0.0}, "no_push": {"push_magnitude": 0.0}},
 )

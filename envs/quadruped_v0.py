@@ -343,7 +343,7 @@ QuadrupedEnv, QuadrupedVectorEnv = task_envs(
     module=__name__,
     max_episode_steps=1000,
     summary="Go1-sized quadruped on a floor: walk at a commanded forward speed and yaw rate (pd_target)",
-    baselines={"pd": "envs.baselines.quadruped:quadruped_pd"},
+    baselines={"pd": "robodyn.envs.baselines.quadruped:quadruped_pd"},
     scenarios={
         "fixed": {"reset_noise_scale": 0.0, "command": (0.5, 0.0)},
         "stand": {"reset_noise_scale": 0.0, "command": (0.0, 0.0)},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from envs.tuning import Tuning
+from robodyn.envs.tuning import Tuning
 from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE, is_int
 from robogym.declare import Obs, Param, State
@@ -365,7 +365,10 @@ RocketEnv, RocketVectorEnv = task_envs(
     module=__name__,
     max_episode_steps=400,
     summary="lander under gimballed thrust in [0.4 W, 2 W]: touch down softly on the pad (ctrl)",
-    baselines={"pd": "envs.baselines.rocket:rocket_pd", "mpc": "envs.baselines.rocket:rocket_mpc"},
+    baselines={
+        "pd": "robodyn.envs.baselines.rocket:rocket_pd",
+        "mpc": "robodyn.envs.baselines.rocket:rocket_mpc",
+    },
     scenarios={"fixed": {"reset_noise_scale": 0.0}},
     tuning={
         # the lateral loop's omega, on the four fixed starts: the best lands nearest the

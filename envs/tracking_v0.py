@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from envs.tuning import Tuning
+from robodyn.envs.tuning import Tuning
 from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds
 from robogym.declare import Obs, Param, State
@@ -363,9 +363,9 @@ TrackingEnv, TrackingVectorEnv = task_envs(
     max_episode_steps=400,
     summary="5-segment 1.9 m arm, 6 kg gripper, 400 N m motors: follow a target round a tilted circle",
     baselines={
-        "pd": "envs.baselines.tracking:tracking_pd",
-        "mpc": "envs.baselines.tracking:tracking_mpc",
-        "mpc_nopreview": "envs.baselines.tracking:tracking_mpc_nopreview",
+        "pd": "robodyn.envs.baselines.tracking:tracking_pd",
+        "mpc": "robodyn.envs.baselines.tracking:tracking_mpc",
+        "mpc_nopreview": "robodyn.envs.baselines.tracking:tracking_mpc_nopreview",
     },
     scenarios={"fixed": {"reset_noise_scale": 0.0}},
     tuning={

@@ -10,7 +10,7 @@ snap = env.snapshot(); env.restore(snap)  # both envs; robogym.snapshot(env) thr
 mine = robogym.make_env("my_robot.xml")  # any MJCF file: gym.make("RoboDyn/MJCF-v0", xml_file=...)
 """
 
-from engine.errors import PhysicsWarning, RoboDynError
+from robodyn.engine.errors import PhysicsWarning, RoboDynError
 from robogym.core import EnvSnapshot
 from robogym.env import RoboDynEnv, restore, snapshot
 from robogym.errors import (

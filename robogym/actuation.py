@@ -27,8 +27,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from engine import types as T
-from engine.control import AccelerationDrive, PDDrive, check_motor
+from robodyn.engine import types as T
+from robodyn.engine.control import AccelerationDrive, PDDrive, check_motor
 from robogym.errors import IndexOutOfRangeError, InvalidArgumentError
 
 KINDS = ("ctrl", "force", "acceleration", "pd_target")

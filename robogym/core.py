@@ -16,8 +16,8 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.envs.registration import EnvSpec
 
-from engine.errors import ModelError
-from engine.simulator import Snapshot
+from robodyn.engine.errors import ModelError
+from robodyn.engine.simulator import Snapshot
 from robogym.checks import check_count, check_dtype
 from robogym.errors import (
     ActionTypeError,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-from engine.errors import (  # noqa: F401 (the engine's argument errors are the face's too)
+from robodyn.engine.errors import (  # noqa: F401 (the engine's argument errors are the face's too)
     ArgumentTypeError,
     IndexOutOfRangeError,
     InvalidArgumentError,

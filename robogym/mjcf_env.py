@@ -40,7 +40,7 @@ import gymnasium as gym
 import mujoco
 import numpy as np
 
-from engine.errors import ModelFileError, RoboDynError
+from robodyn.engine.errors import ModelFileError, RoboDynError
 from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, Bounds, check_count
 from robogym.declare import Obs, Param

@@ -33,8 +33,8 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from engine.data import DATA_SPECS
-from engine.model import MODEL_SPECS
+from robodyn.engine.data import DATA_SPECS
+from robodyn.engine.model import MODEL_SPECS
 from robogym.errors import ArgumentTypeError, UnknownFieldError, UnknownNameError
 
 OBJ = mujoco.mjtObj

@@ -17,19 +17,18 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-import engine
-import robodyn_assets
-from engine.ik import ik
-from engine.loader import load_with_mujoco
+from robodyn import assets, engine
+from robodyn.engine.ik import ik
+from robodyn.engine.loader import load_with_mujoco
 from robogym.errors import InvalidArgumentError, MissingFileError, UnknownNameError
 from robogym.named import named_data, named_model
 
-# the MJCF models: assets/ in the repository, installed as the package robodyn_assets
-ASSETS = Path(robodyn_assets.__file__).resolve().parent
+# the MJCF models: assets/ in the repository, installed as the package robodyn.assets
+ASSETS = Path(assets.__file__).resolve().parent
 
 
 def asset_path(name: str) -> Path:
-    """Absolute path of a model file among the project's MJCF assets (the robodyn_assets
+    """Absolute path of a model file among the project's MJCF assets (the robodyn.assets
     package: assets/ in the repository, package data in an installed wheel)."""
     path = ASSETS / name
     if not path.is_file():

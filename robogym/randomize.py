@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from engine.params import PARAMS
+from robodyn.engine.params import PARAMS
 from robogym.checks import Bounds
 from robogym.declare import Param
 from robogym.errors import InvalidArgumentError

@@ -8,8 +8,8 @@ import gymnasium
 import mujoco
 import numpy as np
 
-import engine
-from engine.loader import without_contacts  # noqa: F401  (re-exported for the tests)
+from robodyn import engine
+from robodyn.engine.loader import without_contacts  # noqa: F401  (re-exported for the tests)
 
 REPO = Path(__file__).resolve().parents[1]
 ASSETS = REPO / "assets"

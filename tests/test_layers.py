@@ -1,8 +1,9 @@
 """The layers import downward only, and no modules import each other in a circle.
 
-The layers (docs/architecture.md), bottom to top: the MJCF assets (the package robodyn_assets, the
-repository's assets/), engine, robogym, envs, training. Every import statement of every
-module of those packages is read from its source (at any depth: inside functions, classes,
+The layers (docs/architecture.md), bottom to top: the MJCF assets (the package
+robodyn.assets, the repository's assets/), robodyn.engine, robogym, robodyn.envs,
+robodyn.training. Every import statement of every module of those packages is read from its
+source (at any depth: inside functions, classes,
 `if TYPE_CHECKING:` blocks and `try:` blocks too, so a lazy import counts like any other):
 
 - a module may import its own layer and the layers below it, never one above, and never
@@ -23,14 +24,22 @@ from tests.helpers import REPO
 
 # (package name, its directory in the repository), bottom layer first
 LAYERS = (
-    ("robodyn_assets", "assets"),
-    ("engine", "engine"),
+    ("robodyn.assets", "assets"),
+    ("robodyn.engine", "engine"),
     ("robogym", "robogym"),
-    ("envs", "envs"),
-    ("training", "training"),
+    ("robodyn.envs", "envs"),
+    ("robodyn.training", "training"),
 )
 OUTSIDE = ("tests", "benchmarks")  # project code that no layer may import
 RANK = {name: i for i, (name, _) in enumerate(LAYERS)}
+
+
+def layer_of(module: str) -> str | None:
+    """The layer (a LAYERS package) that the dotted module name is or lies in; None for none."""
+    for package, _ in LAYERS:
+        if module == package or module.startswith(f"{package}."):
+            return package
+    return None
 
 
 def project_modules() -> dict[str, Path]:
@@ -84,10 +93,10 @@ def test_no_layer_imports_a_layer_above_it_or_tests():
     modules, graph = import_graph()
     upward = []
     for module, imported in graph.items():
-        here = RANK[module.split(".")[0]]
+        here = RANK[layer_of(module)]
         for line, target in imported:
             top = target.split(".")[0]
-            if top in OUTSIDE or RANK.get(top, -1) > here:
+            if top in OUTSIDE or RANK.get(layer_of(target), -1) > here:
                 path = modules[module].relative_to(REPO)
                 upward.append(f"{path}:{line} ({module}) imports {target}")
     assert upward == [], "imports against the layer order:\n" + "\n".join(upward)
@@ -105,9 +114,14 @@ def test_the_checks_see_lazy_relative_and_upward_imports(tmp_path):
     # the reader itself, on a made-up module: an import inside a function, a relative one,
     # and an upward one are all found
     src = tmp_path / "mod.py"
-    src.write_text("from . import physics\n\ndef f():\n    from training.cli import main\n    import envs\n")
-    known = {"robogym.physics", "training.cli"}
-    assert imports_of("robogym.mod", src, known) == [(1, "robogym.physics"), (4, "training.cli"), (5, "envs")]
+    src.write_text(
+        "from . import physics\n\n"
+        "def f():\n    from robodyn.training.cli import main\n    import robodyn.envs\n"
+    )
+    known = {"robogym.physics", "robodyn.training.cli"}
+    found = imports_of("robogym.mod", src, known)
+    assert found == [(1, "robogym.physics"), (4, "robodyn.training.cli"), (5, "robodyn.envs")]
+    assert [RANK[layer_of(t)] for _, t in found] == [2, 4, 3]  # the two upward ones rank above robogym
     assert _cycles({"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"]}) == [["a", "b", "c"]]
     assert _cycles({"a": ["a"]}) == [["a"]]
     assert _cycles({"a": ["b"], "b": []}) == []

@@ -46,8 +46,8 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.errors import DataSizeError, RoboDynError
-from training import jsonio
+from robodyn.engine.errors import DataSizeError, RoboDynError
+from robodyn.training import jsonio
 
 
 class CLIError(RoboDynError, ValueError):
@@ -382,8 +382,8 @@ def cmd_eval(args) -> int:
     """Check the arguments, the policies and the output directory; evaluate each policy (here,
     or on Ray with --ray), print the comparison table and write the JSON, NPZ and PNG files
     (and the video)."""
-    from training.evaluate import results_document
-    from training.plots import plot_final_metrics, plot_metrics, plot_trajectories
+    from robodyn.training.evaluate import results_document
+    from robodyn.training.plots import plot_final_metrics, plot_metrics, plot_trajectories
 
     _check_ray(args)
     env_id = _env_id(args.env)
@@ -423,7 +423,7 @@ def cmd_eval(args) -> int:
     if has_metrics:
         written.append(plot_final_metrics(results, out / "final_metrics.png"))
     if args.video:
-        from training.video import write_eval_video
+        from robodyn.training.video import write_eval_video
 
         print("rendering the recorded episodes ...", flush=True)
         try:
@@ -436,7 +436,7 @@ def cmd_eval(args) -> int:
 
 def _evaluate_here(args, env_id: str, policies: list, specs: list[str], env_kwargs: dict) -> list:
     """Each policy's EvalResults, evaluated in this process (training.evaluate)."""
-    from training.evaluate import EvaluationError, PolicyError, evaluate
+    from robodyn.training.evaluate import EvaluationError, PolicyError, evaluate
 
     results = []
     for spec, policy in zip(specs, policies, strict=True):
@@ -467,9 +467,9 @@ def _evaluate_here(args, env_id: str, policies: list, specs: list[str], env_kwar
 def _evaluate_on_ray(args, env_id: str, specs: list[str], env_kwargs: dict) -> tuple[list, dict]:
     """(each policy's EvalResults, what ran where): the blocks of every policy's evaluation on
     one pool of Ray workers (training.distributed), each worker warm before the first."""
-    from training.cluster import ClusterError, cluster_cpus, connected
-    from training.distributed import RayEvaluator
-    from training.evaluate import EvaluationError, PolicyError, episode_blocks
+    from robodyn.training.cluster import ClusterError, cluster_cpus, connected
+    from robodyn.training.distributed import RayEvaluator
+    from robodyn.training.evaluate import EvaluationError, PolicyError, episode_blocks
 
     blocks = len(episode_blocks(args.episodes, args.num_envs))
     n = min(args.num_envs, args.episodes)
@@ -502,7 +502,7 @@ def _evaluate_on_ray(args, env_id: str, specs: list[str], env_kwargs: dict) -> t
 def _check_ray(args) -> None:
     """With --ray, Ray must be installed (a CLIError says how to install it); --workers and
     the like only go with --ray."""
-    from training.cluster import RayMissingError, import_ray
+    from robodyn.training.cluster import RayMissingError, import_ray
 
     if args.ray is None:
         for flag in ("workers", "cpus_per_run"):
@@ -542,7 +542,7 @@ def _load_policies(env_id: str, specs: list[str], env_kwargs: dict, user_kwargs:
     the loaded SB3Policy for a .zip (its sidecar, statistics and spaces checked against the
     env). The env is built once, one row, from env_kwargs, so that the task refuses bad
     keywords here, before any evaluation; skipped when there is nothing to check."""
-    from training.evaluate import PolicyError, make_policy
+    from robodyn.training.evaluate import PolicyError, make_policy
 
     zips = [spec for spec in specs if spec.endswith(".zip")]
     if not zips and not user_kwargs:
@@ -682,8 +682,8 @@ def _scenario(env_id: str, name: str) -> dict:
 def default_policies(env_id: str) -> list[str]:
     """The task's baselines, then every SB3 model in training/policies/ trained on env_id
     (its sidecar JSON names the env); `random` for a task that has neither."""
+    from robodyn.training.evaluate import PolicyError, read_model_meta
     from robogym import registration
-    from training.evaluate import PolicyError, read_model_meta
 
     specs = list(registration.entry(env_id).baselines)
     for sidecar in sorted(SAVED_POLICIES.glob("*.json")):
@@ -838,7 +838,7 @@ def sweep_table(summary: dict) -> str:
 
 def _json_text(value) -> str:
     """A setting's value as compact JSON."""
-    from training.sweep import compact_json
+    from robodyn.training.sweep import compact_json
 
     return compact_json(value)
 
@@ -877,8 +877,8 @@ def cmd_train(args) -> int:
     keywords, the output directory) and the `train` extra, then train with training.train."""
     env_id = _env_id(args.env)
     try:
-        from training.evaluate import PolicyError, load_sb3_model, load_vecnormalize, read_model_meta
-        from training.train import TrainError, check_algo_kwargs, train
+        from robodyn.training.evaluate import PolicyError, load_sb3_model, load_vecnormalize, read_model_meta
+        from robodyn.training.train import TrainError, check_algo_kwargs, train
     except ImportError as e:
         raise CLIError(f"training needs the `train` extra (pip install -e '.[train]'): {e}") from None
     algo = args.algo or "ppo"
@@ -938,13 +938,13 @@ def cmd_sweep(args) -> int:
     """Check Ray (with --ray), the train extra, the seeds, the settings (every combination's
     model built once) and the results directory; run the sweep (training.sweep), print its
     table and write sweep.json."""
-    from training.cluster import ClusterError
-    from training.sweep import SweepConfig, SweepError, make_runs, run_sweep
+    from robodyn.training.cluster import ClusterError
+    from robodyn.training.sweep import SweepConfig, SweepError, make_runs, run_sweep
 
     _check_ray(args)
     env_id = _env_id(args.env)
     try:
-        import training.train  # noqa: F401  (stable-baselines3 and torch)
+        import robodyn.training.train  # noqa: F401  (stable-baselines3 and torch)
     except ImportError as e:
         raise CLIError(f"training needs the `train` extra (pip install -e '.[train]'): {e}") from None
     try:
@@ -1005,7 +1005,7 @@ def _check_sweep_out(out: Path, runs) -> None:
 def _sweep_grid(args) -> tuple[list[int], dict[str, list]]:
     """(seeds, {keyword: values}) of a sweep from --seeds and --set; a SweepError for text that
     does not parse, a CLIError for a keyword set twice."""
-    from training.sweep import parse_seeds, parse_setting
+    from robodyn.training.sweep import parse_seeds, parse_setting
 
     seeds = parse_seeds(args.seeds)
     grid: dict[str, list] = {}
@@ -1036,7 +1036,7 @@ def _check_sweep_settings(env_id: str, args, env_kwargs: dict, combinations: lis
     """Every combination's algorithm keywords checked (names and types), then its env and
     model built once and closed (training.train.check_settings), so that a value the task or
     the algorithm refuses is a CLIError before any run starts."""
-    from training.train import TrainError, check_algo_kwargs, check_settings
+    from robodyn.training.train import TrainError, check_algo_kwargs, check_settings
 
     for settings in combinations:
         kwargs = {**args.algo_kwargs, **settings}
@@ -1060,7 +1060,7 @@ def cmd_export(args) -> int:
         import onnxruntime  # noqa: F401
         import stable_baselines3  # noqa: F401
 
-        from training.export import ExportError, check_exportable, export_onnx
+        from robodyn.training.export import ExportError, check_exportable, export_onnx
     except ImportError as e:
         raise CLIError(f"export needs the `train` extra (pip install -e '.[train]'): {e}") from None
     try:
@@ -1199,7 +1199,7 @@ def cmd_play(args) -> int:
     import mujoco
     from gymnasium.vector import AutoresetMode
 
-    from training.evaluate import PolicyError, make_policy
+    from robodyn.training.evaluate import PolicyError, make_policy
 
     env_id = _env_id(args.env)
     _check_policy_names(env_id, [args.policy])
@@ -1238,9 +1238,9 @@ def cmd_tune(args) -> int:
     and store the record (with the command) where the baseline reads its default gains.
     Exit code 1 if the best sits at an end of the (extended) grid: the optimum was not
     bracketed, and the record says so."""
-    from envs.baselines.tuned import tuned_path
+    from robodyn.envs.baselines.tuned import tuned_path
+    from robodyn.training.experiments import tune, write_tuning
     from robogym import registration
-    from training.experiments import tune, write_tuning
 
     env_id = _env_id(args.env)
     tuned = registration.entry(env_id).tuning

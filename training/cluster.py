@@ -29,7 +29,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from engine.errors import RoboDynError
+from robodyn.engine.errors import RoboDynError
 
 INSTALL = 'pip install -e ".[ray]"'
 

@@ -1,6 +1,6 @@
 """Evaluation spread over Ray workers, episode for episode the same as training.evaluate.
 
-    from training.distributed import evaluate_ray
+    from robodyn.training.distributed import evaluate_ray
     results = evaluate_ray("RoboDyn/Crane-v0", "pd", episodes=1000, num_envs=64, address="auto")
 
 or `robodyn eval RoboDyn/Crane-v0 --episodes 1000 --num-envs 64 --ray auto`.
@@ -44,8 +44,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from engine.errors import InvalidArgumentError
-from training.cluster import (
+from robodyn.engine.errors import InvalidArgumentError
+from robodyn.training.cluster import (
     ClusterError,
     WorkerLostError,
     cluster_cpus,
@@ -53,7 +53,7 @@ from training.cluster import (
     import_ray,
     lost_worker_errors,
 )
-from training.evaluate import (
+from robodyn.training.evaluate import (
     EnvLayout,
     EvalResults,
     check_evaluation,

@@ -47,12 +47,12 @@ import mujoco
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from engine.errors import RoboDynError
-from envs.baselines import BASELINES, Policy, make_baseline
+from robodyn.engine.errors import RoboDynError
+from robodyn.envs.baselines import BASELINES, Policy, make_baseline
+from robodyn.training import jsonio
+from robodyn.training.residual import ResidualError, ResidualPolicy
 from robogym import registration
 from robogym.errors import InvalidArgumentError
-from training import jsonio
-from training.residual import ResidualError, ResidualPolicy
 
 SB3_ALGOS = ("PPO", "SAC", "TD3", "A2C", "DDPG")
 

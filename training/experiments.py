@@ -27,11 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
-from envs.baselines.tuned import tuned_path
+from robodyn.envs.baselines.tuned import tuned_path
+from robodyn.training import jsonio
+from robodyn.training.evaluate import EvalResults, evaluate
 from robogym import registration
 from robogym.errors import InvalidArgumentError
-from training import jsonio
-from training.evaluate import EvalResults, evaluate
 
 
 def run_scenario(task_id: str, scenario: str, policy, rows: int, seed: int = 0) -> EvalResults:

@@ -1,6 +1,6 @@
 """Export a trained stable-baselines3 policy to ONNX: raw observation in, deterministic action out.
 
-    from training.export import export_onnx
+    from robodyn.training.export import export_onnx
     path = export_onnx("training/policies/crane_ppo.zip")  # -> training/policies/crane_ppo.onnx
 
 or `robodyn export training/policies/crane_ppo.zip --onnx [--out FILE]`.
@@ -36,8 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.errors import RoboDynError
-from training.evaluate import PolicyError, load_sb3_policy, read_model_meta
+from robodyn.engine.errors import RoboDynError
+from robodyn.training.evaluate import PolicyError, load_sb3_policy, read_model_meta
 
 # the policy classes whose deterministic action export knows how to compute, by the module
 # stable-baselines3 defines them in (the zip's "data" names it), with the algorithms using them

@@ -20,7 +20,7 @@ from pathlib import PurePath
 
 import numpy as np
 
-from engine.errors import RoboDynError
+from robodyn.engine.errors import RoboDynError
 from robogym.errors import ArgumentTypeError
 
 

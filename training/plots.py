@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from robodyn.training.evaluate import EvalResults
 from robogym.errors import InvalidArgumentError
-from training.evaluate import EvalResults
 
 COLUMNS = 3
 MAX_PANELS = 12  # panels of plot_trajectories: four rows

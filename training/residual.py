@@ -18,7 +18,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 
-from engine.errors import RoboDynError
+from robodyn.engine.errors import RoboDynError
 
 
 class ResidualError(RoboDynError, ValueError):
@@ -49,7 +49,7 @@ class ResidualVectorEnv(gym.vector.VectorWrapper):
 
     def __init__(self, env: gym.vector.VectorEnv, base: str, scale: float = 1.0):
         super().__init__(env)
-        from envs.baselines import make_baseline
+        from robodyn.envs.baselines import make_baseline
 
         self.scale = check_scale(scale)
         self.base_name = base
@@ -104,7 +104,7 @@ class ResidualPolicy:
     def base_for(self, env):
         """The baseline policy for `env`; a ResidualError if its task has no such baseline."""
         if self._env is not env:
-            from envs.baselines import make_baseline
+            from robodyn.envs.baselines import make_baseline
 
             try:
                 self._base = make_baseline(self.base_name, env)

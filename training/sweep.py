@@ -34,9 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.errors import InvalidArgumentError, RoboDynError
-from training import jsonio
-from training.cluster import WorkerLostError, connected, lost_worker_errors
+from robodyn.engine.errors import InvalidArgumentError, RoboDynError
+from robodyn.training import jsonio
+from robodyn.training.cluster import WorkerLostError, connected, lost_worker_errors
 
 
 class SweepError(RoboDynError, ValueError):
@@ -152,8 +152,8 @@ def train_and_evaluate(config: SweepConfig, run: Run, nthread: int | None = None
     """Train `run` (training.train) and evaluate its final model (training.evaluate) in a
     temporary directory; return its files' bytes by relative path, and its numbers. nthread:
     the engine's threads for the training (default one per core)."""
-    from training.evaluate import evaluate, results_document
-    from training.train import train
+    from robodyn.training.evaluate import evaluate, results_document
+    from robodyn.training.train import train
 
     if nthread is not None:  # torch too keeps to the run's CPUs (see training.distributed)
         import torch

@@ -1,6 +1,6 @@
 """Train PPO or SAC (stable-baselines3) on a RoboDyn task, on the native vector env.
 
-    from training.train import train
+    from robodyn.training.train import train
     result = train("RoboDyn/Crane-v0", algo="ppo", total_timesteps=1_000_000, out_dir="runs/crane")
 
 or `robodyn train RoboDyn/Crane-v0 --algo ppo --timesteps 1000000 --num-envs 64 --out runs/crane`.
@@ -43,11 +43,11 @@ import stable_baselines3
 from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback
 from stable_baselines3.common.vec_env import VecNormalize
 
-from engine.errors import RoboDynError
+from robodyn.engine.errors import RoboDynError
+from robodyn.training import jsonio
+from robodyn.training.evaluate import PolicyError, load_sb3_model, load_vecnormalize, read_model_meta
+from robodyn.training.residual import ResidualError, ResidualVectorEnv, check_scale
 from robogym.sb3 import make_sb3_env, task_metric_names
-from training import jsonio
-from training.evaluate import PolicyError, load_sb3_model, load_vecnormalize, read_model_meta
-from training.residual import ResidualError, ResidualVectorEnv, check_scale
 
 ALGOS = ("ppo", "sac")
 # keywords of the algorithm's constructor that train() sets itself (its own arguments)

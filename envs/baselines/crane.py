@@ -20,10 +20,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from envs.baselines.linearize import LinearizedDynamics
-from envs.baselines.mpc import MPC
-from envs.baselines.pose_hold import PoseHold
-from envs.baselines.tuned import tuned_parameters
+from robodyn.envs.baselines.linearize import LinearizedDynamics
+from robodyn.envs.baselines.mpc import MPC
+from robodyn.envs.baselines.pose_hold import PoseHold
+from robodyn.envs.baselines.tuned import tuned_parameters
 
 TASK_ID = "RoboDyn/Crane-v0"
 MPC_Q = (1.0, 100.0, 1.0, 10.0)  # weights on (x, theta, v, theta_dot)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import engine
+from robodyn import engine
 from robogym.errors import InvalidArgumentError
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from envs.baselines import ilqr
+from robodyn.envs.baselines import ilqr
 from robogym.errors import InvalidArgumentError
 
 StateFn = Callable[[object], np.ndarray]  # env -> (B, n)
@@ -163,7 +163,7 @@ def task_mpc(env, Q, R, x_goal=None, u_goal=None, horizon: int = 40, **kwargs) -
     the goal. Q (2nv, 2nv) weighs the tangent-space error x (-) x_goal (zero weights for
     states the actuation cannot reach, such as a floating base's position), R (m, m) the
     actions; the terminal cost is the infinite-horizon LQR value. kwargs go to MPC."""
-    from envs.baselines.linearize import LinearizedDynamics
+    from robodyn.envs.baselines.linearize import LinearizedDynamics
 
     dynamics = LinearizedDynamics(env, x_op=x_goal, u_op=u_goal)
 

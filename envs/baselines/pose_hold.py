@@ -27,9 +27,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-import engine
-from engine import types as T
-from engine.control import check_motor
+from robodyn import engine
+from robodyn.engine import types as T
+from robodyn.engine.control import check_motor
 from robogym.errors import InvalidArgumentError
 
 Readout = Callable[[object], tuple[np.ndarray, np.ndarray]]  # env -> (q (B, k), qdot (B, k))

@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import numpy as np
 
-import engine
-from envs.baselines.linearize import EngineDynamics
-from envs.baselines.mpc import MPC
-from envs.baselines.tuned import tuned_parameters
+from robodyn import engine
+from robodyn.envs.baselines.linearize import EngineDynamics
+from robodyn.envs.baselines.mpc import MPC
+from robodyn.envs.baselines.tuned import tuned_parameters
 
 TASK_ID = "RoboDyn/Rocket-v0"
 MAX_LEAN = 0.35  # rad: the PD's largest commanded lean

@@ -44,12 +44,12 @@ from __future__ import annotations
 
 import numpy as np
 
-import engine
-from envs.baselines.linearize import EngineDynamics, LinearizedDynamics
-from envs.baselines.mpc import MPC, lqr_terminal_cost
-from envs.baselines.pose_hold import PoseHold, motor_torque_map
-from envs.baselines.tuned import tuned_parameters
-from envs.tracking_v0 import IK_SEED
+from robodyn import engine
+from robodyn.envs.baselines.linearize import EngineDynamics, LinearizedDynamics
+from robodyn.envs.baselines.mpc import MPC, lqr_terminal_cost
+from robodyn.envs.baselines.pose_hold import PoseHold, motor_torque_map
+from robodyn.envs.baselines.tuned import tuned_parameters
+from robodyn.envs.tracking_v0 import IK_SEED
 from robogym.errors import InvalidArgumentError
 
 TASK_ID = "RoboDyn/Tracking-v0"

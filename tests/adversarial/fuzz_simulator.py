@@ -33,9 +33,9 @@ from collections import Counter
 
 import numpy as np
 
-import engine
-from engine.errors import PhysicsWarning, RoboDynError
-from engine.params import DERIVED, PARAMS
+from robodyn import engine
+from robodyn.engine.errors import PhysicsWarning, RoboDynError
+from robodyn.engine.params import DERIVED, PARAMS
 from robogym.sensor_model import SensorModel
 from tests.helpers import ASSETS, GYM_ASSETS
 

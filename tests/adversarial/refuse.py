@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.errors import RoboDynError
+from robodyn.engine.errors import RoboDynError
 
 
 def arrays_of(obj, depth: int = 10) -> dict:

@@ -35,11 +35,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from robodyn.training import jsonio
+from robodyn.training.cli import CLIError, check_out_dir, check_out_file, main
+from robodyn.training.evaluate import EvaluationError, PolicyError, evaluate, load_sb3_policy, read_model_meta
 from tests.adversarial.refuse import Files, assert_refused
 from tests.helpers import REPO
-from training import jsonio
-from training.cli import CLIError, check_out_dir, check_out_file, main
-from training.evaluate import EvaluationError, PolicyError, evaluate, load_sb3_policy, read_model_meta
 
 ENV_ID = "RoboDyn/Crane-v0"
 UNWRITABLE = "/proc/robodyn-cli-test-out"  # a pseudo file system: no file can be created there
@@ -262,7 +262,7 @@ SUBPROCESS_CASES = [
 )
 def test_command_refuses(ws, argv, match):
     before = tree(ws)
-    cmd = [sys.executable, "-m", "training.cli", *fill(argv, ws)]
+    cmd = [sys.executable, "-m", "robodyn.training.cli", *fill(argv, ws)]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert_one_line_error(proc.returncode, proc.stderr, proc.stdout, match)
     assert tree(ws) == before
@@ -436,9 +436,9 @@ def test_algorithm_refusing_its_settings_writes_nothing(ws, capsys):
 def test_results_json_is_strict_json(ws, tmp_path, monkeypatch, capsys):
     """A NaN in the results (e.g. a reward weight of NaN given through the Python API) is
     written as null: results.json parses with a reader that refuses NaN and Infinity."""
-    import training.evaluate
+    import robodyn.training.evaluate
 
-    real = training.evaluate.evaluate
+    real = robodyn.training.evaluate.evaluate
 
     def with_nan(*args, **kwargs):
         r = real(*args, **kwargs)
@@ -446,7 +446,7 @@ def test_results_json_is_strict_json(ws, tmp_path, monkeypatch, capsys):
         r.episodes[0]["final"]["swing_amplitude"] = float("inf")
         return r
 
-    monkeypatch.setattr(training.evaluate, "evaluate", with_nan)
+    monkeypatch.setattr(robodyn.training.evaluate, "evaluate", with_nan)
     out = tmp_path / "eval"
     argv = ["eval", ENV_ID, "--policy", "random", "--episodes", "1", "--num-envs", "1", "--record", "0"]
     assert main([*argv, "--env-kwargs", '{"max_episode_steps": 5}', "--out", str(out)]) == 0
@@ -504,7 +504,7 @@ def test_jsonio_dumps_writes_non_finite_numbers_as_null():
     ],
 )
 def test_check_algo_kwargs_refuses(algo, kwargs, match):
-    from training.train import TrainError, check_algo_kwargs
+    from robodyn.training.train import TrainError, check_algo_kwargs
 
     assert_refused(lambda: check_algo_kwargs(algo, kwargs), TrainError, match, kwargs)
 
@@ -528,7 +528,7 @@ def test_check_algo_kwargs_refuses(algo, kwargs, match):
     ],
 )
 def test_train_refuses_before_writing(ws, kwargs, match):
-    from training.train import TrainError, train
+    from robodyn.training.train import TrainError, train
 
     kwargs = {k: (v.replace("{ws}", str(ws)) if isinstance(v, str) else v) for k, v in kwargs.items()}
     out = ws / "out"
@@ -591,12 +591,12 @@ def test_output_checks_accept_new_and_existing_directories(ws):
 
 def test_a_bug_still_raises_with_its_traceback(ws, monkeypatch):
     """Only user errors become the one-line exit 2: an error of the code itself propagates."""
-    import training.evaluate
+    import robodyn.training.evaluate
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("a bug in evaluate")
 
-    monkeypatch.setattr(training.evaluate, "evaluate", broken)
+    monkeypatch.setattr(robodyn.training.evaluate, "evaluate", broken)
     before = tree(ws)
     with pytest.raises(ZeroDivisionError, match="a bug in evaluate"):
         main([*fill(EVAL, ws), *fill(OUT, ws)])

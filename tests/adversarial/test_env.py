@@ -20,9 +20,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import engine
 import robogym
-from envs.crane_v0 import CraneEnv, CraneTask
+from robodyn import engine
+from robodyn.envs.crane_v0 import CraneEnv, CraneTask
 from robogym import (
     ActionTypeError,
     ArgumentTypeError,

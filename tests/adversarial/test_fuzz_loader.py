@@ -109,7 +109,7 @@ def mutate(text: str, rng: np.random.Generator) -> tuple[str, list[str]]:
 def _try(text: str) -> tuple[str, str]:
     """(outcome, detail) of one mutant: "stepped", "refused_at_step", "refused_at_load",
     or "wrong_error" with the traceback."""
-    import engine
+    from robodyn import engine
 
     try:
         model = engine.load_mjcf(text)
@@ -132,8 +132,8 @@ def worker(seed: int, count: int, current: str) -> None:
     mutant, a "result" line after it, then a "done" line with the mutants' time. Each
     mutant's MJCF is written to the file `current` before it is tried, so it survives a
     crash."""
-    import engine
-    from engine.errors import MemoryWarning
+    from robodyn import engine
+    from robodyn.engine.errors import MemoryWarning
 
     warnings.simplefilter("ignore")
     # a mutant asking for a huge buffer is refused by the warning, not by running out of memory

@@ -20,9 +20,9 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
-from engine.capacity import DEFAULT_NCONMAX
-from engine.errors import MemoryWarning, ModelArgumentError, ModelError, ModelFileError
+from robodyn import engine
+from robodyn.engine.capacity import DEFAULT_NCONMAX
+from robodyn.engine.errors import MemoryWarning, ModelArgumentError, ModelError, ModelFileError
 from tests.adversarial.refuse import Files, assert_refused
 from tests.engine.test_collision import CONE
 from tests.helpers import ASSETS, with_options

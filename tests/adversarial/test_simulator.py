@@ -13,9 +13,9 @@ import warnings
 import numpy as np
 import pytest
 
-import engine
-import engine.params
-from engine.control import AccelerationDrive, PDDrive
+import robodyn.engine.params
+from robodyn import engine
+from robodyn.engine.control import AccelerationDrive, PDDrive
 from tests.adversarial.refuse import assert_refused
 from tests.helpers import ASSETS
 
@@ -381,6 +381,6 @@ def test_restore_carries_per_row_parameters_bit_for_bit(quad):
     quad.restore(snap)
     quad.step(200)
     np.testing.assert_array_equal(quad.data.qpos, first)
-    for name in engine.params.DERIVED:
+    for name in robodyn.engine.params.DERIVED:
         np.testing.assert_array_equal(quad.get_param(name)[1], getattr(quad.model, name), err_msg=name)
     quad.restore(snap)

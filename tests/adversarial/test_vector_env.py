@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
-from envs.crane_v0 import CraneVectorEnv
+from robodyn.envs.crane_v0 import CraneVectorEnv
 from robogym import (
     ActionTypeError,
     ArgumentTypeError,

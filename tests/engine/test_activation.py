@@ -43,9 +43,9 @@ import mujoco.rollout
 import numpy as np
 import pytest
 
-import engine
-from engine import types as T
-from engine.control import PDDrive
+from robodyn import engine
+from robodyn.engine import types as T
+from robodyn.engine.control import PDDrive
 from tests.helpers import ASSETS, random_states, rel_err, report, with_options
 
 PATH = ASSETS / "tests" / "integ_activation.xml"

@@ -37,9 +37,9 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
-from engine import types as T
-from engine.control import AccelerationDrive, PDDrive
+from robodyn import engine
+from robodyn.engine import types as T
+from robodyn.engine.control import AccelerationDrive, PDDrive
 from tests.helpers import random_states, rel_err, report
 
 N_STATES = 100

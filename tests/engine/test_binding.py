@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import engine
-from engine import binding
-from engine.data import DATA_SPECS
-from engine.model import MODEL_SPECS
+from robodyn import engine
+from robodyn.engine import binding
+from robodyn.engine.data import DATA_SPECS
+from robodyn.engine.model import MODEL_SPECS
 from tests.helpers import ASSETS
 
 PENDULUM = ASSETS / "double_pendulum.xml"

@@ -19,17 +19,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine.cache import ENGINE_DIR, dependency_digests, module_imports
-from tests.helpers import ASSETS
+from robodyn.engine.cache import ENGINE_DIR, dependency_digests, module_imports
+from tests.helpers import ASSETS, REPO
 
 
 def test_module_imports_finds_every_form():
     src = (
-        "from engine import types as T\n"
-        "from engine.rne import rne\n"
-        "import engine.spatial\n"
-        "from engine import (\n    fields,\n    kinematics,  # a comment\n)\n"
-        "def f():\n    from engine.solver import fwd_constraint\n"
+        "from robodyn.engine import types as T\n"
+        "from robodyn.engine.rne import rne\n"
+        "import robodyn.engine.spatial\n"
+        "from robodyn.engine import (\n    fields,\n    kinematics,  # a comment\n)\n"
+        "def f():\n    from robodyn.engine.solver import fwd_constraint\n"
         "import numpy as np\nfrom numba import njit\n"
     )
     modules = {"types", "rne", "spatial", "fields", "kinematics", "solver", "factor"}
@@ -45,8 +45,8 @@ def test_digest_changes_exactly_with_the_code_a_module_can_contain(tmp_path):
         "jit": "",
         "ptr": "",
         "fields": "",
-        "a": "from engine.b import g\n",
-        "b": "from engine import c\n",
+        "a": "from robodyn.engine.b import g\n",
+        "b": "from robodyn.engine import c\n",
         "c": "x = 1\n",
         "d": "y = 2\n",
     }
@@ -67,7 +67,7 @@ def test_digest_changes_exactly_with_the_code_a_module_can_contain(tmp_path):
 
 _PROBE = """
 import json, sys
-import engine
+from robodyn import engine
 model = engine.load_mjcf(sys.argv[1])
 sim = engine.Simulator(model, batch=1)
 sim.data.qvel[:] = 0.3
@@ -101,18 +101,20 @@ def _cache_files(cache: Path, module: str) -> dict[str, int]:
 
 def _copy_and_run(tmp_path: Path) -> tuple[Path, dict]:
     """A copy of the engine with its cache (the files' times kept, so the copy's first run
-    loads what it can) and its first run's readings."""
+    loads what it can), laid out as the package robodyn.engine under `root` (found before the
+    installed one: PYTHONPATH), and its first run's readings."""
     root = tmp_path / "copy"
-    shutil.copytree(ENGINE_DIR, root / "engine")
+    shutil.copytree(ENGINE_DIR, root / "robodyn" / "engine")  # importable as robodyn.engine
+    shutil.copy(REPO / "robodyn" / "__init__.py", root / "robodyn" / "__init__.py")
     first = _probe(root)
-    assert Path(first["file"]).parent == root / "engine"
+    assert Path(first["file"]).parent == root / "robodyn" / "engine"
     return root, first
 
 
 def _edit_rne_post(root: Path) -> None:
     """Double gravity in the copy's rne_post_constraint (cacc of the world body), which the
     accelerometer reads through the sensors module's rne_post unit."""
-    rne_post = root / "engine" / "rne_post.py"
+    rne_post = root / "robodyn" / "engine" / "rne_post.py"
     text = rne_post.read_text()
     old = "cacc[0, 3 + k] = -m.opt_gravity[k]"
     assert text.count(old) == 1
@@ -125,7 +127,7 @@ def test_an_edited_callee_is_recompiled_and_nothing_else(tmp_path):
     (accelerometer readings change), recompile rne_post and sensors, and keep the cache of
     modules that do not import rne_post (kinematics, forward)."""
     root, first = _copy_and_run(tmp_path)
-    cache = root / "engine" / "__pycache__"
+    cache = root / "robodyn" / "engine" / "__pycache__"
     kept = {m: _cache_files(cache, m) for m in ("kinematics", "forward")}
     assert all(kept.values()), f"expected cached kernels of kinematics and forward in {cache}"
 
@@ -136,7 +138,7 @@ def test_an_edited_callee_is_recompiled_and_nothing_else(tmp_path):
     for module, files in kept.items():
         assert _cache_files(cache, module) == files, f"{module} was recompiled; it does not import rne_post"
     stamp = json.loads((cache / "robodyn-dependencies.json").read_text())
-    assert stamp == dependency_digests(root / "engine")
+    assert stamp == dependency_digests(root / "robodyn" / "engine")
 
 
 def test_without_the_guard_the_stale_unit_is_served(tmp_path):
@@ -145,7 +147,7 @@ def test_without_the_guard_the_stale_unit_is_served(tmp_path):
     rne_post compiled in. The readings are the first run's to the bit (the guarded run above
     reads the edit), the sensors cache is not rewritten, and the guard's stamp is left alone."""
     root, first = _copy_and_run(tmp_path)
-    cache = root / "engine" / "__pycache__"
+    cache = root / "robodyn" / "engine" / "__pycache__"
     sensors = _cache_files(cache, "sensors")
     assert sensors, f"expected cached kernels of sensors in {cache}"
     stamp = (cache / "robodyn-dependencies.json").read_text()

@@ -36,10 +36,10 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
-from engine.binding import units_for
-from engine.collision_driver import collision, collision_convex
-from engine.types import (
+from robodyn import engine
+from robodyn.engine.binding import units_for
+from robodyn.engine.collision_driver import collision, collision_convex
+from robodyn.engine.types import (
     GEOM_BOX,
     GEOM_CAPSULE,
     GEOM_CYLINDER,
@@ -613,8 +613,8 @@ def test_collision_unit_follows_the_pair_types():
 _COMPILE_PROBE = """
 import json, time
 from numba.core import event
-from engine.collision_driver import collision
-from engine.ptr import UNIT_SIGNATURE
+from robodyn.engine.collision_driver import collision
+from robodyn.engine.ptr import UNIT_SIGNATURE
 
 class Compiled(event.Listener):
     names = []
@@ -643,5 +643,5 @@ def test_closed_form_unit_compiles_no_convex_collider(tmp_path):
     probe = json.loads(out.stdout.strip().splitlines()[-1])
     modules = probe["modules"]
     print(f"\ncollision unit, cold: {probe['s']:.0f} s, {len(modules)} functions compiled")
-    assert modules.count("engine.collision_primitive") >= 10  # it did compile, from scratch
-    assert "engine.collision_convex" not in modules
+    assert modules.count("robodyn.engine.collision_primitive") >= 10  # it did compile, from scratch
+    assert "robodyn.engine.collision_convex" not in modules

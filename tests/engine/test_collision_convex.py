@@ -27,8 +27,8 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
-from engine.types import (
+from robodyn import engine
+from robodyn.engine.types import (
     GEOM_BOX,
     GEOM_CAPSULE,
     GEOM_CYLINDER,

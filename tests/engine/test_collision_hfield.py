@@ -35,8 +35,8 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
-from engine.types import (
+from robodyn import engine
+from robodyn.engine.types import (
     GEOM_BOX,
     GEOM_CAPSULE,
     GEOM_CYLINDER,
@@ -441,8 +441,8 @@ def test_pairs_units_and_capacities():
     """Height-field pairs are candidate pairs with MuJoCo's 50 contacts each (mj_maxContact:
     mjMAXCONPAIR), run in the convex collision unit; a plane and a height field never
     collide (no collision function in MuJoCo), nor do two height fields."""
-    from engine.binding import units_for
-    from engine.collision_driver import collision_convex
+    from robodyn.engine.binding import units_for
+    from robodyn.engine.collision_driver import collision_convex
 
     model = engine.load_mjcf(HFIELD)
     mj = mj_model(HFIELD)

@@ -36,8 +36,8 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
-from engine.types import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_MESH, GEOM_PLANE
+from robodyn import engine
+from robodyn.engine.types import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER, GEOM_MESH, GEOM_PLANE
 from tests.engine import test_collision_multi as multi
 from tests.engine.test_collision import random_poses
 from tests.engine.test_collision_multi import _err, _mat_to_quat, _quat_to_mat

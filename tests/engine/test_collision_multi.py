@@ -34,8 +34,8 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
-from engine.types import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER
+from robodyn import engine
+from robodyn.engine.types import GEOM_BOX, GEOM_CAPSULE, GEOM_CYLINDER
 from tests.engine.test_collision import mj_model, our_contacts, random_poses
 from tests.helpers import ASSETS, rel_err, report, without_contacts
 

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-import engine
-from engine.compile_workers import MAX_WORKERS, claim, estimate, plan, wait, workers
-from engine.notice import COMPILE_SECONDS
+from robodyn import engine
+from robodyn.engine.compile_workers import MAX_WORKERS, claim, estimate, plan, wait, workers
+from robodyn.engine.notice import COMPILE_SECONDS
 
 
 def test_plan_balances_the_estimates():
@@ -54,9 +54,9 @@ def test_workers_setting(monkeypatch):
 _PROBE = """
 import json, sys
 from numba.core import event
-from engine.binding import ensure_compiled
-from engine.integrate import euler, rk4
-from engine.ptr import UNIT_SIGNATURE
+from robodyn.engine.binding import ensure_compiled
+from robodyn.engine.integrate import euler, rk4
+from robodyn.engine.ptr import UNIT_SIGNATURE
 
 class Count(event.Listener):
     n = 0
@@ -103,7 +103,7 @@ def test_cold_units_compiled_by_the_workers(tmp_path, n):
 # holds the lock files named on its command line until its stdin closes
 _HOLDER = """
 import sys
-from engine.compile_workers import claim
+from robodyn.engine.compile_workers import claim
 with claim({p: p for p in sys.argv[1:]}) as (mine, theirs):
     print(len(mine), len(theirs), flush=True)
     sys.stdin.read()
@@ -158,9 +158,9 @@ def test_claim_names_the_items_another_process_holds(tmp_path):
 
 _COMPILE_EULER = """
 import sys
-from engine.binding import ensure_compiled
-from engine.integrate import euler
-from engine.ptr import UNIT_SIGNATURE
+from robodyn.engine.binding import ensure_compiled
+from robodyn.engine.integrate import euler
+from robodyn.engine.ptr import UNIT_SIGNATURE
 if sys.argv[1] == "lock-path":
     import os
     print(os.path.join(euler.cache_dir(UNIT_SIGNATURE), euler.label + ".lock"))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import mujoco
 import pytest
 
-import engine
+from robodyn import engine
 from tests.engine.test_constraint import compare_rows
 from tests.helpers import ASSETS, report, rollout_states, set_state, trajectory_errors, with_options
 

@@ -23,7 +23,7 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
+from robodyn import engine
 from tests.helpers import (
     ASSETS,
     GYM_ASSETS,

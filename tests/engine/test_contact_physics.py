@@ -20,7 +20,7 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
+from robodyn import engine
 from tests.helpers import ASSETS, GYM_ASSETS, rel_err, report, with_options
 
 GYM_MODELS = ["ant.xml", "humanoid.xml", "hopper.xml", "walker2d.xml", "half_cheetah.xml"]

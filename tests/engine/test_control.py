@@ -8,8 +8,8 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
-from engine.control import AccelerationDrive
+from robodyn import engine
+from robodyn.engine.control import AccelerationDrive
 from tests.helpers import ASSETS, GYM_ASSETS, report, without_contacts
 
 CASES = [

@@ -31,8 +31,8 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
-from engine.errors import PhysicsWarning
+from robodyn import engine
+from robodyn.engine.errors import PhysicsWarning
 from tests.helpers import random_states, rel_err, report
 
 SUITE = Path(importlib.util.find_spec("dm_control").submodule_search_locations[0]) / "suite"

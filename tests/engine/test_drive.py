@@ -15,8 +15,8 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
-from engine.control import PDDrive
+from robodyn import engine
+from robodyn.engine.control import PDDrive
 from tests.helpers import ASSETS, report
 
 ARM = ASSETS / "tests" / "floating_arm.xml"

@@ -38,7 +38,7 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
+from robodyn import engine
 from tests.engine.test_constraint import compare_rows
 from tests.helpers import ASSETS, rel_err, report, rollout_states, set_state, trajectory_errors, with_options
 

@@ -25,7 +25,7 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
+from robodyn import engine
 from tests.helpers import ASSETS, rel_err, report, rollout_states, set_state, trajectory_errors, with_options
 
 FRICTION = ASSETS / "tests" / "constraint_friction.xml"

@@ -19,8 +19,16 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
-from engine.ik import ik, quat_conj, quat_from_axis_angle, quat_log, quat_mul, quat_rotate, rotation_angle
+from robodyn import engine
+from robodyn.engine.ik import (
+    ik,
+    quat_conj,
+    quat_from_axis_angle,
+    quat_log,
+    quat_mul,
+    quat_rotate,
+    rotation_angle,
+)
 from tests.helpers import ASSETS, report
 
 

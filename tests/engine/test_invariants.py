@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 from numba import njit
 
-import engine
-from engine.rne import rne
+from robodyn import engine
+from robodyn.engine.rne import rne
 from tests.helpers import ASSETS, gym_model_paths, load_pair, random_states, rel_err, report, without_contacts
 
 N_STATES = 100

@@ -30,8 +30,8 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
-from engine.data import STATE_FIELDS
+from robodyn import engine
+from robodyn.engine.data import STATE_FIELDS
 from tests.helpers import rel_err, report
 
 MODEL = """

@@ -12,8 +12,8 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
-import engine.capacity
+import robodyn.engine.capacity
+from robodyn import engine
 from tests.helpers import ASSETS, gym_model_paths, with_options, without_contacts
 
 GYM = {p.name: p for p in gym_model_paths()}
@@ -356,9 +356,9 @@ def test_default_capacity_is_the_worst_case_up_to_a_cap():
     DEFAULT_NCONMAX, and nefcmax the rows those contacts can need (no equalities or limits
     here; 4 rows a pyramid)."""
     model = engine.load_mjcf(STACK)
-    assert model.nconmax == 64 <= engine.capacity.DEFAULT_NCONMAX
+    assert model.nconmax == 64 <= robodyn.engine.capacity.DEFAULT_NCONMAX
     assert model.nefcmax == 4 * 64
-    assert engine.capacity.efc_rows_needed(model) == model.nefcmax
+    assert robodyn.engine.capacity.efc_rows_needed(model) == model.nefcmax
 
 
 @pytest.mark.parametrize(
@@ -376,7 +376,7 @@ def test_default_capacity_is_the_worst_case_up_to_a_cap():
 def test_capacity_from_size_and_keywords(size, kwargs, nconmax, nefcmax):
     model = engine.load_mjcf(_stack(size), **kwargs)
     assert (model.nconmax, model.nefcmax) == (nconmax, nefcmax)
-    assert engine.capacity.efc_rows_needed(model) <= model.nefcmax
+    assert robodyn.engine.capacity.efc_rows_needed(model) <= model.nefcmax
 
 
 @pytest.mark.parametrize("memory", ["16K", "64K", "1M"])

@@ -25,8 +25,8 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
-from engine.control import PDDrive
+from robodyn import engine
+from robodyn.engine.control import PDDrive
 from tests.helpers import ASSETS, rel_err, report
 
 PATH = ASSETS / "quadruped.xml"

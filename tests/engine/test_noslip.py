@@ -41,8 +41,8 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
-from engine import types as T
+from robodyn import engine
+from robodyn.engine import types as T
 from tests.helpers import (
     ASSETS,
     GYM_ASSETS,

@@ -27,8 +27,8 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
-from engine.params import DERIVED, PARAMS, ParamError
+from robodyn import engine
+from robodyn.engine.params import DERIVED, PARAMS, ParamError
 from tests.helpers import ASSETS, GYM_ASSETS, load_pair, rel_err, report, rollout_states, set_state
 
 MODELS = {

@@ -23,7 +23,7 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
+from robodyn import engine
 from tests.helpers import ASSETS, load_pair, rel_err, report
 
 MODEL = ASSETS / "tests" / "sensors_ray.xml"

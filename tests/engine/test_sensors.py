@@ -14,9 +14,9 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
-from engine import types as T
-from engine.checks import _SUPPORTED_SENSORS
+from robodyn import engine
+from robodyn.engine import types as T
+from robodyn.engine.checks import _SUPPORTED_SENSORS
 from tests.helpers import ASSETS, load_pair, random_states, rel_err, report, rollout_states, set_state
 
 MODEL = ASSETS / "tests" / "sensors.xml"

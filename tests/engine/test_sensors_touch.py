@@ -27,8 +27,8 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
-from engine.binding import units_for
+from robodyn import engine
+from robodyn.engine.binding import units_for
 from tests.helpers import ASSETS, load_pair, rel_err, report, set_state, with_options
 
 MODEL = ASSETS / "tests" / "sensors_touch.xml"

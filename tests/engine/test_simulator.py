@@ -18,9 +18,9 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
-from engine import types as T
-from engine.data import STATE_FIELDS
+from robodyn import engine
+from robodyn.engine import types as T
+from robodyn.engine.data import STATE_FIELDS
 from tests.helpers import ASSETS, random_states, report
 
 INTEGRATORS = ("Euler", "RK4", "implicit", "implicitfast")
@@ -581,7 +581,7 @@ def test_rollout_failure_names_the_step_and_keeps_the_row():
 _FORK = """
 import os, sys, warnings
 import numpy as np
-import engine
+from robodyn import engine
 model = engine.load_mjcf(sys.argv[1])
 def run(nthread):
     sim = engine.Simulator(model, batch=16, nthread=nthread)

@@ -23,7 +23,7 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
+from robodyn import engine
 from tests.helpers import ASSETS, gym_model_paths, load_pair, random_states, rel_err, report, without_contacts
 
 N_STATES = 100

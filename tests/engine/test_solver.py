@@ -26,7 +26,7 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
+from robodyn import engine
 from tests.helpers import ASSETS, GYM_ASSETS, rel_err, report, rollout_states, set_state, with_options
 
 N_STATES = 40  # states per model

@@ -16,7 +16,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-import engine
+from robodyn import engine
 from tests.helpers import ASSETS, random_states, rel_err, report, trajectory_errors
 
 SPATIAL = ASSETS / "tests" / "tendon_spatial.xml"

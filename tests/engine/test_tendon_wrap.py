@@ -34,7 +34,7 @@ import mujoco
 import numpy as np
 import pytest
 
-import engine
+from robodyn import engine
 from tests.helpers import ASSETS, random_states, rel_err, report, trajectory_errors
 
 WRAP = ASSETS / "tests" / "tendon_wrap.xml"

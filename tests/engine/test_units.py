@@ -10,13 +10,13 @@ test_noslip, test_tendon_spatial, test_sensors); here: that the right unit is ch
 that the Model record a Simulator runs with points at it and at nothing else.
 """
 
-import engine
-from engine.binding import units_for
-from engine.collision_driver import collision, collision_convex, convex_pair, hfield_pair
-from engine.ptr import MODEL_PTR, PAIR_SIGNATURE, UNITS
-from engine.sensors import rne_post
-from engine.solver import fwd_constraint_newton, fwd_constraint_pgs, noslip_pass
-from engine.tendon import spatial_tendons
+from robodyn import engine
+from robodyn.engine.binding import units_for
+from robodyn.engine.collision_driver import collision, collision_convex, convex_pair, hfield_pair
+from robodyn.engine.ptr import MODEL_PTR, PAIR_SIGNATURE, UNITS
+from robodyn.engine.sensors import rne_post
+from robodyn.engine.solver import fwd_constraint_newton, fwd_constraint_pgs, noslip_pass
+from robodyn.engine.tendon import spatial_tendons
 from tests.helpers import ASSETS, with_options, without_contacts
 
 QUADRUPED = ASSETS / "quadruped.xml"

@@ -22,7 +22,7 @@ import threading
 
 import numpy as np
 
-import engine
+from robodyn import engine
 from tests.helpers import ASSETS
 
 STEPS = 400

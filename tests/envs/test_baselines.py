@@ -22,20 +22,20 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import robogym  # noqa: F401  (registers RoboDyn/ ids)
-from envs.baselines import BASELINES, ilqr, make_baseline
-from envs.baselines.crane import TASK_ID, crane_dynamics, crane_mpc, crane_pd, crane_state
-from envs.baselines.linearize import EngineDynamics
-from envs.baselines.mpc import MPC
-from envs.baselines.pose_hold import PoseHold
-from envs.baselines.tuned import tuned_parameters
-from envs.crane_v0 import ARRIVE_ERROR
+from robodyn.envs.baselines import BASELINES, ilqr, make_baseline
+from robodyn.envs.baselines.crane import TASK_ID, crane_dynamics, crane_mpc, crane_pd, crane_state
+from robodyn.envs.baselines.linearize import EngineDynamics
+from robodyn.envs.baselines.mpc import MPC
+from robodyn.envs.baselines.pose_hold import PoseHold
+from robodyn.envs.baselines.tuned import tuned_parameters
+from robodyn.envs.crane_v0 import ARRIVE_ERROR
+from robodyn.training.cli import format_table
+from robodyn.training.experiments import run_scenario, tune
 from robogym import registration
 from robogym.declare import Param
 from robogym.task import Actuation, Task
 from robogym.vector_env import RoboDynVectorEnv
 from tests.helpers import ASSETS, report
-from training.cli import format_table
-from training.experiments import run_scenario, tune
 
 SUBSTEPS = 5  # physics steps per control step (CraneTask.frame_skip)
 TUNED_OMEGA = tuned_parameters(TASK_ID, "pd")["omega"]

@@ -21,10 +21,10 @@ from __future__ import annotations
 import numpy as np
 
 import robogym  # noqa: F401  (registers RoboDyn/ ids)
-from envs.crane_v0 import ARRIVE_ERROR, ARRIVE_SWING
+from robodyn.envs.crane_v0 import ARRIVE_ERROR, ARRIVE_SWING
+from robodyn.training.cli import SAVED_POLICIES
+from robodyn.training.evaluate import evaluate
 from robogym import registration
-from training.cli import SAVED_POLICIES
-from training.evaluate import evaluate
 
 TASK_ID = "RoboDyn/Crane-v0"
 PPO = str(SAVED_POLICIES / "crane_ppo.zip")

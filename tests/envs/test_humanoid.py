@@ -27,8 +27,8 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import robogym
-from envs.baselines import make_baseline
-from envs.humanoid_v0 import JOINTS
+from robodyn.envs.baselines import make_baseline
+from robodyn.envs.humanoid_v0 import JOINTS
 from robogym import registration
 
 TASK_ID = "RoboDyn/Humanoid-v0"
@@ -279,8 +279,8 @@ def test_shipped_ppo_survives_the_pushes_in_more_episodes_than_pd():
     the PPO in 61 (95 %; the same count with the code and policy of the commit that shipped
     it, so the 98 % the READMEs give was never this policy's), asserted at least 61; without
     pushes it stands in all 16 episodes seeded 0..15."""
-    from training.cli import SAVED_POLICIES
-    from training.evaluate import evaluate
+    from robodyn.training.cli import SAVED_POLICIES
+    from robodyn.training.evaluate import evaluate
 
     spec = str(SAVED_POLICIES / "humanoid_ppo.zip")
     stood = {}
@@ -300,7 +300,7 @@ def test_extreme_pushes_and_bound_actions_stay_finite_and_a_bad_row_is_named():
     """Pushes of 20 m/s every 0.2 s and actions at the bounds every step, 300 steps on 8 envs
     with autoreset: no exception, every observation finite. A row made non-finite by hand
     raises the engine's NonFiniteError naming that row, and the other rows stay finite."""
-    import engine
+    from robodyn import engine
 
     env = gym.make_vec(TASK_ID, num_envs=8, push_magnitude=20.0, push_interval=0.2)
     env.reset(seed=0)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from envs.baselines import ilqr
+from robodyn.envs.baselines import ilqr
 from tests.helpers import report
 
 

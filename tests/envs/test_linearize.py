@@ -13,7 +13,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from envs.baselines.linearize import EngineDynamics, LinearizedDynamics
+from robodyn.envs.baselines.linearize import EngineDynamics, LinearizedDynamics
 from tests.helpers import report
 from tests.robogym.activation_task import ActivationVectorEnv
 from tests.robogym.floating_arm_task import FloatingArmVectorEnv
@@ -107,7 +107,7 @@ def test_task_mpc_brings_the_arm_to_a_goal_pose(arm):
     (its Riccati iteration diverges): the terminal weight is given. The model is linearized
     about the action that holds the goal (at action 0 the elbow's motor would saturate there,
     and a saturated motor has no control authority to linearize)."""
-    from envs.baselines.mpc import task_mpc
+    from robodyn.envs.baselines.mpc import task_mpc
 
     model = arm.physics.model
     nv = model.nv

@@ -31,8 +31,8 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import robogym
-from envs.baselines import make_baseline
-from envs.quadruped_v0 import JOINTS, NOISE_ANGLE, NOISE_GRAVITY, NOISE_GYRO, NOISE_RATE
+from robodyn.envs.baselines import make_baseline
+from robodyn.envs.quadruped_v0 import JOINTS, NOISE_ANGLE, NOISE_GRAVITY, NOISE_GYRO, NOISE_RATE
 from robogym import registration
 from tests.helpers import ASSETS
 
@@ -312,8 +312,8 @@ def test_registered_with_its_baseline_and_scenarios():
 
 def _ppo_finals(name: str, **env_kwargs) -> dict[str, np.ndarray]:
     """Each final metric of the 64 episodes seeded 0..63 of a shipped policy on 64 envs."""
-    from training.cli import SAVED_POLICIES
-    from training.evaluate import evaluate
+    from robodyn.training.cli import SAVED_POLICIES
+    from robodyn.training.evaluate import evaluate
 
     spec = str(SAVED_POLICIES / name)
     res = evaluate(ID, spec, episodes=64, num_envs=64, seed=0, record=0, env_kwargs=env_kwargs)

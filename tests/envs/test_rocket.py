@@ -23,11 +23,11 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
-import engine
 import robogym  # noqa: F401  (registers RoboDyn/ ids)
-from envs.baselines.rocket import TASK_ID, rocket_mpc, rocket_pd
-from envs.baselines.tuned import tuned_parameters, tuned_path
-from envs.rocket_v0 import STARTS
+from robodyn import engine
+from robodyn.envs.baselines.rocket import TASK_ID, rocket_mpc, rocket_pd
+from robodyn.envs.baselines.tuned import tuned_parameters, tuned_path
+from robodyn.envs.rocket_v0 import STARTS
 from robogym import registration
 from tests.helpers import ASSETS, report, with_options
 
@@ -227,8 +227,8 @@ def test_shipped_ppo_lands_from_every_fixed_start_and_97_percent_of_random_ones(
     `robodyn eval` runs it: `--fixed --episodes 4` (4 envs) lands from all four starts at a
     touchdown speed of 0.21 m/s on average; `--episodes 64 --num-envs 64` lands from 97 % of
     the randomized starts seeded 0..63 (62 of 64). Asserted to the digits README.md prints."""
-    from training.cli import SAVED_POLICIES
-    from training.evaluate import evaluate
+    from robodyn.training.cli import SAVED_POLICIES
+    from robodyn.training.evaluate import evaluate
 
     spec = str(SAVED_POLICIES / "rocket_ppo.zip")
     fixed = registration.entry(TASK_ID).scenarios["fixed"]

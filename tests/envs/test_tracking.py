@@ -24,18 +24,18 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import robogym  # noqa: F401  (registers RoboDyn/ ids)
-from engine.ik import rotation_angle
-from envs.baselines import make_baseline
-from envs.baselines.mpc import MPC
-from envs.baselines.pose_hold import PoseHold
-from envs.baselines.tracking import TASK_ID, tracking_mpc, tracking_mpc_nopreview, tracking_pd
-from envs.baselines.tuned import tuned_parameters, tuned_path
-from envs.tracking_v0 import CENTER, JOINTS, TrackingEnv
+from robodyn.engine.ik import rotation_angle
+from robodyn.envs.baselines import make_baseline
+from robodyn.envs.baselines.mpc import MPC
+from robodyn.envs.baselines.pose_hold import PoseHold
+from robodyn.envs.baselines.tracking import TASK_ID, tracking_mpc, tracking_mpc_nopreview, tracking_pd
+from robodyn.envs.baselines.tuned import tuned_parameters, tuned_path
+from robodyn.envs.tracking_v0 import CENTER, JOINTS, TrackingEnv
+from robodyn.training.cli import format_table
+from robodyn.training.experiments import run_scenario, tune
+from robodyn.training.jsonio import loads
 from robogym import InvalidArgumentError, registration
 from tests.helpers import ASSETS, report
-from training.cli import format_table
-from training.experiments import run_scenario, tune
-from training.jsonio import loads
 
 CEILING = 400.0  # N m, every motor
 
@@ -346,9 +346,9 @@ def test_shipped_residual_ppo_beats_the_best_pd():
     PD's (ratio 0.499 seen); on 16 randomized episodes (seeded 0..15, 16 envs) it is lower than
     the PD's in every one (ratios 0.42-0.78), 0.0052 against 0.0096 rad on average. It is rebuilt
     as clip(pd + scale * ppo)."""
-    from training.cli import SAVED_POLICIES
-    from training.evaluate import evaluate
-    from training.residual import ResidualPolicy
+    from robodyn.training.cli import SAVED_POLICIES
+    from robodyn.training.evaluate import evaluate
+    from robodyn.training.residual import ResidualPolicy
 
     spec = str(SAVED_POLICIES / "tracking_ppo.zip")
     fixed = registration.entry(TASK_ID).scenarios["fixed"]
@@ -371,6 +371,6 @@ def test_shipped_residual_ppo_beats_the_best_pd():
     ppo, pd = scores["random", spec], scores["random", "pd"]
     assert ppo.mean() < 0.00525 and round(pd.mean(), 4) == 0.0096  # 0.0052 against 0.0096
     env = gym.make_vec(TASK_ID, num_envs=1)
-    from training.evaluate import make_policy
+    from robodyn.training.evaluate import make_policy
 
     assert isinstance(make_policy(spec, env)[1], ResidualPolicy)

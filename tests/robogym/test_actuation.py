@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.control import AccelerationDrive, PDDrive
+from robodyn.engine.control import AccelerationDrive, PDDrive
 from robogym.actuation import Actuation
 from robogym.physics import Physics
 from tests.helpers import ASSETS

@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 
 import robogym
-from envs.crane_v0 import CraneEnv, CraneTask
+from robodyn.envs.crane_v0 import CraneEnv, CraneTask
 
 ID = "RoboDyn/Crane-v0"
 
 
 def test_registered_under_namespace_with_string_entry_points():
     spec = gym.spec(ID)
-    assert spec.entry_point == "envs.crane_v0:CraneEnv"
-    assert spec.vector_entry_point == "envs.crane_v0:CraneVectorEnv"
+    assert spec.entry_point == "robodyn.envs.crane_v0:CraneEnv"
+    assert spec.vector_entry_point == "robodyn.envs.crane_v0:CraneVectorEnv"
     assert spec.max_episode_steps == 400 and spec.kwargs == {}  # the length where libraries read it
     assert isinstance(gym.make(ID), CraneEnv)
     assert isinstance(gym.make("robogym:" + ID), CraneEnv)

@@ -77,7 +77,7 @@ def test_episode_spec_states_the_length_to_everyone_but_gym_makes_time_limit():
     gym.spec, env.spec, copies, pickles, dataclasses.replace and make_vec see the length."""
     plain = gym.envs.registration.EnvSpec(
         "RoboDynTest/Plain-v0",
-        entry_point="envs.crane_v0:CraneEnv",
+        entry_point="robodyn.envs.crane_v0:CraneEnv",
         order_enforce=False,
         disable_env_checker=True,
     )

@@ -19,7 +19,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import robogym
-from engine.errors import ModelError, ModelFileError, UnsupportedModelError
+from robodyn.engine.errors import ModelError, ModelFileError, UnsupportedModelError
 from robogym.errors import ArgumentTypeError, InvalidArgumentError
 from robogym.mjcf_env import ENV_ID, MJCFEnv, MJCFVectorEnv
 

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
-import engine.params
+import robodyn.engine.params
 import robogym  # noqa: F401  (registers the envs)
 from robogym.errors import ArgumentTypeError, InvalidArgumentError
 from robogym.randomize import Draw, Randomization
@@ -188,7 +188,7 @@ def test_every_draw_at_the_largest_allowed_scale_is_a_valid_robot(env_id, declar
         for name, value in drawn.items():
             lo, hi = ranges[name]
             assert np.all((lo <= value) & (value <= hi)), name
-            engine.params.check(physics.model, name, np.array([0]), value[None])
+            robodyn.engine.params.check(physics.model, name, np.array([0]), value[None])
 
 
 def test_a_scale_that_could_draw_an_invalid_robot_is_refused_by_name():

@@ -12,7 +12,7 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import robogym
-from envs.crane_v0 import CraneVectorEnv
+from robodyn.envs.crane_v0 import CraneVectorEnv
 
 ID = "RoboDyn/Crane-v0"
 N = 6

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from robodyn.training.cli import main
+from robodyn.training.evaluate import evaluate
+from robodyn.training.plots import plot_final_metrics
 from tests.helpers import REPO
-from training.cli import main
-from training.evaluate import evaluate
-from training.plots import plot_final_metrics
 
 ENV_ID = "RoboDyn/Crane-v0"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -151,7 +151,7 @@ def test_unknown_env_and_policy_exit_2(capsys):
 
 
 def test_command_line_exit_code_and_message():
-    cmd = [sys.executable, "-m", "training.cli", "eval", "Nope-v0", "--policy", "random"]
+    cmd = [sys.executable, "-m", "robodyn.training.cli", "eval", "Nope-v0", "--policy", "random"]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "robodyn: error: unknown environment id" in proc.stderr and "RoboDyn/Crane-v0" in proc.stderr
@@ -197,7 +197,7 @@ def test_final_metrics_plot_of_identical_episodes(tmp_path):
 
 
 def test_eval_without_policy_compares_baselines_and_saved_policies():
-    from training.cli import SAVED_POLICIES, default_policies
+    from robodyn.training.cli import SAVED_POLICIES, default_policies
 
     specs = default_policies(ENV_ID)
     assert specs[:2] == ["pd", "mpc"]
@@ -287,7 +287,7 @@ def test_the_commands_serve_a_users_own_task(tmp_path, monkeypatch, capsys):
 def test_every_option_says_what_it_is_and_its_default():
     """`robodyn CMD --help` gives every option a line of help, and the default of every
     option that has one."""
-    from training.cli import _parser
+    from robodyn.training.cli import _parser
 
     commands = _parser()._subparsers._group_actions[0].choices
     checked = 0

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
-from training.cli import SAVED_POLICIES
-from training.evaluate import (
+from robodyn.training.cli import SAVED_POLICIES
+from robodyn.training.evaluate import (
     BlockResult,
     EnvLayout,
     RandomPolicy,

@@ -9,9 +9,9 @@ import json
 import numpy as np
 import pytest
 
-from envs.tuning import Tuning
-from training.cli import main
-from training.experiments import bracket_sweep, run_scenario, tune
+from robodyn.envs.tuning import Tuning
+from robodyn.training.cli import main
+from robodyn.training.experiments import bracket_sweep, run_scenario, tune
 
 
 def _tuning(**kw) -> Tuning:

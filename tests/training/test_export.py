@@ -15,9 +15,9 @@ import onnxruntime
 import pytest
 from gymnasium.vector import AutoresetMode
 
-from training.cli import SAVED_POLICIES, main
-from training.evaluate import load_sb3_policy
-from training.export import export_onnx, predict_actions
+from robodyn.training.cli import SAVED_POLICIES, main
+from robodyn.training.evaluate import load_sb3_policy
+from robodyn.training.export import export_onnx, predict_actions
 
 CRANE = SAVED_POLICIES / "crane_ppo.zip"
 

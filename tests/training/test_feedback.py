@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 import stable_baselines3
 
-import training.train
-from training.cli import main
-from training.evaluate import evaluate, load_sb3_policy, read_model_meta
-from training.train import SET_BY_TRAIN, TrainingLog
+import robodyn.training.train
+from robodyn.training.cli import main
+from robodyn.training.evaluate import evaluate, load_sb3_policy, read_model_meta
+from robodyn.training.train import SET_BY_TRAIN, TrainingLog
 
 ENV_ID = "RoboDyn/Crane-v0"
 ARGV = [
@@ -44,7 +44,7 @@ def run(tmp_path_factory):
             seen["ep_info_buffer"] = list(self.model.ep_info_buffer)
 
     mp = pytest.MonkeyPatch()
-    mp.setattr(training.train, "TrainingLog", Recording)
+    mp.setattr(robodyn.training.train, "TrainingLog", Recording)
     buf = io.StringIO()  # capsys is function-scoped: the module's run is captured here
     try:
         with contextlib.redirect_stdout(buf):

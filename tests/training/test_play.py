@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
-from training.cli import _parser, main, play, push_state
-from training.evaluate import evaluate, make_policy
+from robodyn.training.cli import _parser, main, play, push_state
+from robodyn.training.evaluate import evaluate, make_policy
 
 ENV_ID = "RoboDyn/Crane-v0"
 

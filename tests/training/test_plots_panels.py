@@ -9,8 +9,8 @@ import pytest
 from PIL import Image
 
 import robogym  # noqa: F401 (registers the tasks)
-from training import plots
-from training.evaluate import EvalResults, Trajectory
+from robodyn.training import plots
+from robodyn.training.evaluate import EvalResults, Trajectory
 
 T = 50
 DT = 0.02
@@ -47,7 +47,7 @@ def _humanoid_names():
     """The humanoid's own names, read from its env (52 observation components, 21 actions)."""
     import gymnasium as gym
 
-    from training.evaluate import EnvLayout
+    from robodyn.training.evaluate import EnvLayout
 
     env = gym.make_vec("RoboDyn/Humanoid-v0", num_envs=1)
     try:
@@ -125,7 +125,7 @@ def test_declared_key_signals_are_drawn_in_their_order():
 
 
 def test_key_signals_of_a_task_class(monkeypatch):
-    from envs.crane_v0 import CraneTask
+    from robodyn.envs.crane_v0 import CraneTask
 
     assert plots.key_signals("RoboDyn/NoSuchTask-v0") is None
     monkeypatch.setattr(CraneTask, "key_signals", ("swing_angle", "trolley"), raising=False)

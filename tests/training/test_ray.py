@@ -20,12 +20,12 @@ import numpy as np
 import pytest
 import ray
 
-import training.sweep
-from training.cli import SAVED_POLICIES, main
-from training.cluster import ClusterError, _stderr_kept, check_reachable
-from training.distributed import RayEvaluator
-from training.evaluate import evaluate
-from training.sweep import train_and_evaluate
+import robodyn.training.sweep
+from robodyn.training.cli import SAVED_POLICIES, main
+from robodyn.training.cluster import ClusterError, _stderr_kept, check_reachable
+from robodyn.training.distributed import RayEvaluator
+from robodyn.training.evaluate import evaluate
+from robodyn.training.sweep import train_and_evaluate
 
 ENV_ID = "RoboDyn/Crane-v0"
 CRANE_PPO = str(SAVED_POLICIES / "crane_ppo.zip")
@@ -110,7 +110,7 @@ def test_sweep_on_ray_end_to_end(local_ray, tmp_path, capsys, monkeypatch):
             threading.Timer(0.5, os._exit, args=(1,)).start()  # the worker process dies mid-run
         return train_and_evaluate(config, run, nthread)
 
-    monkeypatch.setattr(training.sweep, "train_and_evaluate", dies_once)
+    monkeypatch.setattr(robodyn.training.sweep, "train_and_evaluate", dies_once)
     out = tmp_path / "sweep"
     argv = ["sweep", "Crane-v0", "--algo", "ppo", "--seeds", "0..1", "--timesteps", "2048"]
     argv += ["--num-envs", "4", "--checkpoint-every", "1024", "--vecnormalize", "--out", str(out)]

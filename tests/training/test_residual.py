@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import robogym  # noqa: F401  (registers RoboDyn/*)
-from envs.baselines import make_baseline
-from training.evaluate import PolicyError, _check_meta, make_policy
-from training.residual import ResidualError, ResidualPolicy, ResidualVectorEnv
-from training.train import TrainError, train
+from robodyn.envs.baselines import make_baseline
+from robodyn.training.evaluate import PolicyError, _check_meta, make_policy
+from robodyn.training.residual import ResidualError, ResidualPolicy, ResidualVectorEnv
+from robodyn.training.train import TrainError, train
 
 ENV_ID = "RoboDyn/Crane-v0"
 TINY_PPO = {"n_steps": 32, "batch_size": 64, "n_epochs": 1}

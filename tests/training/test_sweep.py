@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from training.cli import main
-from training.sweep import SweepError, make_runs, parse_seeds, parse_setting, spread
+from robodyn.training.cli import main
+from robodyn.training.sweep import SweepError, make_runs, parse_seeds, parse_setting, spread
 
 ENV_ID = "RoboDyn/Crane-v0"
 TINY = ["--timesteps", "256", "--num-envs", "4", "--checkpoint-every", "128"]

@@ -11,9 +11,9 @@ import mujoco
 import numpy as np
 import pytest
 
+from robodyn.training import video
+from robodyn.training.evaluate import evaluate
 from robogym.physics import asset_path
-from training import video
-from training.evaluate import evaluate
 
 ENV_ID = "RoboDyn/Crane-v0"
 W, H = 64, 48  # one tile
