@@ -95,7 +95,8 @@ class ContactOverflowError(RoboDynError, RuntimeError):
 
 
 @entry
-def _collision_rows(mtab, dp, unit_address):
+def _unit_rows(mtab, dp, unit_address):
+    """The unit compiled at `unit_address` for every row, each with its Model record."""
     d = data_at(dp)
     for b in range(d.status.shape[0]):
         m = model_at(mtab[b])
@@ -121,10 +122,21 @@ def collision(bound: Bound) -> None:
     unit = collision_unit(m)
     ensure_compiled((unit,))
     bound.add_pair_units()
-    _collision_rows(bound.model_table, bound.data_address, unit.address(UNIT_SIGNATURE))
+    _unit_rows(bound.model_table, bound.data_address, unit.address(UNIT_SIGNATURE))
     lost = np.flatnonzero(d.contact_lost)
     if len(lost):
         raise overflow_error(m, d, lost)
+
+
+def rne_post(bound: Bound) -> None:
+    """mj_rnePostConstraint for every row: cacc, cfrc_ext and cfrc_int from the state, qacc
+    and the constraint forces of the last forward pass (engine.rne_post). After a step
+    those belong to the start of its last physics step, as after MuJoCo's mj_step, which is
+    where Gymnasium's MuJoCo envs read cfrc_ext."""
+    from robodyn.engine.sensors import rne_post as unit
+
+    ensure_compiled((unit,))
+    _unit_rows(bound.model_table, bound.data_address, unit.address(UNIT_SIGNATURE))
 
 
 @entry

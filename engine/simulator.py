@@ -283,6 +283,12 @@ class Simulator:
         api.collision(self._bound)
 
     @_serialized
+    def rne_post(self) -> None:
+        """data.cacc, cfrc_ext and cfrc_int of every row (like mj_rnePostConstraint), from the
+        last forward pass: after step(), the state at the start of the last physics step."""
+        api.rne_post(self._bound)
+
+    @_serialized
     def contact_force(self) -> np.ndarray:
         """(B, nconmax, 6): force:torque of each contact of the last forward() in its contact
         frame (normal first; like mj_contactForce), zero past data.ncon."""

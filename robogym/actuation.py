@@ -7,7 +7,9 @@ tests. Component j of an action of k components means, by kind:
 | kind           | component j                                   | the engine runs                      |
 |----------------|-----------------------------------------------|--------------------------------------|
 | "ctrl"         | control of actuator j, [-1, 1] mapped onto    | ctrl written, then the steps         |
-|                | its ctrlrange (Gymnasium / dm_control tasks)  |                                      |
+|                | its ctrlrange (dm_control tasks); or, `raw`,  |                                      |
+|                | the control itself in its ctrlrange           |                                      |
+|                | (Gymnasium's MuJoCo tasks)                    |                                      |
 | "force"        | generalized force on dof j (N or N m)         | qfrc_applied written, then the steps |
 | "acceleration" | commanded acceleration of dof j, through the  | engine.control.AccelerationDrive     |
 |                | motor on it (one dof; no constraint rows)     |                                      |
@@ -16,9 +18,10 @@ tests. Component j of an action of k components means, by kind:
 |                | Isaac Lab)                                    | [+ g(q)], the motor's limits)        |
 
 `frame_skip` physics steps run per action, and the derived quantities (sensordata, ...)
-afterwards belong to the final state. Every driven dof belongs to a slide or hinge joint:
-a floating base (free joint) or a ball joint is never in the mask, and asking for one is an
-error naming it.
+afterwards belong to the final state (or, for "ctrl" and "force" with observe_end=False, to
+the start of the last physics step, as after MuJoCo's mj_step). Every driven dof belongs to
+a slide or hinge joint: a floating base (free joint) or a ball joint is never in the mask,
+and asking for one is an error naming it.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ class Actuation:
         kp=None,
         kd=None,
         gravity_compensation: bool = False,
+        raw: bool = False,
     ):
         if kind not in KINDS:
             raise InvalidArgumentError(f"actuation kind must be one of {KINDS}, got {kind!r}")
@@ -67,8 +71,11 @@ class Actuation:
         self.actuators = None if actuators is None else np.asarray(actuators, dtype=np.int64).reshape(-1)
         self.model = model
         _check_mask(model, self.dofs)
+        self.raw = bool(raw)
         if kind == "ctrl":
             self._mid, self._half = _ctrl_mapping(model, self.actuators)
+            if self.raw:  # the action is the control: ctrl = 0 + 1 * action, exactly
+                self._mid, self._half = np.zeros(k), np.ones(k)
         elif kind == "acceleration":
             if k != 1:
                 raise InvalidArgumentError(f"an acceleration actuation drives one dof, got {k}")
@@ -96,6 +103,18 @@ class Actuation:
         ids = [physics.actuator_id(a) for a in actuators]
         dofs = [_joint_dof(model, a) for a in ids]
         return cls(model, "ctrl", dofs, -1.0, 1.0, actuators=ids)
+
+    @classmethod
+    def raw_ctrl(cls, physics, actuators: Sequence[str] | None = None) -> Actuation:
+        """Actions that are the named actuators' controls themselves (every actuator, in
+        the model's order, when None), bounded by each one's ctrlrange, as Gymnasium's MuJoCo
+        envs take them (`data.ctrl[:] = action`)."""
+        model = physics.model
+        ids = list(range(model.nu)) if actuators is None else [physics.actuator_id(a) for a in actuators]
+        dofs = [_joint_dof(model, a) for a in ids]
+        _ctrl_mapping(model, ids)  # every actuator needs its ctrlrange: the action's bounds
+        lo, hi = model.actuator_ctrlrange[ids, 0], model.actuator_ctrlrange[ids, 1]
+        return cls(model, "ctrl", dofs, lo, hi, actuators=ids, raw=True)
 
     @classmethod
     def force(cls, physics, joints: Sequence[str], limit) -> Actuation:
@@ -147,22 +166,25 @@ class Actuation:
             self.kp if pd else None,
             self.kd if pd else None,
             self.gravity_compensation if pd else False,
+            self.raw,
         )
 
     # --- applying an action ----------------------------------------------------------------------
-    def apply(self, sim, action: np.ndarray, nstep: int) -> None:
+    def apply(self, sim, action: np.ndarray, nstep: int, observe_end: bool = True) -> None:
         """Run nstep physics steps of every row of `sim` (a Simulator of this model) under
         `action` (B, k), taken as it is: the env checked it at its edge (shape, finite
         numbers) and clipped it into the box, so the drives run it unchecked; the derived
-        quantities afterwards belong to the final state (the observation's)."""
+        quantities afterwards belong to the final state (the observation's), or with
+        observe_end=False ("ctrl" and "force" only) to the start of the last physics step,
+        as after MuJoCo's mj_step."""
         a = np.ascontiguousarray(action, dtype=np.float64).reshape(sim.batch, len(self.dofs))
         d = sim.data
         if self.kind == "ctrl":
             d.ctrl[:, self.actuators] = self._mid + self._half * a
-            sim.step(nstep, observe_end=True)
+            sim.step(nstep, observe_end=observe_end)
         elif self.kind == "force":
             d.qfrc_applied[:, self.dofs] = a
-            sim.step(nstep, observe_end=True)
+            sim.step(nstep, observe_end=observe_end)
         elif self.kind == "acceleration":
             self._drive.run(sim, a, int(nstep))
         else:

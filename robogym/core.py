@@ -68,7 +68,8 @@ class EnvCore:
         task.elapsed = self.elapsed  # (B,) env steps since each row's reset, counted here
         task.bind(self.physics)
         task.allocate_state()
-        self.action_space = _with_dtype(task.action_space(), self.dtype)
+        action_dtype = self.dtype if task.action_dtype is None else np.dtype(task.action_dtype)
+        self.action_space = _with_dtype(task.action_space(), action_dtype)
         self.observation_space = _with_dtype(task.observation_space(), self.dtype)
         self.rngs = [np.random.default_rng() for _ in range(self.num_envs)]
         self.dt = self.physics.timestep * task.frame_skip

@@ -39,6 +39,7 @@ class Task:
     # every episode starts from mj_resetData's state, or this keyframe's, before reset_rows
     reset_keyframe: str | None = None
     render_camera: str | None = None  # camera name in the MJCF
+    action_dtype = None  # the action space's dtype; None: the env's dtype keyword's
     # physics drawn anew for each episode (robogym.randomize.Draw), when the task declares the
     # `randomize` parameters (robogym.randomize.randomize_params) and randomize is True
     randomization: tuple = ()

@@ -1,0 +1,121 @@
+"""RoboDyn/Hopper-v5: Gymnasium's Hopper-v5 on RoboDyn's engine (gymnasium/envs/mujoco/hopper_v5.py)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from robogym.checks import NON_NEGATIVE
+from robogym.declare import Param, State
+from robogym.mujoco_task import MujocoTask, frame_skip_param, range_param, reset_noise_param, xml_file_param
+from robogym.task_envs import task_envs
+
+
+class HopperTask(MujocoTask):
+    """Gymnasium's Hopper-v5: hop forward on one leg without falling."""
+
+    xml_file = xml_file_param("hopper.xml")
+    frame_skip = frame_skip_param(4)
+    forward_reward_weight = Param(1.0, "weight of reward_forward", NON_NEGATIVE)
+    ctrl_cost_weight = Param(1e-3, "weight of the control cost", NON_NEGATIVE)
+    healthy_reward = Param(1.0, "reward_survive per step while healthy", NON_NEGATIVE)
+    terminate_when_unhealthy = Param(True, "end the episode when the hopper is unhealthy")
+    healthy_state_range = range_param((-100.0, 100.0), "healthy bounds of every state but x, z")
+    healthy_z_range = range_param((0.7, math.inf), "healthy bounds of the torso's height z (m)")
+    healthy_angle_range = range_param((-0.2, 0.2), "healthy bounds of the torso's angle (rad)")
+    reset_noise_scale = reset_noise_param(5e-3)
+    exclude_current_positions_from_observation = Param(True, "leave x out of the observation")
+    x_before = State("x at the start of the step (for x_velocity)", reset=None)
+
+    def observation_names(self) -> list[str]:
+        skip = 1 if self.exclude_current_positions_from_observation else 0
+        nq, nv = self.init_qpos.size, self.init_qvel.size
+        return [f"qpos[{i}]" for i in range(skip, nq)] + [f"qvel[{i}]" for i in range(nv)]
+
+    def observe(self) -> np.ndarray:
+        skip = 1 if self.exclude_current_positions_from_observation else 0
+        return np.concatenate([self.qpos()[:, skip:], np.clip(self.qvel(), -10, 10)], axis=1)
+
+    def is_healthy(self) -> np.ndarray:
+        """(B,) bool: every state but x and z, the height z and the angle inside their ranges."""
+        q = self.qpos()
+        state = self.state_vector()[:, 2:]
+        lo, hi = self.healthy_state_range
+        zlo, zhi = self.healthy_z_range
+        alo, ahi = self.healthy_angle_range
+        healthy_state = np.all((lo < state) & (state < hi), axis=1)
+        return healthy_state & (zlo < q[:, 1]) & (q[:, 1] < zhi) & (alo < q[:, 2]) & (q[:, 2] < ahi)
+
+    def apply_action(self, action: np.ndarray) -> None:
+        self.x_before[:] = self.qpos()[:, 0]
+        super().apply_action(action)
+
+    def reward(self, action):
+        x_velocity = (self.qpos()[:, 0] - self.x_before) / self.dt
+        forward = self.forward_reward_weight * x_velocity
+        survive = self.is_healthy() * self.healthy_reward
+        ctrl_cost = self.ctrl_cost_weight * np.sum(np.square(action), axis=1)
+        # Gymnasium's order of addition: (forward + survive) - ctrl_cost, the terms' sum exactly
+        terms = {"reward_forward": forward, "reward_survive": survive, "reward_ctrl": -ctrl_cost}
+        return forward + survive - ctrl_cost, terms
+
+    def terminated(self) -> np.ndarray:
+        return ~self.is_healthy() & self.terminate_when_unhealthy
+
+    def metrics(self) -> dict[str, np.ndarray]:
+        q = self.qpos()
+        x_velocity = (q[:, 0] - self.x_before) / self.dt
+        z_distance = q[:, 1] - self.init_qpos[1]
+        return {"x_position": q[:, 0], "z_distance_from_origin": z_distance, "x_velocity": x_velocity}
+
+    def reset_model(self, row, rng) -> None:
+        qpos = self.init_qpos + self.noise(rng, self.init_qpos.size)
+        qvel = self.init_qvel + self.noise(rng, self.init_qvel.size)
+        self.set_qpos_qvel(row, qpos, qvel)
+        self.x_before[row] = qpos[0]
+
+
+_DOC = """
+## Description
+
+Gymnasium's Hopper-v5 (gymnasium/envs/mujoco/hopper_v5.py), its model read from the
+installed Gymnasium: a one-legged robot of four bodies hops forward. Same keywords and
+defaults, observation, reward and `info` terms, termination and reset distribution, step for
+step equal to Gymnasium's env (tests/envs/test_gymnasium_v5.py).
+
+## Action Space
+
+`Box(-1, 1, (3,), float32)`: the torques of the thigh, leg and foot motors.
+
+## Observation Space
+
+`Box(-inf, inf, (11,), float64)`: qpos without x (z, angle, the three joint angles), then
+qvel clipped to [-10, 10].
+
+## Rewards
+
+reward_forward (x velocity) + reward_survive (while healthy) + reward_ctrl (-ctrl_cost_weight
+* |action|^2).
+
+## Episode End
+
+Terminated when unhealthy (if terminate_when_unhealthy); truncated after 1000 steps.
+
+## Arguments
+
+{arguments}
+
+## Version History
+
+- v5: Gymnasium's Hopper-v5.
+"""
+
+HopperEnv, HopperVectorEnv = task_envs(
+    HopperTask,
+    "RoboDyn/Hopper-v5",
+    _DOC,
+    module=__name__,
+    max_episode_steps=1000,
+    summary="Gymnasium's Hopper-v5: hop forward on one leg",
+)

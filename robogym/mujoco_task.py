@@ -1,0 +1,161 @@
+"""Gymnasium's MujocoEnv as a task: the base of RoboDyn's ports of Gymnasium's MuJoCo v5
+tasks (envs/*_v5.py), so that each port declares only what its Gymnasium env adds.
+
+What every port shares with `gymnasium.envs.mujoco.MujocoEnv` (Gymnasium 1.x,
+gymnasium/envs/mujoco/mujoco_env.py):
+
+- `xml_file`: a bare file name is read from the installed Gymnasium's model folder
+  (gymnasium/envs/mujoco/assets, never copied); a path starting with '.', '/' or '~' is a
+  file of the user's own (MujocoEnv's expand_model_path);
+- `frame_skip` physics steps per env step: dt = timestep * frame_skip;
+- the action is the actuators' controls themselves, bounded by their ctrlranges, in a
+  float32 Box (Actuation.raw_ctrl; MujocoEnv._set_action_space);
+- a step is mj_step's: `data.ctrl = action`, frame_skip physics steps, after which the
+  derived quantities (xpos, cinert, cvel, qfrc_actuator, sensordata, ...) belong to the
+  start of the last physics step, as after mj_step; a task that reads contact forces sets
+  `rne_post` and gets mj_rnePostConstraint's cfrc_ext after each step, as MujocoEnv calls it;
+- an episode starts from mj_resetData's state at init_qpos (the model's qpos0) and
+  init_qvel (zero), where cfrc_ext is zero; the port draws its noise from the episode's
+  generator (row r's is Gymnasium's `np_random` of the same seed) in Gymnasium's order, and
+  the env's forward pass follows, as set_state's mj_forward does.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import gymnasium
+import numpy as np
+
+from robodyn.engine.errors import ModelFileError
+from robogym.actuation import Actuation
+from robogym.checks import NON_NEGATIVE, Bounds, is_real
+from robogym.declare import Param
+from robogym.errors import ArgumentTypeError, InvalidArgumentError
+from robogym.task import Task
+
+# the MuJoCo models that ship with the installed Gymnasium
+GYMNASIUM_ASSETS = Path(gymnasium.__file__).resolve().parent / "envs" / "mujoco" / "assets"
+
+
+def gymnasium_model(name: str, value) -> str:
+    """The absolute path of the model `value` names, as MujocoEnv's expand_model_path finds
+    it: a path starting with '.' or '/' as it is, one starting with '~' expanded, a bare
+    name in Gymnasium's model folder; an error naming it if no such file exists."""
+    if not isinstance(value, str | os.PathLike):
+        raise ArgumentTypeError(f"{name} must be a file name or path (a str), got {type(value).__name__}")
+    text = os.fspath(value)
+    if text.startswith((".", "/")):
+        path = Path(text)
+    elif text.startswith("~"):
+        path = Path(text).expanduser()
+    else:
+        path = GYMNASIUM_ASSETS / text
+    if not path.is_file():
+        raise ModelFileError(f"{name}: no MJCF file at {str(path)!r}")
+    return str(path.resolve())
+
+
+def xml_file_param(default: str) -> Param:
+    """The `xml_file` keyword of a port, defaulting to its Gymnasium model."""
+    return Param(
+        default,
+        "MJCF file: a name in Gymnasium's model folder, or a path of your own ('.', '/' or '~')",
+        convert=gymnasium_model,
+        allowed="an MJCF file",
+    )
+
+
+def frame_skip_param(default: int) -> Param:
+    return Param(default, "physics steps per env step", Bounds(1))
+
+
+def reset_noise_param(default: float) -> Param:
+    return Param(default, "scale of the random perturbation of the initial state", NON_NEGATIVE)
+
+
+def _real_range(name: str, value) -> tuple[float, float]:
+    """(low, high) of two real numbers, low <= high (either may be infinite)."""
+    if not (isinstance(value, tuple | list | np.ndarray) and len(value) == 2 and all(map(is_real, value))):
+        raise ArgumentTypeError(f"{name} must be a pair (low, high) of real numbers, got {value!r}")
+    low, high = float(value[0]), float(value[1])
+    if np.isnan(low) or np.isnan(high) or low > high:
+        raise InvalidArgumentError(f"{name} must be (low, high) with low <= high, got {value!r}")
+    return low, high
+
+
+def range_param(default: tuple[float, float], doc: str) -> Param:
+    """A (low, high) keyword, such as healthy_z_range."""
+    return Param(default, doc, convert=_real_range, allowed="(low, high), low <= high")
+
+
+class MujocoTask(Task):
+    """A task as Gymnasium's MujocoEnv runs one (module docstring). A port declares
+    `xml_file`, `frame_skip` and `reset_noise_scale` (with the helpers above) and its other
+    keywords, its observation, reward, termination and reset noise."""
+
+    action_dtype = np.float32  # MujocoEnv's action space is float32
+    rne_post = False  # True: cfrc_ext (mj_rnePostConstraint) after every step
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.model_file = self.xml_file  # an absolute path: the env loads it as it is
+
+    def bind(self, physics) -> None:
+        super().bind(physics)
+        self._actuation = Actuation.raw_ctrl(physics)
+        self.init_qpos = physics.model.qpos0.copy()  # MujocoEnv's init_qpos: qpos after MjData()
+        self.init_qvel = np.zeros(physics.model.nv)
+
+    def actuation(self) -> Actuation:
+        return self._actuation
+
+    @property
+    def dt(self) -> float:
+        """Seconds per env step: timestep * frame_skip (MujocoEnv.dt)."""
+        return self.physics.timestep * self.frame_skip
+
+    # --- the state as MujocoEnv reads it ----------------------------------------------------
+    def qpos(self) -> np.ndarray:
+        """(B, nq) every row's qpos (a view)."""
+        return self.physics.named.qpos.all
+
+    def qvel(self) -> np.ndarray:
+        """(B, nv) every row's qvel (a view)."""
+        return self.physics.named.qvel.all
+
+    def state_vector(self) -> np.ndarray:
+        """(B, nq + nv): qpos and qvel side by side (MujocoEnv.state_vector)."""
+        return np.concatenate([self.qpos(), self.qvel()], axis=1)
+
+    def set_qpos_qvel(self, row: int, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        """Row `row`'s qpos and qvel (MujocoEnv.set_state; the env's forward pass follows)."""
+        self.qpos()[row] = qpos
+        self.qvel()[row] = qvel
+
+    def noise(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        """Uniform noise of half-width reset_noise_scale, `size` draws (Gymnasium's
+        `np_random.uniform(low=-scale, high=scale, size=size)`)."""
+        return rng.uniform(low=-self.reset_noise_scale, high=self.reset_noise_scale, size=size)
+
+    # --- stepping ---------------------------------------------------------------------------
+    def step_physics(self, action: np.ndarray, nstep: int) -> None:
+        """mj_step's frame_skip steps (derived quantities of the last step's start), then
+        mj_rnePostConstraint for a task that reads cfrc_ext."""
+        self._actuation.apply(self.physics.sim, action, nstep, observe_end=False)
+        if self.rne_post:
+            self.physics.sim.rne_post()
+
+    def reset_rows(self, rows: np.ndarray, rngs: list[np.random.Generator]) -> None:
+        """Each row from init_qpos and init_qvel plus the port's noise (reset_model), with
+        cfrc_ext zero as mj_resetData leaves it."""
+        if self.rne_post:
+            self.physics.named.cfrc_ext.all[rows] = 0.0
+        for r, rng in zip(rows, rngs, strict=True):
+            self.reset_model(int(r), rng)
+
+    def reset_model(self, row: int, rng: np.random.Generator) -> None:  # override
+        """Row `row`'s initial qpos and qvel, drawn from `rng` as the Gymnasium env's
+        reset_model draws from its np_random."""
+        raise NotImplementedError

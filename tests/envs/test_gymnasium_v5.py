@@ -1,0 +1,114 @@
+"""Gymnasium's MuJoCo v5 tasks on RoboDyn (envs/*_v5.py) against Gymnasium's own envs, the
+oracle: the same seed and the same actions give the same observations, rewards,
+terminations, truncations and `info` terms, step for step, episodes and resets included.
+
+Each port runs beside its Gymnasium env (MuJoCo 4.0.0's physics) for several seeds: 1,000
+steps of actions drawn from the action space (resetting both when an episode ends, each
+from its own continuing generator, as a training loop does), then 100 steps at the bounds
+(every control at its low or its high end, alternating per actuator and step). The engine
+equals MuJoCo's step to about 1e-12 on these models (tests/engine); what can separate the two
+envs is rounding, which a chaotic system amplifies over an episode, so the observation and
+reward are held to TOL (absolute, on numbers of order 1 to 100), far below any physical
+difference, and terminated / truncated must be equal at every step (a disagreement would
+also desynchronize every later step). Each test prints its worst differences.
+
+The native vector env is compared with Gymnasium's own vectorization of its env
+(`gym.make_vec(..., vectorization_mode="sync")`, env i seeded seed + i) in both autoreset
+modes: row i of ours equals env i of theirs.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import robogym  # noqa: F401  (registers RoboDyn/*)
+from robogym.registration import TASKS
+
+# every port (a task module envs/*_v5.py): RoboDyn's id -> Gymnasium's
+PORTS = {
+    t.id: t.id.removeprefix("RoboDyn/")
+    for t in TASKS
+    if t.entry_point.startswith("robodyn.envs.") and t.id.endswith("-v5")
+}
+SEEDS = (0, 1, 2)
+STEPS = 1000
+BOUND_STEPS = 100
+TOL = 1e-8
+
+
+def _bound_action(space, t: int) -> np.ndarray:
+    """Every control at its low or high end, alternating per actuator and step."""
+    pick = (np.arange(space.shape[0]) + t) % 2 == 0
+    return np.where(pick, space.low, space.high).astype(space.dtype)
+
+
+def _compare(ours: dict, theirs: dict, where: str) -> float:
+    """The worst difference between the info terms both envs report; equal keys checked."""
+    shared = set(ours) & set(theirs)
+    assert shared, f"{where}: no info key in common ({sorted(ours)} vs {sorted(theirs)})"
+    missing = {k for k in theirs if not k.startswith("_")} - set(ours)
+    assert not missing, f"{where}: Gymnasium's info keys {sorted(missing)} are missing"
+    worst = 0.0
+    for k in shared:
+        worst = max(worst, float(np.max(np.abs(np.asarray(ours[k], float) - np.asarray(theirs[k], float)))))
+    return worst
+
+
+@pytest.mark.parametrize("env_id", sorted(PORTS))
+def test_step_for_step_equal_to_gymnasium(env_id):
+    theirs_id = PORTS[env_id]
+    worst_obs = worst_reward = worst_info = 0.0
+    episodes = 0
+    for seed in SEEDS:
+        ours, theirs = gym.make(env_id), gym.make(theirs_id)
+        assert ours.action_space == theirs.action_space
+        assert ours.observation_space == theirs.observation_space
+        assert ours.spec.max_episode_steps == theirs.spec.max_episode_steps
+        o1, i1 = ours.reset(seed=seed)
+        o2, i2 = theirs.reset(seed=seed)
+        worst_obs = max(worst_obs, np.max(np.abs(o1 - o2)))
+        theirs.action_space.seed(seed)
+        for t in range(STEPS + BOUND_STEPS):
+            a = theirs.action_space.sample() if t < STEPS else _bound_action(theirs.action_space, t)
+            o1, r1, term1, trunc1, i1 = ours.step(a)
+            o2, r2, term2, trunc2, i2 = theirs.step(a)
+            where = f"{env_id} seed {seed} step {t}"
+            assert (term1, trunc1) == (term2, trunc2), f"{where}: terminated/truncated differ"
+            worst_obs = max(worst_obs, np.max(np.abs(o1 - o2)))
+            worst_reward = max(worst_reward, abs(r1 - r2))
+            worst_info = max(worst_info, _compare(i1, i2, where))
+            if term1 or trunc1:
+                episodes += 1
+                o1, _ = ours.reset()
+                o2, _ = theirs.reset()
+                worst_obs = max(worst_obs, np.max(np.abs(o1 - o2)))
+    print(
+        f"\n{env_id}: {len(SEEDS)} seeds, {STEPS + BOUND_STEPS} steps each, {episodes} episodes ended; "
+        f"worst |obs| {worst_obs:.1e}, |reward| {worst_reward:.1e}, |info| {worst_info:.1e}"
+    )
+    assert worst_obs <= TOL and worst_reward <= TOL and worst_info <= TOL
+
+
+@pytest.mark.parametrize("mode", ["NextStep", "SameStep"])
+@pytest.mark.parametrize("env_id", sorted(PORTS))
+def test_vector_rows_equal_gymnasium_envs(env_id, mode):
+    n, seed, steps = 3, 7, 300
+    kwargs = {"autoreset_mode": gym.vector.AutoresetMode(mode)}
+    ours = gym.make_vec(env_id, num_envs=n, **kwargs)  # the native vector env takes it as a keyword
+    theirs = gym.make_vec(PORTS[env_id], num_envs=n, vectorization_mode="sync", vector_kwargs=kwargs)
+    o1, _ = ours.reset(seed=seed)
+    o2, _ = theirs.reset(seed=seed)
+    worst = np.max(np.abs(o1 - o2))
+    theirs.action_space.seed(seed)
+    ended = 0
+    for t in range(steps):
+        a = theirs.action_space.sample()
+        o1, r1, term1, trunc1, _ = ours.step(a)
+        o2, r2, term2, trunc2, _ = theirs.step(a)
+        assert np.array_equal(term1, term2) and np.array_equal(trunc1, trunc2), f"{mode} step {t}"
+        worst = max(worst, np.max(np.abs(o1 - o2)), np.max(np.abs(r1 - r2)))
+        ended += int(np.sum(term1 | trunc1))
+    print(f"\n{env_id} x{n} ({mode}): {ended} episodes ended in {steps} steps; worst {worst:.1e}")
+    assert worst <= TOL and ended > 0
