@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import sys
 import tempfile
@@ -367,13 +368,37 @@ def _slug(env_id: str) -> str:
 
 
 # --- list --------------------------------------------------------------------------------------
+_DOC_BOX = re.compile(r"`Box\([^`]*\((\d+),\), (\w+)\)`")
+
+
+def documented_spaces(env_id: str) -> tuple[str, str]:
+    """(action, observation) sizes and dtypes as the env's documentation states them (the
+    first `Box(...)` under its "Action Space" and "Observation Space" headings), e.g.
+    ("3 float32", "11 float64"), without making the env (no compile); "?" where the
+    documentation states none. tests/robogym/test_registered_tasks.py checks them against
+    every env's spaces."""
+    from robogym.registration import TASKS, load
+
+    (task,) = [t for t in TASKS if t.id == env_id]
+    doc = load(task.entry_point).__doc__ or ""
+    sizes = []
+    for heading in ("Action Space", "Observation Space"):
+        section = doc.split(f"## {heading}", 1)[1].split("\n## ", 1)[0] if f"## {heading}" in doc else ""
+        m = _DOC_BOX.search(section)
+        sizes.append(f"{m[1]} {m[2]}" if m else "?")
+    return sizes[0], sizes[1]
+
+
 def cmd_list(args) -> int:
-    """Print every registered environment id with its one-line summary."""
+    """Print every registered environment id with its observation and action sizes (from its
+    documentation) and its one-line summary."""
     from robogym import TASKS
 
-    width = max(len(t.id) for t in TASKS)
-    for t in TASKS:
-        print(f"{t.id:<{width}}  {t.summary}")
+    rows = [(t.id, *reversed(documented_spaces(t.id)), t.summary) for t in TASKS]
+    header = ("id", "observation", "action", "what")
+    widths = [max(len(r[k]) for r in [header, *rows]) for k in range(3)]
+    for r in [header, *rows]:
+        print("  ".join(f"{r[k]:<{widths[k]}}" for k in range(3)) + "  " + r[3])
     return 0
 
 

@@ -77,7 +77,18 @@ class FloatingArmTask(Task):
         return {"tip_error": self.tip_error()}
 
 
-_DOC = "Reach a goal with a two-link arm on a tumbling free base.\n\n{arguments}"
+_DOC = """Reach a goal with a two-link arm on a tumbling free base.
+
+## Action Space
+
+`Box(-1, 1, (2,), float64)`: the two motors' controls.
+
+## Observation Space
+
+`Box(-inf, inf, (14,), float64)`: the model's sensors.
+
+{arguments}
+"""
 
 FloatingArmEnv, FloatingArmVectorEnv = task_envs(
     FloatingArmTask,

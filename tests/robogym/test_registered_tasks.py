@@ -90,6 +90,17 @@ def test_documented_parameters_are_the_declared_ones(env_id):
         assert getattr(task, name) == p.check(name, p.default), name
 
 
+def test_documented_spaces_are_the_envs(env_id):
+    """The spaces the env's documentation states (its first Box under "Action Space" and
+    under "Observation Space", which `robodyn list` shows) are the env's own."""
+    from robodyn.training.cli import documented_spaces
+
+    env = gym.make(env_id)
+    action, observation = documented_spaces(env_id)
+    for said, space in ((action, env.action_space), (observation, env.observation_space)):
+        assert said == f"{space.shape[0]} {space.dtype}", (env_id, said, space)
+
+
 # --- single env ----------------------------------------------------------------------------------
 def _warnings_from(check, env, expected):
     """The messages of the warnings check(env) emits, less those containing `expected`."""
