@@ -55,7 +55,7 @@ class HopperTask(MujocoTask):
         x_velocity = (self.qpos()[:, 0] - self.x_before) / self.dt
         forward = self.forward_reward_weight * x_velocity
         survive = self.is_healthy() * self.healthy_reward
-        ctrl_cost = self.ctrl_cost_weight * np.sum(np.square(action), axis=1)
+        ctrl_cost = self.control_cost(self.ctrl_cost_weight, action)
         # Gymnasium's order of addition: (forward + survive) - ctrl_cost, the terms' sum exactly
         terms = {"reward_forward": forward, "reward_survive": survive, "reward_ctrl": -ctrl_cost}
         return forward + survive - ctrl_cost, terms

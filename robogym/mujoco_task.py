@@ -139,6 +139,12 @@ class MujocoTask(Task):
         `np_random.uniform(low=-scale, high=scale, size=size)`)."""
         return rng.uniform(low=-self.reset_noise_scale, high=self.reset_noise_scale, size=size)
 
+    @staticmethod
+    def control_cost(weight: float, action: np.ndarray) -> np.ndarray:
+        """(B,) weight * |action|^2 in Gymnasium's arithmetic: its actions are float32, so the
+        squares, their sum and the product with the (Python float) weight are float32 too."""
+        return (weight * np.sum(np.square(action.astype(np.float32)), axis=1)).astype(np.float64)
+
     # --- stepping ---------------------------------------------------------------------------
     def step_physics(self, action: np.ndarray, nstep: int) -> None:
         """mj_step's frame_skip steps (derived quantities of the last step's start), then

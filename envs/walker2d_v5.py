@@ -1,0 +1,137 @@
+"""RoboDyn/Walker2d-v5: Gymnasium's Walker2d-v5 on RoboDyn's engine
+(gymnasium/envs/mujoco/walker2d_v5.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robogym.checks import NON_NEGATIVE
+from robogym.declare import Param, State
+from robogym.mujoco_task import MujocoTask, frame_skip_param, range_param, reset_noise_param, xml_file_param
+from robogym.task_envs import task_envs
+
+
+def control_cost(weight: float, action: np.ndarray) -> np.ndarray:
+    """(B,) weight * |action|^2 as Gymnasium computes it from an action of its float32 action
+    space: squared and summed in float32, scaled in float32 (a Python float times a float32
+    is a float32 under NumPy 2's promotion rules)."""
+    a = np.asarray(action, dtype=np.float32)  # exact: the action is a float32 Box's
+    return weight * np.sum(np.square(a), axis=1)
+
+
+class Walker2dTask(MujocoTask):
+    """Gymnasium's Walker2d-v5: walk forward on two legs without falling."""
+
+    xml_file = xml_file_param("walker2d_v5.xml")
+    frame_skip = frame_skip_param(4)
+    forward_reward_weight = Param(1.0, "weight of reward_forward", NON_NEGATIVE)
+    ctrl_cost_weight = Param(1e-3, "weight of the control cost", NON_NEGATIVE)
+    healthy_reward = Param(1.0, "reward_survive per step while healthy", NON_NEGATIVE)
+    terminate_when_unhealthy = Param(True, "end the episode when the walker is unhealthy")
+    healthy_z_range = range_param((0.8, 2.0), "healthy bounds of the torso's height z (m)")
+    healthy_angle_range = range_param((-1.0, 1.0), "healthy bounds of the torso's angle (rad)")
+    reset_noise_scale = reset_noise_param(5e-3)
+    exclude_current_positions_from_observation = Param(True, "leave x out of the observation")
+    x_before = State("x at the start of the step (for x_velocity)", reset=None)
+
+    def observation_names(self) -> list[str]:
+        skip = 1 if self.exclude_current_positions_from_observation else 0
+        nq, nv = self.init_qpos.size, self.init_qvel.size
+        return [f"qpos[{i}]" for i in range(skip, nq)] + [f"qvel[{i}]" for i in range(nv)]
+
+    def observe(self) -> np.ndarray:
+        skip = 1 if self.exclude_current_positions_from_observation else 0
+        return np.concatenate([self.qpos()[:, skip:], np.clip(self.qvel(), -10, 10)], axis=1)
+
+    def is_healthy(self) -> np.ndarray:
+        """(B,) bool: the torso's height z and angle inside their ranges."""
+        q = self.qpos()
+        zlo, zhi = self.healthy_z_range
+        alo, ahi = self.healthy_angle_range
+        return (zlo < q[:, 1]) & (q[:, 1] < zhi) & (alo < q[:, 2]) & (q[:, 2] < ahi)
+
+    def apply_action(self, action: np.ndarray) -> None:
+        self.x_before[:] = self.qpos()[:, 0]
+        super().apply_action(action)
+
+    def x_velocity(self) -> np.ndarray:
+        return (self.qpos()[:, 0] - self.x_before) / self.dt
+
+    def reward(self, action):
+        forward = self.forward_reward_weight * self.x_velocity()
+        survive = self.is_healthy() * self.healthy_reward
+        ctrl_cost = control_cost(self.ctrl_cost_weight, action)
+        # Gymnasium's order of addition: (forward + survive) - ctrl_cost, the terms' sum exactly
+        terms = {"reward_forward": forward, "reward_survive": survive, "reward_ctrl": -ctrl_cost}
+        return forward + survive - ctrl_cost, terms
+
+    def terminated(self) -> np.ndarray:
+        return ~self.is_healthy() & self.terminate_when_unhealthy
+
+    def metrics(self) -> dict[str, np.ndarray]:
+        q = self.qpos()
+        z_distance = q[:, 1] - self.init_qpos[1]
+        return {"x_position": q[:, 0], "z_distance_from_origin": z_distance, "x_velocity": self.x_velocity()}
+
+    def reset_model(self, row, rng) -> None:
+        qpos = self.init_qpos + self.noise(rng, self.init_qpos.size)
+        qvel = self.init_qvel + self.noise(rng, self.init_qvel.size)
+        self.set_qpos_qvel(row, qpos, qvel)
+        self.x_before[row] = qpos[0]
+
+
+_DOC = """
+## Description
+
+Gymnasium's Walker2d-v5 (gymnasium/envs/mujoco/walker2d_v5.py), its model read from the
+installed Gymnasium (walker2d_v5.xml: both feet with friction 1.9): a
+planar biped of seven bodies walks forward. Same keywords and defaults, observation, reward
+and `info` terms, termination and reset distribution, step for step equal to Gymnasium's
+env (tests/envs/test_gymnasium_v5.py).
+
+## Action Space
+
+`Box(-1.0, 1.0, (6,), float32)`: the torques of the right thigh, leg and foot and the left
+thigh, leg and foot motors.
+
+## Observation Space
+
+`Box(-inf, inf, (17,), float64)`: qpos without x (z, angle, the six joint angles), then
+qvel (9) clipped to [-10, 10]. With exclude_current_positions_from_observation=False, x
+comes first: `Box(-inf, inf, (18,), float64)`.
+
+## Rewards
+
+reward_forward (forward_reward_weight * x velocity) + reward_survive (healthy_reward while
+healthy) + reward_ctrl (-ctrl_cost_weight * |action|^2, computed in float32 as Gymnasium
+does from its float32 action). `info` also holds x_position, z_distance_from_origin and
+x_velocity.
+
+## Episode End
+
+Terminated when unhealthy (if terminate_when_unhealthy): the torso's height z outside
+healthy_z_range or its angle outside healthy_angle_range (open bounds); truncated after
+1000 steps.
+
+## Starting State
+
+qpos0 and zero velocity, each plus uniform noise in [-reset_noise_scale,
+reset_noise_scale].
+
+## Arguments
+
+{arguments}
+
+## Version History
+
+- v5: Gymnasium's Walker2d-v5.
+"""
+
+Walker2dEnv, Walker2dVectorEnv = task_envs(
+    Walker2dTask,
+    "RoboDyn/Walker2d-v5",
+    _DOC,
+    module=__name__,
+    max_episode_steps=1000,
+    summary="Gymnasium's Walker2d-v5: walk forward on two legs",
+)
