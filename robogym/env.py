@@ -116,11 +116,9 @@ class RoboDynEnv(EnvFace, gym.Env):
         obs, reward, terminated, info = self.core.step(a)
         self._obs = obs[0]
         term = bool(terminated[0])
-        truncated = (
-            not term
-            and self.max_episode_steps is not None
-            and bool(self.core.elapsed[0] >= self.max_episode_steps)
-        )
+        # as Gymnasium's TimeLimit: truncated at the limit, whether or not the step also terminated
+        limit = self.max_episode_steps
+        truncated = limit is not None and bool(self.core.elapsed[0] >= limit)
         return self._obs.astype(self.core.dtype), float(reward[0]), term, truncated, self._info(info)
 
     @staticmethod

@@ -14,7 +14,8 @@ semantics:
   environment whose episode ended without resetting it raises.
 - reset(seed=s) seeds environment i with s + i (a list gives one seed each); seed=None
   draws fresh entropy.
-- Truncation after max_episode_steps env steps: the argument, else the registration's
+- Truncation after max_episode_steps env steps (also on a step that terminates, as Gymnasium's
+  TimeLimit reports it): the argument, else the registration's
   (robogym.registration; none for a task registered nowhere).
 - info holds every reward term and task metric as (num_envs,) arrays, each with its
   "_name" mask, as Gymnasium's vector envs do.
@@ -209,7 +210,6 @@ class RoboDynVectorEnv(EnvFace, VectorEnv):
             truncated = np.zeros(self.num_envs, dtype=bool)
         else:
             truncated = self.core.elapsed >= self.max_episode_steps
-        truncated &= ~terminated
         if restart is not None:
             try:
                 self._restart(restart, obs, reward, terminated, truncated, info)
