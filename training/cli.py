@@ -211,6 +211,14 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--checkpoint-every", type=_count(1), default=200_000, help="environment steps between checkpoints"
     )
+    s.add_argument(
+        "--hyperparams",
+        choices=("robodyn", "zoo"),
+        default="robodyn",
+        help="robodyn: RoboDyn's defaults for many environments; zoo: the RL Baselines3 Zoo's tuned PPO "
+        "settings for the task (training/zoo.py), whose n_envs and VecNormalize replace --num-envs and "
+        "--vecnormalize",
+    )
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
     s.add_argument(
         "--log-every",
@@ -952,6 +960,7 @@ def cmd_train(args) -> int:
             residual_scale=1.0 if args.residual_scale is None else args.residual_scale,
             log_every=args.log_every,
             command=shlex.join(["robodyn", *args.argv]),
+            hyperparams=args.hyperparams,
         )
     except TrainError as e:  # refused before anything was written
         raise CLIError(str(e)) from None

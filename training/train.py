@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 import stable_baselines3
+import torch
 from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback
 from stable_baselines3.common.vec_env import VecNormalize
 
@@ -47,6 +48,7 @@ from robodyn.engine.errors import RoboDynError
 from robodyn.training import jsonio
 from robodyn.training.evaluate import PolicyError, load_sb3_model, load_vecnormalize, read_model_meta
 from robodyn.training.residual import ResidualError, ResidualVectorEnv, check_scale
+from robodyn.training.zoo import zoo_settings
 from robogym.sb3 import make_sb3_env, task_metric_names
 
 ALGOS = ("ppo", "sac")
@@ -75,6 +77,10 @@ PPO_DEFAULTS = dict(
     policy_kwargs=dict(log_std_init=-1.0),
 )
 SAC_DEFAULTS = dict(learning_starts=1000, batch_size=256, gamma=0.99, buffer_size=300_000)
+# "robodyn": the defaults above; "zoo": the RL Baselines3 Zoo's tuned settings (training.zoo)
+HYPERPARAMS = ("robodyn", "zoo")
+# policy activations a JSON keyword can name
+ACTIVATIONS = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}
 
 
 @dataclass
@@ -199,6 +205,7 @@ def train(
     nthread: int | None = None,
     log_every: int | None = None,
     command: str | None = None,
+    hyperparams: str = "robodyn",
 ) -> TrainResult:
     """Train `algo` ("ppo" or "sac", default MLP policy) for `total_timesteps` environment
     steps on `num_envs` rows of one RoboDyn vector env; save the model, the sidecar JSON, the
@@ -222,6 +229,11 @@ def train(
 
     command: the command line recorded in the sidecar (`robodyn train` passes its own);
     default the `robodyn train` command line equivalent to this call.
+
+    hyperparams: "robodyn" (train()'s defaults for many environments, PPO_DEFAULTS and
+    SAC_DEFAULTS, under algo_kwargs) or "zoo" (the RL Baselines3 Zoo's tuned settings for the
+    task, training.zoo: its n_envs, VecNormalize and PPO keywords replace num_envs,
+    vecnormalize and train()'s defaults; algo_kwargs still override them).
 
     A TrainError, raised before anything is written, refuses an unknown algorithm, a count
     below 1, a negative seed, algo_kwargs the algorithm does not take or refuses, env_kwargs
@@ -254,6 +266,17 @@ def train(
             raise TrainError(f"{name} must be >= {least}, got {value}")
     if seed >= 2**32:  # SB3 seeds numpy's legacy generator too, which takes 0 to 2**32 - 1
         raise TrainError(f"seed must be below 2**32 (stable-baselines3 seeds numpy with it), got {seed}")
+    if hyperparams not in HYPERPARAMS:
+        raise TrainError(f"hyperparams must be one of {HYPERPARAMS}, got {hyperparams!r}")
+    if hyperparams == "zoo":
+        if init_model is not None:
+            raise TrainError("hyperparams='zoo' builds a new model; init_model continues a saved one")
+        try:
+            zoo = zoo_settings(env_id, algo)
+        except ValueError as e:
+            raise TrainError(str(e)) from None
+        num_envs, vecnormalize = zoo["n_envs"], zoo["normalize"]
+        algo_kwargs = {**zoo["algo_kwargs"], **(algo_kwargs or {})}
     algo_kwargs = check_algo_kwargs(algo, algo_kwargs)
     out = Path(out_dir)
     env_kwargs = dict(env_kwargs or {})
@@ -270,7 +293,7 @@ def train(
     try:
         metrics = task_metric_names(env.unwrapped.vec_env)
         env, model = _model(
-            env_id, algo, env, num_envs, seed, vecnormalize, algo_kwargs, init_model, init_meta
+            env_id, algo, env, num_envs, seed, vecnormalize, algo_kwargs, init_model, init_meta, hyperparams
         )
     except BaseException:
         env.close()
@@ -294,6 +317,7 @@ def train(
             residual,
             residual_scale,
             log_every,
+            hyperparams,
         )
     run_meta = {
         "command": command,
@@ -303,7 +327,10 @@ def train(
         "seed": seed,
         "num_envs": num_envs,
         "total_timesteps": total_timesteps,
-        "algo_kwargs": used_algo_kwargs(algo, model, algo_kwargs, init_meta if init_model else None),
+        "hyperparams": hyperparams,
+        "algo_kwargs": used_algo_kwargs(
+            algo, model, algo_kwargs, init_meta if init_model else None, hyperparams
+        ),
         "algo_kwargs_given": algo_kwargs,
         "vecnormalize_kwargs": _vecnormalize_kwargs(env) if isinstance(env, VecNormalize) else None,
         "checkpoint_every": checkpoint_every,
@@ -381,11 +408,15 @@ def train_command(
     residual,
     residual_scale,
     log_every,
+    hyperparams="robodyn",
 ) -> str:
     """The `robodyn train` command line that runs train() with these arguments."""
     argv = ["robodyn", "train", env_id, "--algo", algo, "--timesteps", str(total_timesteps)]
-    argv += ["--num-envs", str(num_envs), "--seed", str(seed), "--out", str(out)]
-    argv += ["--vecnormalize"] if vecnormalize else []
+    if hyperparams == "zoo":  # the Zoo's settings set num_envs and vecnormalize
+        argv += ["--hyperparams", "zoo", "--seed", str(seed), "--out", str(out)]
+    else:
+        argv += ["--num-envs", str(num_envs), "--seed", str(seed), "--out", str(out)]
+        argv += ["--vecnormalize"] if vecnormalize else []
     argv += ["--env-kwargs", jsonio.dumps(env_kwargs, indent=None).strip()] if env_kwargs else []
     argv += ["--algo-kwargs", jsonio.dumps(algo_kwargs, indent=None).strip()] if algo_kwargs else []
     argv += ["--checkpoint-every", str(checkpoint_every), "--log-every", str(log_every)]
@@ -395,7 +426,9 @@ def train_command(
     return shlex.join(argv)
 
 
-def used_algo_kwargs(algo: str, model, given: dict, init_meta: dict | None) -> dict:
+def used_algo_kwargs(
+    algo: str, model, given: dict, init_meta: dict | None, hyperparams: str = "robodyn"
+) -> dict:
     """Every keyword of the algorithm's constructor (but those train() sets itself: policy,
     env, seed, device, verbose, tensorboard_log) with the value the run used. A new model: the
     constructor's default, overridden by train()'s defaults (PPO_DEFAULTS, SAC_DEFAULTS and
@@ -406,7 +439,7 @@ def used_algo_kwargs(algo: str, model, given: dict, init_meta: dict | None) -> d
     names = [k for k in params if k not in SET_BY_TRAIN and k != "self"]
     if init_meta is None:
         used = {k: params[k].default for k in names if params[k].default is not inspect.Parameter.empty}
-        used.update(_new_model_kwargs(algo, model.n_envs, given))
+        used.update(_new_model_kwargs(algo, model.n_envs, given, hyperparams))
     else:
         saved = init_meta.get("algo_kwargs")
         if isinstance(saved, dict):
@@ -515,7 +548,7 @@ def _make_env(env_id, num_envs, seed, wrap, env_kwargs, nthread):
         raise TrainError(f"{env_id} refused env_kwargs {env_kwargs}: {e}") from None
 
 
-def _model(env_id, algo, env, num_envs, seed, vecnormalize, algo_kwargs, init_model, init_meta):
+def _model(env_id, algo, env, num_envs, seed, vecnormalize, algo_kwargs, init_model, init_meta, hyperparams):
     """(env, model): a new model of `algo` on env, or the saved `init_model` (with its
     VecNormalize statistics) onto it; env wrapped in VecNormalize if used. A TrainError for a
     model or statistics that do not load onto this task, or keywords the algorithm refuses."""
@@ -537,7 +570,7 @@ def _model(env_id, algo, env, num_envs, seed, vecnormalize, algo_kwargs, init_mo
         model = _load_init(Path(init_model), algo, env, algo_kwargs)
         model.set_random_seed(seed)
         return env, model
-    kwargs = _new_model_kwargs(algo, num_envs, algo_kwargs)
+    kwargs = _new_model_kwargs(algo, num_envs, algo_kwargs, hyperparams)
     cls = getattr(stable_baselines3, algo.upper())
     try:
         return env, cls("MlpPolicy", env, seed=seed, device="cpu", **kwargs)
@@ -547,16 +580,26 @@ def _model(env_id, algo, env, num_envs, seed, vecnormalize, algo_kwargs, init_mo
         raise TrainError(f"{algo.upper()} refused its settings {algo_kwargs}: {e}") from None
 
 
-def _new_model_kwargs(algo: str, num_envs: int, algo_kwargs: dict) -> dict:
+def _new_model_kwargs(algo: str, num_envs: int, algo_kwargs: dict, hyperparams: str = "robodyn") -> dict:
     """The keywords a new model of `algo` is built with on `num_envs` envs: train()'s defaults
-    (PPO's batch no larger than a rollout, SAC's gradient steps by the batch), then
-    algo_kwargs."""
-    kwargs = copy.deepcopy(PPO_DEFAULTS if algo == "ppo" else SAC_DEFAULTS)
-    if algo == "ppo":
-        kwargs["batch_size"] = min(kwargs["batch_size"], kwargs["n_steps"] * num_envs)
-    else:
-        kwargs["gradient_steps"] = max(1, num_envs // 8)
-    kwargs.update(algo_kwargs)
+    (PPO's batch no larger than a rollout, SAC's gradient steps by the batch; none with the
+    Zoo's settings, which algo_kwargs holds whole), then algo_kwargs; a policy activation
+    named as text ("relu", "tanh") becomes torch's class."""
+    kwargs = {}
+    if hyperparams == "robodyn":
+        kwargs = copy.deepcopy(PPO_DEFAULTS if algo == "ppo" else SAC_DEFAULTS)
+        if algo == "ppo":
+            kwargs["batch_size"] = min(kwargs["batch_size"], kwargs["n_steps"] * num_envs)
+        else:
+            kwargs["gradient_steps"] = max(1, num_envs // 8)
+    kwargs.update(copy.deepcopy(algo_kwargs))
+    policy = kwargs.get("policy_kwargs")
+    if isinstance(policy, dict) and isinstance(policy.get("activation_fn"), str):
+        name = policy["activation_fn"]
+        if name not in ACTIVATIONS:
+            names = sorted(ACTIVATIONS)
+            raise TrainError(f"policy_kwargs' activation_fn must be one of {names}, got {name!r}")
+        policy["activation_fn"] = ACTIVATIONS[name]
     return kwargs
 
 
