@@ -184,6 +184,12 @@ def _parser() -> argparse.ArgumentParser:
         "every policy side by side, from the task's camera",
     )
     s.add_argument("--out", type=Path, default=None, help="output directory (default runs/eval-<env>)")
+    s.add_argument(
+        "--gymnasium",
+        action="store_true",
+        help="for a port of a Gymnasium task (RoboDyn/Hopper-v5, ...): also run each .zip policy on "
+        "Gymnasium's own env (MuJoCo's physics), the same episodes, and compare the mean returns",
+    )
     _ray_option(s)
     s.add_argument(
         "--workers",
@@ -441,10 +447,13 @@ def cmd_eval(args) -> int:
 
     print()
     print(results_table(results))
+    crosscheck = _on_gymnasium(args, env_id, policies, specs, env_kwargs, results) if args.gymnasium else None
     out.mkdir(parents=True, exist_ok=True)
     doc = results_document(env_id, env_kwargs, args.episodes, args.num_envs, args.seed, results, specs)
     if on_ray is not None:
         doc["ray"] = on_ray
+    if crosscheck is not None:
+        doc["gymnasium"] = crosscheck
     (out / "results.json").write_text(jsonio.dumps(doc))  # strict JSON: a NaN is written as null
     _save_trajectories(results, out / "trajectories.npz")
     written = [out / "results.json", out / "trajectories.npz"]
@@ -465,6 +474,54 @@ def cmd_eval(args) -> int:
             raise CLIError(f"--video: {e}") from None
     print("\nwrote " + ", ".join(str(p) for p in written))
     return 0
+
+
+def _on_gymnasium(args, env_id: str, policies: list, specs: list[str], env_kwargs: dict, results) -> dict:
+    """--gymnasium: each .zip policy over the same episodes on Gymnasium's own env; prints
+    both mean returns with their standard errors and how many standard errors apart they
+    are; returns {label: {"env", "mean_return", "stderr", "robodyn_mean_return",
+    "robodyn_stderr"}} for results.json."""
+    from robodyn.training.evaluate import (
+        EvaluationError,
+        PolicyError,
+        SB3Policy,
+        evaluate_gymnasium,
+        gymnasium_original,
+    )
+
+    original = gymnasium_original(env_id)
+    if original is None:
+        raise CLIError(f"--gymnasium: {env_id} is not a port of a Gymnasium task (RoboDyn/Hopper-v5, ...)")
+    if args.ray is not None:
+        raise CLIError("--gymnasium runs Gymnasium's env in this process: leave out --ray")
+    out = {}
+    for spec, policy, ours in zip(specs, policies, results, strict=True):
+        if not isinstance(policy, SB3Policy):
+            continue
+        print(f"evaluating {spec} on Gymnasium's {original}: {args.episodes} episodes ...", flush=True)
+        try:
+            theirs = evaluate_gymnasium(env_id, policy, args.episodes, args.seed, env_kwargs)
+        except (PolicyError, EvaluationError) as e:
+            raise CLIError(f"--gymnasium: {e}") from None
+        r = np.array([e["return"] for e in ours.episodes])
+        se = float(r.std(ddof=1) / np.sqrt(len(r))) if len(r) > 1 else float("nan")
+        apart = abs(r.mean() - theirs["mean_return"]) / np.hypot(se, theirs["stderr"])
+        print(
+            f"  {ours.policy}: RoboDyn {r.mean():.1f} +- {se:.1f}, Gymnasium (MuJoCo) "
+            f"{theirs['mean_return']:.1f} +- {theirs['stderr']:.1f} (mean return +- standard error): "
+            f"{apart:.2f} standard errors apart"
+        )
+        out[ours.policy] = {
+            "env": original,
+            "mean_return": theirs["mean_return"],
+            "stderr": theirs["stderr"],
+            "returns": theirs["returns"].tolist(),
+            "robodyn_mean_return": float(r.mean()),
+            "robodyn_stderr": se,
+        }
+    if not out:
+        raise CLIError("--gymnasium compares trained policies: give one with --policy MODEL.zip")
+    return out
 
 
 def _evaluate_here(args, env_id: str, policies: list, specs: list[str], env_kwargs: dict) -> list:

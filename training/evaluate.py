@@ -493,6 +493,53 @@ def evaluate(
         env.close()
 
 
+GYMNASIUM_PREFIX = "RoboDyn/"
+
+
+def gymnasium_original(env_id: str) -> str | None:
+    """The id of the Gymnasium env a RoboDyn task is a port of (RoboDyn/Hopper-v5 ->
+    Hopper-v5, envs/*_v5.py), None for a task of RoboDyn's own."""
+
+    if not env_id.startswith(GYMNASIUM_PREFIX) or not env_id.endswith("-v5"):
+        return None
+    original = env_id.removeprefix(GYMNASIUM_PREFIX)
+    return original if original in gym.registry else None
+
+
+def evaluate_gymnasium(env_id: str, policy: SB3Policy, episodes: int, seed: int | None = 0,
+                       env_kwargs: dict | None = None) -> dict[str, Any]:  # fmt: skip
+    """Run `policy` (a trained SB3 model, its VecNormalize statistics applied) on Gymnasium's
+    own env of the port `env_id` (MuJoCo's physics, gymnasium.make of the original id with the
+    same keywords), episode k from seed + k as evaluate() runs it on RoboDyn: {"env",
+    "returns", "lengths", "mean_return", "stderr"} (stderr: the standard error of the mean
+    return, std / sqrt(episodes))."""
+
+    original = gymnasium_original(env_id)
+    if original is None:
+        raise EvaluationError(f"{env_id} is not a port of a Gymnasium task: there is no Gymnasium env to run")
+    if policy.residual is not None:
+        raise PolicyError("a residual policy adds a RoboDyn baseline's command: it runs on RoboDyn only")
+    kwargs = {k: v for k, v in (env_kwargs or {}).items() if k != "dtype"}
+    env = gym.make(original, **kwargs)
+    returns, lengths = [], []
+    for k in range(episodes):
+        obs, _ = env.reset(seed=episode_seed(seed, k))
+        total, steps, done = 0.0, 0, False
+        while not done:
+            action = policy.act(env, obs[None])[0]
+            obs, reward, terminated, truncated, _ = env.step(action)
+            total += float(reward)
+            steps += 1
+            done = terminated or truncated
+        returns.append(total)
+        lengths.append(steps)
+    env.close()
+    r = np.array(returns)
+    stderr = float(r.std(ddof=1) / np.sqrt(len(r))) if len(r) > 1 else float("nan")
+    return {"env": original, "returns": r, "lengths": np.array(lengths), "mean_return": float(r.mean()),
+            "stderr": stderr}  # fmt: skip
+
+
 def check_evaluation(episodes: int, num_envs: int, seed: int | None) -> None:
     """An EvaluationError for a count below 1 or a negative seed, before anything is built."""
     if episodes < 1 or num_envs < 1:
