@@ -123,7 +123,11 @@ class RoboDynEnv(EnvFace, gym.Env):
 
     @staticmethod
     def _info(info: dict) -> dict:
-        return {k: float(v[0]) for k, v in info.items()}
+        """The single env's info: a float for each (1,) term, row 0's (new) array for a term
+        with more axes (Gymnasium's Humanoid reports tendon_length, an array)."""
+        return {
+            k: float(v[0]) if np.ndim(v) == 1 else np.array(v[0], dtype=np.float64) for k, v in info.items()
+        }
 
     # --- snapshot / restore ---------------------------------------------------------------------
     def snapshot(self) -> EnvSnapshot:

@@ -266,13 +266,14 @@ class RoboDynVectorEnv(EnvFace, VectorEnv):
         return out
 
     def _batch_info(self, info: dict, rows: np.ndarray) -> dict:
-        """Gymnasium's vector info for `rows`: each value (num_envs,) float64, 0 outside rows,
-        with a "_name" mask of rows; every array new."""
+        """Gymnasium's vector info for `rows`: each value (num_envs, ...) float64, 0 outside
+        rows, with a "_name" mask of rows; every array new."""
         mask = np.zeros(self.num_envs, dtype=bool)
         mask[rows] = True
         out = {}
         for k, v in info.items():
-            out[k] = np.where(mask, np.asarray(v, dtype=np.float64), 0.0)
+            v = np.asarray(v, dtype=np.float64)
+            out[k] = np.where(mask.reshape(-1, *(1,) * (v.ndim - 1)), v, 0.0)
             out["_" + k] = mask.copy()
         return out
 
