@@ -26,7 +26,7 @@ import pytest
 from tests.helpers import REPO
 
 DOCS = REPO / "docs"
-TUTORIALS = ["randomized_physics", "training_sb3", "training_pytorch", "ray"]
+TUTORIALS = ["randomized_physics", "training_sb3", "training_pytorch", "ray", "gymnasium_tasks"]
 TASK_PAGES = {
     "crane": "RoboDyn/Crane-v0",
     "rocket": "RoboDyn/Rocket-v0",
