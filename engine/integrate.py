@@ -215,6 +215,10 @@ def rk4(m, d, b):
     (plain Euler, unclamped, even for filterexact, as MuJoCo), and the final update is
     next_activation with the weighted act_dot = sum_j b_j act_dot_j (exact for filterexact,
     then clamped to actrange).
+
+    Left after the step, as MuJoCo 4.0.0's: d.qacc = sum_j b_j acc_j (the acceleration v was
+    advanced with), d.qacc_warmstart = acc_3 (the last stage's, copied by advance before
+    d.qacc is replaced), d.act_dot = the last stage's act_dot (not the weighted one).
     """
     h = m.opt_timestep
     nq, nv, na = m.nq, m.nv, m.na
@@ -273,7 +277,9 @@ def rk4(m, d, b):
         d.qvel[b, k] = V[0, k]
     for k in range(na):
         d.act[b, k] = XA[0, k]
-    advance(m, d, b, da, dv, dx, True)
+    advance(m, d, b, da, dv, dx, True)  # qacc_warmstart <- the last stage's qacc
+    for k in range(nv):
+        d.qacc[b, k] = dv[k]  # MuJoCo 4 leaves the weighted qacc the step used
 
 
 @kernel
