@@ -6,20 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from robogym.checks import NON_NEGATIVE
-from robogym.declare import Param, State
-from robogym.mujoco_task import MujocoTask, frame_skip_param, reset_noise_param, xml_file_param
+from robogym.declare import Param
+from robogym.mujoco_task import PlanarTask, frame_skip_param, reset_noise_param, xml_file_param
 from robogym.task_envs import task_envs
 
 
-def control_cost(weight: float, action: np.ndarray) -> np.ndarray:
-    """(B,) weight * |action|^2 as Gymnasium computes it from an action of its float32 action
-    space: squared and summed in float32, scaled in float32 (a Python float times a float32
-    is a float32 under NumPy 2's promotion rules)."""
-    a = np.asarray(action, dtype=np.float32)  # exact: the action is a float32 Box's
-    return weight * np.sum(np.square(a), axis=1)
-
-
-class HalfCheetahTask(MujocoTask):
+class HalfCheetahTask(PlanarTask):
     """Gymnasium's HalfCheetah-v5: a planar cheetah runs forward."""
 
     xml_file = xml_file_param("half_cheetah.xml")
@@ -28,39 +20,21 @@ class HalfCheetahTask(MujocoTask):
     ctrl_cost_weight = Param(0.1, "weight of the control cost", NON_NEGATIVE)
     reset_noise_scale = reset_noise_param(0.1)
     exclude_current_positions_from_observation = Param(True, "leave x out of the observation")
-    x_before = State("x at the start of the step (for x_velocity)", reset=None)
-
-    def observation_names(self) -> list[str]:
-        skip = 1 if self.exclude_current_positions_from_observation else 0
-        nq, nv = self.init_qpos.size, self.init_qvel.size
-        return [f"qpos[{i}]" for i in range(skip, nq)] + [f"qvel[{i}]" for i in range(nv)]
-
-    def observe(self) -> np.ndarray:
-        skip = 1 if self.exclude_current_positions_from_observation else 0
-        return np.concatenate([self.qpos()[:, skip:], self.qvel()], axis=1)
-
-    def apply_action(self, action: np.ndarray) -> None:
-        self.x_before[:] = self.qpos()[:, 0]
-        super().apply_action(action)
-
-    def x_velocity(self) -> np.ndarray:
-        return (self.qpos()[:, 0] - self.x_before) / self.dt
 
     def reward(self, action):
-        forward = self.forward_reward_weight * self.x_velocity()
-        ctrl_cost = control_cost(self.ctrl_cost_weight, action)
+        forward = self.forward_reward_weight * self.velocity()[:, 0]
+        ctrl_cost = self.control_cost(self.ctrl_cost_weight, action)
         # Gymnasium's forward_reward - ctrl_cost, the terms' sum exactly
         terms = {"reward_forward": forward, "reward_ctrl": -ctrl_cost}
         return forward - ctrl_cost, terms
 
     def metrics(self) -> dict[str, np.ndarray]:
-        return {"x_position": self.qpos()[:, 0], "x_velocity": self.x_velocity()}
+        return {"x_position": self.qpos()[:, 0], "x_velocity": self.velocity()[:, 0]}
 
     def reset_model(self, row, rng) -> None:
         qpos = self.init_qpos + self.noise(rng, self.init_qpos.size)
         qvel = self.init_qvel + self.reset_noise_scale * rng.standard_normal(self.init_qvel.size)
         self.set_qpos_qvel(row, qpos, qvel)
-        self.x_before[row] = qpos[0]
 
 
 _DOC = """

@@ -7,14 +7,15 @@ import math
 import numpy as np
 
 from robogym.checks import NON_NEGATIVE
-from robogym.declare import Param, State
-from robogym.mujoco_task import MujocoTask, frame_skip_param, range_param, reset_noise_param, xml_file_param
+from robogym.declare import Param
+from robogym.mujoco_task import PlanarTask, frame_skip_param, range_param, reset_noise_param, xml_file_param
 from robogym.task_envs import task_envs
 
 
-class HopperTask(MujocoTask):
+class HopperTask(PlanarTask):
     """Gymnasium's Hopper-v5: hop forward on one leg without falling."""
 
+    qvel_clip = 10
     xml_file = xml_file_param("hopper.xml")
     frame_skip = frame_skip_param(4)
     forward_reward_weight = Param(1.0, "weight of reward_forward", NON_NEGATIVE)
@@ -26,16 +27,6 @@ class HopperTask(MujocoTask):
     healthy_angle_range = range_param((-0.2, 0.2), "healthy bounds of the torso's angle (rad)")
     reset_noise_scale = reset_noise_param(5e-3)
     exclude_current_positions_from_observation = Param(True, "leave x out of the observation")
-    x_before = State("x at the start of the step (for x_velocity)", reset=None)
-
-    def observation_names(self) -> list[str]:
-        skip = 1 if self.exclude_current_positions_from_observation else 0
-        nq, nv = self.init_qpos.size, self.init_qvel.size
-        return [f"qpos[{i}]" for i in range(skip, nq)] + [f"qvel[{i}]" for i in range(nv)]
-
-    def observe(self) -> np.ndarray:
-        skip = 1 if self.exclude_current_positions_from_observation else 0
-        return np.concatenate([self.qpos()[:, skip:], np.clip(self.qvel(), -10, 10)], axis=1)
 
     def is_healthy(self) -> np.ndarray:
         """(B,) bool: every state but x and z, the height z and the angle inside their ranges."""
@@ -47,12 +38,8 @@ class HopperTask(MujocoTask):
         healthy_state = np.all((lo < state) & (state < hi), axis=1)
         return healthy_state & (zlo < q[:, 1]) & (q[:, 1] < zhi) & (alo < q[:, 2]) & (q[:, 2] < ahi)
 
-    def apply_action(self, action: np.ndarray) -> None:
-        self.x_before[:] = self.qpos()[:, 0]
-        super().apply_action(action)
-
     def reward(self, action):
-        x_velocity = (self.qpos()[:, 0] - self.x_before) / self.dt
+        x_velocity = self.velocity()[:, 0]
         forward = self.forward_reward_weight * x_velocity
         survive = self.is_healthy() * self.healthy_reward
         ctrl_cost = self.control_cost(self.ctrl_cost_weight, action)
@@ -65,7 +52,7 @@ class HopperTask(MujocoTask):
 
     def metrics(self) -> dict[str, np.ndarray]:
         q = self.qpos()
-        x_velocity = (q[:, 0] - self.x_before) / self.dt
+        x_velocity = self.velocity()[:, 0]
         z_distance = q[:, 1] - self.init_qpos[1]
         return {"x_position": q[:, 0], "z_distance_from_origin": z_distance, "x_velocity": x_velocity}
 
@@ -73,7 +60,6 @@ class HopperTask(MujocoTask):
         qpos = self.init_qpos + self.noise(rng, self.init_qpos.size)
         qvel = self.init_qvel + self.noise(rng, self.init_qvel.size)
         self.set_qpos_qvel(row, qpos, qvel)
-        self.x_before[row] = qpos[0]
 
 
 _DOC = """

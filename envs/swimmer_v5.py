@@ -6,57 +6,32 @@ from __future__ import annotations
 import numpy as np
 
 from robogym.checks import NON_NEGATIVE
-from robogym.declare import Param, State
-from robogym.mujoco_task import MujocoTask, frame_skip_param, reset_noise_param, xml_file_param
+from robogym.declare import Param
+from robogym.mujoco_task import PlanarTask, frame_skip_param, reset_noise_param, xml_file_param
 from robogym.task_envs import task_envs
 
 
-def control_cost(weight: float, action: np.ndarray) -> np.ndarray:
-    """(B,) weight * |action|^2 as Gymnasium computes it from an action of its float32 action
-    space: squared and summed in float32, scaled in float32 (a Python float times a float32
-    is a float32 under NumPy 2's promotion rules)."""
-    a = np.asarray(action, dtype=np.float32)  # exact: the action is a float32 Box's
-    return weight * np.sum(np.square(a), axis=1)
-
-
-class SwimmerTask(MujocoTask):
+class SwimmerTask(PlanarTask):
     """Gymnasium's Swimmer-v5: a three-link swimmer moves forward in a viscous fluid."""
 
+    tracked = 2  # x and y
     xml_file = xml_file_param("swimmer.xml")
     frame_skip = frame_skip_param(4)
     forward_reward_weight = Param(1.0, "weight of reward_forward", NON_NEGATIVE)
     ctrl_cost_weight = Param(1e-4, "weight of the control cost", NON_NEGATIVE)
     reset_noise_scale = reset_noise_param(0.1)
     exclude_current_positions_from_observation = Param(True, "leave x and y out of the observation")
-    xy_before = State("x and y at the start of the step (for the velocities)", shape=(2,), reset=None)
-
-    def observation_names(self) -> list[str]:
-        skip = 2 if self.exclude_current_positions_from_observation else 0
-        nq, nv = self.init_qpos.size, self.init_qvel.size
-        return [f"qpos[{i}]" for i in range(skip, nq)] + [f"qvel[{i}]" for i in range(nv)]
-
-    def observe(self) -> np.ndarray:
-        skip = 2 if self.exclude_current_positions_from_observation else 0
-        return np.concatenate([self.qpos()[:, skip:], self.qvel()], axis=1)
-
-    def apply_action(self, action: np.ndarray) -> None:
-        self.xy_before[:] = self.qpos()[:, 0:2]
-        super().apply_action(action)
-
-    def xy_velocity(self) -> np.ndarray:
-        """(B, 2) the x and y velocities of the front tip over the step."""
-        return (self.qpos()[:, 0:2] - self.xy_before) / self.dt
 
     def reward(self, action):
-        forward = self.forward_reward_weight * self.xy_velocity()[:, 0]
-        ctrl_cost = control_cost(self.ctrl_cost_weight, action)
+        forward = self.forward_reward_weight * self.velocity()[:, 0]
+        ctrl_cost = self.control_cost(self.ctrl_cost_weight, action)
         # Gymnasium's forward_reward - ctrl_cost, the terms' sum exactly
         terms = {"reward_forward": forward, "reward_ctrl": -ctrl_cost}
         return forward - ctrl_cost, terms
 
     def metrics(self) -> dict[str, np.ndarray]:
         xy = self.qpos()[:, 0:2]
-        velocity = self.xy_velocity()
+        velocity = self.velocity()
         return {
             "x_position": xy[:, 0],
             "y_position": xy[:, 1],
@@ -69,7 +44,6 @@ class SwimmerTask(MujocoTask):
         qpos = self.init_qpos + self.noise(rng, self.init_qpos.size)
         qvel = self.init_qvel + self.noise(rng, self.init_qvel.size)
         self.set_qpos_qvel(row, qpos, qvel)
-        self.xy_before[row] = qpos[0:2]
 
 
 _DOC = """

@@ -6,22 +6,15 @@ from __future__ import annotations
 import numpy as np
 
 from robogym.checks import NON_NEGATIVE
-from robogym.declare import Param, State
-from robogym.mujoco_task import MujocoTask, frame_skip_param, range_param, reset_noise_param, xml_file_param
+from robogym.declare import Param
+from robogym.mujoco_task import PlanarTask, frame_skip_param, range_param, reset_noise_param, xml_file_param
 from robogym.task_envs import task_envs
 
 
-def control_cost(weight: float, action: np.ndarray) -> np.ndarray:
-    """(B,) weight * |action|^2 as Gymnasium computes it from an action of its float32 action
-    space: squared and summed in float32, scaled in float32 (a Python float times a float32
-    is a float32 under NumPy 2's promotion rules)."""
-    a = np.asarray(action, dtype=np.float32)  # exact: the action is a float32 Box's
-    return weight * np.sum(np.square(a), axis=1)
-
-
-class Walker2dTask(MujocoTask):
+class Walker2dTask(PlanarTask):
     """Gymnasium's Walker2d-v5: walk forward on two legs without falling."""
 
+    qvel_clip = 10
     xml_file = xml_file_param("walker2d_v5.xml")
     frame_skip = frame_skip_param(4)
     forward_reward_weight = Param(1.0, "weight of reward_forward", NON_NEGATIVE)
@@ -32,16 +25,6 @@ class Walker2dTask(MujocoTask):
     healthy_angle_range = range_param((-1.0, 1.0), "healthy bounds of the torso's angle (rad)")
     reset_noise_scale = reset_noise_param(5e-3)
     exclude_current_positions_from_observation = Param(True, "leave x out of the observation")
-    x_before = State("x at the start of the step (for x_velocity)", reset=None)
-
-    def observation_names(self) -> list[str]:
-        skip = 1 if self.exclude_current_positions_from_observation else 0
-        nq, nv = self.init_qpos.size, self.init_qvel.size
-        return [f"qpos[{i}]" for i in range(skip, nq)] + [f"qvel[{i}]" for i in range(nv)]
-
-    def observe(self) -> np.ndarray:
-        skip = 1 if self.exclude_current_positions_from_observation else 0
-        return np.concatenate([self.qpos()[:, skip:], np.clip(self.qvel(), -10, 10)], axis=1)
 
     def is_healthy(self) -> np.ndarray:
         """(B,) bool: the torso's height z and angle inside their ranges."""
@@ -50,17 +33,10 @@ class Walker2dTask(MujocoTask):
         alo, ahi = self.healthy_angle_range
         return (zlo < q[:, 1]) & (q[:, 1] < zhi) & (alo < q[:, 2]) & (q[:, 2] < ahi)
 
-    def apply_action(self, action: np.ndarray) -> None:
-        self.x_before[:] = self.qpos()[:, 0]
-        super().apply_action(action)
-
-    def x_velocity(self) -> np.ndarray:
-        return (self.qpos()[:, 0] - self.x_before) / self.dt
-
     def reward(self, action):
-        forward = self.forward_reward_weight * self.x_velocity()
+        forward = self.forward_reward_weight * self.velocity()[:, 0]
         survive = self.is_healthy() * self.healthy_reward
-        ctrl_cost = control_cost(self.ctrl_cost_weight, action)
+        ctrl_cost = self.control_cost(self.ctrl_cost_weight, action)
         # Gymnasium's order of addition: (forward + survive) - ctrl_cost, the terms' sum exactly
         terms = {"reward_forward": forward, "reward_survive": survive, "reward_ctrl": -ctrl_cost}
         return forward + survive - ctrl_cost, terms
@@ -71,13 +47,16 @@ class Walker2dTask(MujocoTask):
     def metrics(self) -> dict[str, np.ndarray]:
         q = self.qpos()
         z_distance = q[:, 1] - self.init_qpos[1]
-        return {"x_position": q[:, 0], "z_distance_from_origin": z_distance, "x_velocity": self.x_velocity()}
+        return {
+            "x_position": q[:, 0],
+            "z_distance_from_origin": z_distance,
+            "x_velocity": self.velocity()[:, 0],
+        }
 
     def reset_model(self, row, rng) -> None:
         qpos = self.init_qpos + self.noise(rng, self.init_qpos.size)
         qvel = self.init_qvel + self.noise(rng, self.init_qvel.size)
         self.set_qpos_qvel(row, qpos, qvel)
-        self.x_before[row] = qpos[0]
 
 
 _DOC = """

@@ -31,7 +31,7 @@ import numpy as np
 from robodyn.engine.errors import ModelFileError
 from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, Bounds, is_real
-from robogym.declare import Param
+from robogym.declare import Param, State
 from robogym.errors import ArgumentTypeError, InvalidArgumentError
 from robogym.task import Task
 
@@ -165,3 +165,46 @@ class MujocoTask(Task):
         """Row `row`'s initial qpos and qvel, drawn from `rng` as the Gymnasium env's
         reset_model draws from its np_random."""
         raise NotImplementedError
+
+
+class PlanarTask(MujocoTask):
+    """A port whose qpos starts with its root's planar position and whose reward tracks it
+    (Hopper, Walker2d, HalfCheetah: x; Swimmer: x and y): qpos[:tracked] at the start of each
+    step, kept as task state, and their velocity over the step (Gymnasium's
+    (x_after - x_before) / dt); and Gymnasium's observation of these tasks, qpos without its
+    first `tracked` entries (with exclude_current_positions_from_observation) then qvel,
+    clipped to +-qvel_clip where Gymnasium clips it. A port declares
+    exclude_current_positions_from_observation."""
+
+    tracked = 1  # qpos[:tracked]: the coordinates whose velocity the task reads
+    qvel_clip: float | None = None  # Hopper and Walker2d observe qvel clipped to +-10
+    pos_before = State(
+        "the tracked qpos at the start of the step (for the velocity)",
+        shape=lambda task: (task.tracked,),
+        reset=None,
+    )
+
+    def _skipped(self) -> int:
+        return self.tracked if self.exclude_current_positions_from_observation else 0
+
+    def observation_names(self) -> list[str]:
+        nq, nv = self.init_qpos.size, self.init_qvel.size
+        return [f"qpos[{i}]" for i in range(self._skipped(), nq)] + [f"qvel[{i}]" for i in range(nv)]
+
+    def observe(self) -> np.ndarray:
+        qvel = (
+            self.qvel() if self.qvel_clip is None else np.clip(self.qvel(), -self.qvel_clip, self.qvel_clip)
+        )
+        return np.concatenate([self.qpos()[:, self._skipped() :], qvel], axis=1)
+
+    def apply_action(self, action: np.ndarray) -> None:
+        self.pos_before[:] = self.qpos()[:, : self.tracked]
+        super().apply_action(action)
+
+    def velocity(self) -> np.ndarray:
+        """(B, tracked) the tracked coordinates' velocity over the last step."""
+        return (self.qpos()[:, : self.tracked] - self.pos_before) / self.dt
+
+    def set_qpos_qvel(self, row: int, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        super().set_qpos_qvel(row, qpos, qvel)
+        self.pos_before[row] = qpos[: self.tracked]  # a velocity of 0 until the first step
