@@ -5,9 +5,15 @@ from __future__ import annotations
 import numpy as np
 
 from robogym.checks import NON_NEGATIVE, is_int
-from robogym.declare import Param, State
+from robogym.declare import Param
 from robogym.errors import ArgumentTypeError, InvalidArgumentError
-from robogym.mujoco_task import MujocoTask, frame_skip_param, range_param, reset_noise_param, xml_file_param
+from robogym.mujoco_task import (
+    TrackedXYTask,
+    frame_skip_param,
+    range_param,
+    reset_noise_param,
+    xml_file_param,
+)
 from robogym.task_envs import task_envs
 
 
@@ -30,7 +36,7 @@ def body_labels(physics) -> list[str]:
     return [named.get(i, f"body{i}") for i in range(nbody)]
 
 
-class AntTask(MujocoTask):
+class AntTask(TrackedXYTask):
     """Gymnasium's Ant-v5: a four-legged robot walks forward (+x)."""
 
     rne_post = True  # the contact forces cfrc_ext are observed and cost
@@ -53,11 +59,6 @@ class AntTask(MujocoTask):
     reset_noise_scale = reset_noise_param(0.1)
     exclude_current_positions_from_observation = Param(True, "leave x and y out of the observation")
     include_cfrc_ext_in_observation = Param(True, "observe the (clipped) contact forces")
-    xy_velocity = State("the main body's x-y velocity over the last step", shape=(2,))
-    # the next step's "before" (Gymnasium reads xpos before stepping): the x-y the last step
-    # left, kept here so that a snapshot carries it (a restore recomputes xpos from the state)
-    xy_before = State("the main body's x-y after the last step", shape=(2,), reset=None)
-    xy_before_set = State("xy_before holds a step's x-y (else: read xpos, fresh at reset)", dtype=bool)
 
     def bind(self, physics) -> None:
         super().bind(physics)
@@ -68,7 +69,7 @@ class AntTask(MujocoTask):
             raise InvalidArgumentError(f"main_body must be a body id below {nbody}, got {self.main_body}")
         self._bodies = body_labels(physics)
 
-    def main_body_xy(self) -> np.ndarray:
+    def tracked_xy(self) -> np.ndarray:
         """(B, 2) the main body's x and y (a new array)."""
         xpos = self.physics.named.xpos
         if isinstance(self.main_body, str):
@@ -101,13 +102,6 @@ class AntTask(MujocoTask):
         state = self.state_vector()
         lo, hi = self.healthy_z_range
         return np.all(np.isfinite(state), axis=1) & (lo <= state[:, 2]) & (state[:, 2] <= hi)
-
-    def apply_action(self, action: np.ndarray) -> None:
-        before = np.where(self.xy_before_set[:, None], self.xy_before, self.main_body_xy())
-        super().apply_action(action)
-        self.xy_before[:] = self.main_body_xy()
-        self.xy_before_set[:] = True
-        self.xy_velocity[:] = (self.xy_before - before) / self.dt
 
     def reward(self, action):
         forward = self.xy_velocity[:, 0] * self.forward_reward_weight

@@ -12,8 +12,14 @@ import math
 import numpy as np
 
 from robogym.checks import NON_NEGATIVE
-from robogym.declare import Param, State
-from robogym.mujoco_task import MujocoTask, frame_skip_param, range_param, reset_noise_param, xml_file_param
+from robogym.declare import Param
+from robogym.mujoco_task import (
+    TrackedXYTask,
+    frame_skip_param,
+    range_param,
+    reset_noise_param,
+    xml_file_param,
+)
 from robogym.task_envs import task_envs
 
 from .ant_v5 import body_labels
@@ -81,7 +87,7 @@ class HumanoidObservation:
         }
 
 
-class HumanoidTask(HumanoidObservation, MujocoTask):
+class HumanoidTask(HumanoidObservation, TrackedXYTask):
     """Gymnasium's Humanoid-v5: a 3D humanoid walks forward (+x) without falling."""
 
     rne_post = True  # the contact forces cfrc_ext are observed and cost
@@ -101,11 +107,6 @@ class HumanoidTask(HumanoidObservation, MujocoTask):
     include_cvel_in_observation = Param(True, "observe the bodies' velocities cvel")
     include_qfrc_actuator_in_observation = Param(True, "observe the actuator forces qfrc_actuator")
     include_cfrc_ext_in_observation = Param(True, "observe the contact forces cfrc_ext")
-    xy_velocity = State("the centre of mass's x-y velocity over the last step", shape=(2,))
-    # the next step's "before" (Gymnasium reads xipos before stepping): the x-y the last step
-    # left, kept here so that a snapshot carries it (a restore recomputes xipos from the state)
-    xy_before = State("the centre of mass's x-y after the last step", shape=(2,), reset=None)
-    xy_before_set = State("xy_before holds a step's x-y (else: read xipos, fresh at reset)", dtype=bool)
 
     def is_healthy(self) -> np.ndarray:
         """(B,) bool: the torso's height z strictly inside healthy_z_range."""
@@ -113,12 +114,8 @@ class HumanoidTask(HumanoidObservation, MujocoTask):
         lo, hi = self.healthy_z_range
         return (lo < z) & (z < hi)
 
-    def apply_action(self, action: np.ndarray) -> None:
-        before = np.where(self.xy_before_set[:, None], self.xy_before, mass_center_xy(self))
-        super().apply_action(action)
-        self.xy_before[:] = mass_center_xy(self)
-        self.xy_before_set[:] = True
-        self.xy_velocity[:] = (self.xy_before - before) / self.dt
+    def tracked_xy(self) -> np.ndarray:
+        return mass_center_xy(self)
 
     def reward(self, action):
         forward = self.forward_reward_weight * self.xy_velocity[:, 0]

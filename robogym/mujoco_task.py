@@ -208,3 +208,27 @@ class PlanarTask(MujocoTask):
     def set_qpos_qvel(self, row: int, qpos: np.ndarray, qvel: np.ndarray) -> None:
         super().set_qpos_qvel(row, qpos, qvel)
         self.pos_before[row] = qpos[: self.tracked]  # a velocity of 0 until the first step
+
+
+class TrackedXYTask(MujocoTask):
+    """A port whose reward tracks the x-y of a point Gymnasium reads from the derived
+    quantities (Ant: its main body's xpos; Humanoid: the mass centre of the xipos): as
+    Gymnasium reads it before and after each step, the x-y the last step left is kept as task
+    state (a snapshot carries it; a restore recomputes the derived quantities from the state,
+    so reading them again would differ), and the first step of an episode reads it fresh.
+    `xy_velocity` is (x-y after - x-y before) / dt. A port defines `tracked_xy`."""
+
+    xy_velocity = State("the tracked point's x-y velocity over the last step", shape=(2,))
+    xy_before = State("the tracked point's x-y after the last step", shape=(2,), reset=None)
+    xy_before_set = State("xy_before holds a step's x-y (else: read it fresh, at reset)", dtype=bool)
+
+    def tracked_xy(self) -> np.ndarray:  # override
+        """(B, 2) the tracked point's x and y now (a new array)."""
+        raise NotImplementedError
+
+    def apply_action(self, action: np.ndarray) -> None:
+        before = np.where(self.xy_before_set[:, None], self.xy_before, self.tracked_xy())
+        super().apply_action(action)
+        self.xy_before[:] = self.tracked_xy()
+        self.xy_before_set[:] = True
+        self.xy_velocity[:] = (self.xy_before - before) / self.dt
