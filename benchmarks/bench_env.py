@@ -57,7 +57,7 @@ SINGLE_TARGET_RATIO = 1.0
 REPEATS = 3
 # our legged tasks against gymnasium's MuJoCo envs of the same kind, stepped with as many
 # physics steps per env step as ours (frame_skip); target: ours / gym >= the number
-COUNTERPARTS = {"RoboDyn/Quadruped-v0": ("Ant-v5", 10.0), "RoboDyn/Humanoid-v0": ("Humanoid-v5", 10.0)}
+COUNTERPARTS = {"RoboDyn/Quadruped-v0": ("Ant-v5", 10.0), "RoboDyn/HumanoidPush-v0": ("Humanoid-v5", 10.0)}
 
 
 def env_steps_per_second(env, steps: int, repeats: int = REPEATS, seed: int = 0) -> float:

@@ -1,6 +1,6 @@
 """Long runs that must end clean: no error, no warning, memory flat after warm-up.
 
-    python -m benchmarks.soak            # 10^6 humanoid row-steps, 10^6 crane and 10^6 Humanoid-v0 env-steps
+    python -m benchmarks.soak            # 10^6 humanoid row-steps, crane and HumanoidPush-v0 env-steps
     python -m benchmarks.soak --row-steps 64000 --env-steps 64000 --task-steps 64000   # a quick check
     python -m benchmarks.soak --json soak.json
 
@@ -13,7 +13,7 @@ Three loads, each in the way RL drives the engine:
   vector    gym.make_vec("RoboDyn/Crane-v0", num_envs=64) with random actions and
             Gymnasium's autoreset; every 1,000 vector steps a snapshot of all envs is
             taken and restored, as a search or a rollout would.
-  Humanoid-v0  gym.make_vec("RoboDyn/Humanoid-v0", num_envs=64) with random actions (it
+  HumanoidPush-v0  gym.make_vec("RoboDyn/HumanoidPush-v0", num_envs=64) with random actions (it
             falls within about a second and resets) under its pushes; every observation
             must be finite. A contact-buffer overflow or a non-finite state would raise.
 
@@ -134,20 +134,20 @@ def vector_load() -> Callable[[int], None]:
 
 
 def humanoid_task_load() -> Callable[[int], None]:
-    """Random actions on 64 RoboDyn/Humanoid-v0 envs (floor contacts, pushes, falls) with
+    """Random actions on 64 RoboDyn/HumanoidPush-v0 envs (floor contacts, pushes, falls) with
     autoreset; every observation must be finite."""
     import gymnasium as gym
 
     import robogym  # noqa: F401  (registers RoboDyn/*)
 
-    env = gym.make_vec("RoboDyn/Humanoid-v0", num_envs=BATCH)
+    env = gym.make_vec("RoboDyn/HumanoidPush-v0", num_envs=BATCH)
     env.reset(seed=0)
     env.action_space.seed(0)
 
     def step(i: int) -> None:
         obs, *_ = env.step(env.action_space.sample())
         if not np.all(np.isfinite(obs)):
-            raise FloatingPointError(f"Humanoid-v0: a non-finite observation at vector step {i}")
+            raise FloatingPointError(f"HumanoidPush-v0: a non-finite observation at vector step {i}")
 
     return step
 
@@ -156,13 +156,13 @@ def main(argv=None) -> list[dict]:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--row-steps", type=int, default=1_000_000, help="humanoid row-steps (batch x steps)")
     p.add_argument("--env-steps", type=int, default=1_000_000, help="vector env-steps (num_envs x steps)")
-    p.add_argument("--task-steps", type=int, default=1_000_000, help="Humanoid-v0 env-steps")
+    p.add_argument("--task-steps", type=int, default=1_000_000, help="HumanoidPush-v0 env-steps")
     p.add_argument("--json", help="also write the results to this file")
     args = p.parse_args(argv)
     results = [
         soak("humanoid", args.row_steps, BATCH, humanoid_load),
         soak("vector", args.env_steps, BATCH, vector_load),
-        soak("Humanoid-v0", args.task_steps, BATCH, humanoid_task_load),
+        soak("HumanoidPush-v0", args.task_steps, BATCH, humanoid_task_load),
     ]
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")

@@ -1,4 +1,4 @@
-"""RoboDyn/Humanoid-v0: a floating-base humanoid stays standing while it is pushed."""
+"""RoboDyn/HumanoidPush-v0: a floating-base humanoid stays standing while it is pushed."""
 
 from __future__ import annotations
 
@@ -346,9 +346,11 @@ those of the robot in assets/. stand_height must be above min_head_height. Episo
 """
 
 
-HumanoidEnv, HumanoidVectorEnv = task_envs(
+# not "Humanoid": Gymnasium takes ids of one namespace and name for versions of one task, and
+# RoboDyn/Humanoid-v5 is the port of Gymnasium's Humanoid-v5 (humanoid_v5.py), another task
+HumanoidPushEnv, HumanoidPushVectorEnv = task_envs(
     HumanoidTask,
-    "RoboDyn/Humanoid-v0",
+    "RoboDyn/HumanoidPush-v0",
     _DOC,
     module=__name__,
     max_episode_steps=1000,

@@ -160,7 +160,7 @@ installed Gymnasium: a 3D bipedal robot (a free torso, legs and arms; 17 motors)
 forward (+x) as fast as it can without falling. Same keywords and defaults, observation,
 reward and `info` terms, termination and reset distribution, step for step equal to
 Gymnasium's env (tests/envs/test_gymnasium_v5.py). Not RoboDyn's own humanoid task
-(RoboDyn/Humanoid-v0).
+(RoboDyn/HumanoidPush-v0).
 
 ## Action Space
 

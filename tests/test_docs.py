@@ -31,7 +31,7 @@ TASK_PAGES = {
     "crane": "RoboDyn/Crane-v0",
     "rocket": "RoboDyn/Rocket-v0",
     "tracking": "RoboDyn/Tracking-v0",
-    "humanoid": "RoboDyn/Humanoid-v0",
+    "humanoid": "RoboDyn/HumanoidPush-v0",
     "quadruped": "RoboDyn/Quadruped-v0",
     "cartpole": "RoboDyn/CartPole-v0",
 }

@@ -82,7 +82,9 @@ from robogym.registration import load
 
 for task in robogym.TASKS:  # each task's class and model, from the install
     task_class = load(task.entry_point).task_class
-    model = engine.load_mjcf(asset_path(task_class.model_file))
+    model_file = task_class().model_file  # a port of a Gymnasium task: Gymnasium's own file
+    path = Path(model_file) if Path(model_file).is_absolute() else asset_path(model_file)
+    model = engine.load_mjcf(path)
     assert model.nq > 0 and Path(sys.modules[task_class.__module__].__file__).is_relative_to(install)
     print(f"loaded {task.id}", flush=True)
 env.reset(seed=0)  # one task run end to end (its kernels compiled for the install)

@@ -527,7 +527,7 @@ def check_settings(
     algo_kwargs = check_algo_kwargs(algo, algo_kwargs)
     env = _make_env(env_id, num_envs, 0, None, dict(env_kwargs or {}), None)
     try:
-        env, _ = _model(env_id, algo, env, num_envs, 0, vecnormalize, algo_kwargs, None, {})
+        env, _ = _model(env_id, algo, env, num_envs, 0, vecnormalize, algo_kwargs, None, {}, "robodyn")
     finally:
         env.close()
 

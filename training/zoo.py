@@ -16,6 +16,13 @@ observations and rewards) and the PPO keywords. `policy_kwargs`' activation is n
 
 from __future__ import annotations
 
+from robodyn.engine.errors import RoboDynError
+
+
+class ZooError(RoboDynError, ValueError):
+    """No Zoo settings for this task or algorithm."""
+
+
 # the policy the Zoo's tuned MuJoCo entries share
 _TUNED_POLICY = {
     "log_std_init": -2,
@@ -203,10 +210,10 @@ PPO_ZOO = {
 
 def zoo_settings(env_id: str, algo: str) -> dict:
     """The Zoo's settings for `env_id` (a copy): n_envs, n_timesteps, normalize, algo_kwargs;
-    ValueError naming the tasks it has for an algorithm or task it has none for."""
+    ZooError naming the tasks it has for an algorithm or task it has none for."""
     import copy
 
     if algo != "ppo" or env_id not in PPO_ZOO:
         have = ", ".join(sorted(PPO_ZOO))
-        raise ValueError(f"the RL Zoo's hyperparameters are here for PPO on {have}; not {algo} on {env_id}")
+        raise ZooError(f"the RL Zoo's hyperparameters are here for PPO on {have}; not {algo} on {env_id}")
     return copy.deepcopy(PPO_ZOO[env_id][1])

@@ -1,4 +1,4 @@
-"""The baseline of RoboDyn/Humanoid-v0: hold the home pose (`pd`).
+"""The baseline of RoboDyn/HumanoidPush-v0: hold the home pose (`pd`).
 
 The task's actuation is already a PD: its action is the joints' position targets about the
 home pose (`pd_target`), and engine.control.PDDrive runs tau = clamp(kp (q* - q) - kd qdot,
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-TASK_ID = "RoboDyn/Humanoid-v0"
+TASK_ID = "RoboDyn/HumanoidPush-v0"
 
 
 class HoldHome:

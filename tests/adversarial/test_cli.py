@@ -119,7 +119,7 @@ def _free_port() -> int:
 
 
 EVAL = ["eval", "Crane-v0", "--policy", "random", "--episodes", "2", "--num-envs", "2"]
-HUMANOID_EVAL = ["eval", "Humanoid-v0", "--policy", "random", "--episodes", "1", "--num-envs", "1"]
+HUMANOID_EVAL = ["eval", "HumanoidPush-v0", "--policy", "random", "--episodes", "1", "--num-envs", "1"]
 QUADRUPED_EVAL = ["eval", "Quadruped-v0", "--policy", "random", "--episodes", "1", "--num-envs", "1"]
 TRAIN = ["train", "Crane-v0", "--timesteps", "64", "--num-envs", "2", "--no-progress"]
 OUT = ["--out", "{ws}/out"]
@@ -211,7 +211,7 @@ SUBPROCESS_CASES = [
     (
         "randomize_scale beyond what draws valid robots",
         [*HUMANOID_EVAL, *OUT, "--env-kwargs", '{"randomize": true, "randomize_scale": 2.0}'],
-        r"RoboDyn/Humanoid-v0 refuses them: randomize_scale must be finite and in \[0, 1.6\], got 2.0",
+        r"RoboDyn/HumanoidPush-v0 refuses them: randomize_scale must be finite and in \[0, 1.6\], got 2.0",
     ),
     (
         "observation delay of a billion steps",

@@ -328,7 +328,7 @@ def test_a_task_without_declared_bounds_still_refuses_non_finite_numbers():
 
 
 # --- the legged tasks' noise, delay and randomization keywords ---------------------------------
-HUMANOID, QUADRUPED = "RoboDyn/Humanoid-v0", "RoboDyn/Quadruped-v0"
+HUMANOID, QUADRUPED = "RoboDyn/HumanoidPush-v0", "RoboDyn/Quadruped-v0"
 
 
 @pytest.mark.parametrize(

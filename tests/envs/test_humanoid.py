@@ -1,4 +1,4 @@
-"""RoboDyn/Humanoid-v0: the actuation mask, the observation's layout, the push schedule, the
+"""RoboDyn/HumanoidPush-v0: the actuation mask, the observation's layout, the push schedule, the
 reward and termination, the sensor model, and the issue's bar for the `pd` baseline.
 
 - The action is 21 joint targets about home (`pd_target`); the free base's six dofs are never
@@ -31,7 +31,7 @@ from robodyn.envs.baselines import make_baseline
 from robodyn.envs.humanoid_v0 import JOINTS
 from robogym import registration
 
-TASK_ID = "RoboDyn/Humanoid-v0"
+TASK_ID = "RoboDyn/HumanoidPush-v0"
 HOME_HEAD = 1.514  # m: the head site at the home keyframe (assets/humanoid.xml), to 0.1 mm
 HOME_HEAD_EXACT = 1.514053  # m: the same, as MuJoCo's mj_forward puts it at the keyframe
 
@@ -247,7 +247,7 @@ def test_pd_baseline_stands_20_s_without_pushes():
     below = HOME_HEAD_EXACT - out["min_head"].min()
     end = np.abs(out["head_height"] - HOME_HEAD_EXACT).max()
     print(
-        f"\nHumanoid-v0 pd, no pushes: head {out['min_head'].min():.4f}-{out['max_head'].max():.4f} m "
+        f"\nHumanoidPush-v0 pd, no pushes: head {out['min_head'].min():.4f}-{out['max_head'].max():.4f} m "
         f"over 16 x 20 s, at most {below * 1e3:.2f} mm below home, at the end within {end * 1e3:.2f} mm"
     )
     np.testing.assert_array_equal(out["steps"], 1000)
@@ -260,7 +260,7 @@ def test_pd_baseline_under_the_default_pushes():
     out = _run("pd", 16)
     stood = int(out["success"].sum())
     print(
-        f"\nHumanoid-v0 pd, default pushes (0.3 m/s every 4 +- 2 s): stood 20 s in {stood} of 16 "
+        f"\nHumanoidPush-v0 pd, default pushes (0.3 m/s every 4 +- 2 s): stood 20 s in {stood} of 16 "
         f"episodes; pushes survived {int(out['pushes_survived'].sum())} of {int(out['pushes'].sum())}"
     )
     assert np.all(out["pushes"] >= 1)  # every episode is pushed
@@ -274,7 +274,7 @@ def test_pd_baseline_under_the_default_pushes():
 
 def test_shipped_ppo_survives_the_pushes_in_more_episodes_than_pd():
     """training/policies/humanoid_ppo.zip over the 64 randomized, pushed episodes seeded 0..63
-    (`robodyn eval RoboDyn/Humanoid-v0 --policy pd --policy training/policies/humanoid_ppo.zip
+    (`robodyn eval RoboDyn/HumanoidPush-v0 --policy pd --policy training/policies/humanoid_ppo.zip
     --episodes 64 --num-envs 64`, the same evaluate() call): pd stands to the end in 32 (50 %),
     the PPO in 61 (95 %; the same count with the code and policy of the commit that shipped
     it, so the 98 % the READMEs give was never this policy's), asserted at least 61; without

@@ -1,4 +1,4 @@
-"""Randomized physics in the task layer (robogym.randomize; Quadruped-v0 and Humanoid-v0's
+"""Randomized physics in the task layer (robogym.randomize; Quadruped-v0 and HumanoidPush-v0's
 `randomize` keywords).
 
 - Row i of a randomized vector env is the robot (and the episode) a single env seeded
@@ -29,7 +29,7 @@ from robogym.errors import ArgumentTypeError, InvalidArgumentError
 from robogym.randomize import Draw, Randomization
 
 QUAD = "RoboDyn/Quadruped-v0"
-HUMANOID = "RoboDyn/Humanoid-v0"
+HUMANOID = "RoboDyn/HumanoidPush-v0"
 FIELDS = ("geom_friction", "body_mass", "body_ipos", "dof_armature", "dof_damping")
 
 

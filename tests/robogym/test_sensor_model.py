@@ -154,11 +154,11 @@ def test_bad_settings_are_refused(kwargs, error, match):
 
 
 def test_the_humanoid_takes_one_noise_scale_per_component():
-    """Humanoid-v0's docs: sensor_noise is one number or 52; components given 0 are exact."""
+    """HumanoidPush-v0's docs: sensor_noise is one number or 52; components given 0 are exact."""
     scale = np.zeros(52)
     scale[10:31] = 0.05  # the joint angles only
-    noisy = gym.make("RoboDyn/Humanoid-v0", sensor_noise=list(scale))
-    plain = gym.make("RoboDyn/Humanoid-v0")
+    noisy = gym.make("RoboDyn/HumanoidPush-v0", sensor_noise=list(scale))
+    plain = gym.make("RoboDyn/HumanoidPush-v0")
     a, _ = noisy.reset(seed=2)
     b, _ = plain.reset(seed=2)
     for _ in range(5):

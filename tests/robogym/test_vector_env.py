@@ -191,7 +191,7 @@ def test_reset_clears_the_solver_warm_start_as_mj_resetData():
     """A reset row starts without the last episode's solver warm start (MuJoCo's
     mj_resetData zeroes qacc_warmstart), so two resets with one seed give the same episode
     bit for bit on a model in contact from its first step; other rows keep theirs."""
-    env = gym.make_vec("RoboDyn/Humanoid-v0", num_envs=3, autoreset_mode=AutoresetMode.DISABLED)
+    env = gym.make_vec("RoboDyn/HumanoidPush-v0", num_envs=3, autoreset_mode=AutoresetMode.DISABLED)
     env.reset(seed=4)
     rng = np.random.default_rng(0)
     actions = rng.uniform(-0.2, 0.2, size=(30, *env.action_space.shape))

@@ -49,7 +49,7 @@ def _humanoid_names():
 
     from robodyn.training.evaluate import EnvLayout
 
-    env = gym.make_vec("RoboDyn/Humanoid-v0", num_envs=1)
+    env = gym.make_vec("RoboDyn/HumanoidPush-v0", num_envs=1)
     try:
         layout = EnvLayout.of(env)
     finally:
@@ -78,11 +78,11 @@ def _titles(fig):
 def test_the_humanoid_plot_has_at_most_twelve_panels(captured, tmp_path):
     obs, act, met = _humanoid_names()
     assert len(obs) + len(act) + len(met) > 70  # the plot that was 1650 x 8008 px
-    results = [_results("RoboDyn/Humanoid-v0", obs, act, met, p) for p in ("pd", "ppo")]
+    results = [_results("RoboDyn/HumanoidPush-v0", obs, act, met, p) for p in ("pd", "ppo")]
     path = plots.plot_trajectories(results, tmp_path / "trajectories.png")
     titles = _titles(captured[-1])
     assert 0 < len(titles) <= plots.MAX_PANELS
-    declared = plots.key_signals("RoboDyn/Humanoid-v0")
+    declared = plots.key_signals("RoboDyn/HumanoidPush-v0")
     if declared is None:  # the default: every metric, then observations and actions in turn
         assert titles[: len(met)] == met
         assert obs[0] in titles and f"action: {act[0]}" in titles
