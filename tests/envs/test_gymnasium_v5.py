@@ -81,12 +81,12 @@ def _sync(ours, theirs) -> None:
         getattr(d, name)[0] = getattr(mj, name)
 
 
-def _run(env_id: str, steps: int, sync: bool) -> tuple[float, float, float, int]:
+def _run(env_id: str, steps: int, sync: bool) -> tuple[float, float, float, int, int]:
     """Both envs over `steps` steps a seed (random actions, then at the bounds); (worst
-    |obs|, |reward|, |info| differences, episodes ended)."""
+    |obs|, |reward|, |info| differences, episodes ended, steps compared)."""
     theirs_id = PORTS[env_id]
     worst_obs = worst_reward = worst_info = 0.0
-    episodes = 0
+    episodes = compared = 0
     for seed in SEEDS:
         ours, theirs = gym.make(env_id), gym.make(theirs_id)
         assert ours.action_space == theirs.action_space
@@ -108,17 +108,19 @@ def _run(env_id: str, steps: int, sync: bool) -> tuple[float, float, float, int]
             worst_obs = max(worst_obs, np.max(np.abs(o1 - o2)))
             worst_reward = max(worst_reward, abs(r1 - r2))
             worst_info = max(worst_info, _compare(i1, i2, where))
+            compared += 1
             if term1 or trunc1:
                 episodes += 1
                 o1, _ = ours.reset()
                 o2, _ = theirs.reset()
                 worst_obs = max(worst_obs, np.max(np.abs(o1 - o2)))
-    return worst_obs, worst_reward, worst_info, episodes
+    return worst_obs, worst_reward, worst_info, episodes, compared
 
 
 @pytest.mark.parametrize("env_id", sorted(PORTS))
 def test_every_step_equals_gymnasiums_from_the_same_state(env_id):
-    worst_obs, worst_reward, worst_info, episodes = _run(env_id, STEPS + BOUND_STEPS, sync=True)
+    worst_obs, worst_reward, worst_info, episodes, compared = _run(env_id, STEPS + BOUND_STEPS, sync=True)
+    assert compared == len(SEEDS) * (STEPS + BOUND_STEPS)
     print(
         f"\n{env_id}, step by step: {len(SEEDS)} seeds, {STEPS + BOUND_STEPS} steps each, {episodes} "
         f"episodes ended; worst |obs| {worst_obs:.1e}, |reward| {worst_reward:.1e}, |info| {worst_info:.1e}"
@@ -129,7 +131,8 @@ def test_every_step_equals_gymnasiums_from_the_same_state(env_id):
 @pytest.mark.parametrize("env_id", sorted(PORTS))
 def test_free_running_equals_gymnasium_over_its_horizon(env_id):
     steps = HORIZON.get(env_id, STEPS + BOUND_STEPS)
-    worst_obs, worst_reward, worst_info, episodes = _run(env_id, steps, sync=False)
+    worst_obs, worst_reward, worst_info, episodes, compared = _run(env_id, steps, sync=False)
+    assert compared == len(SEEDS) * steps
     print(
         f"\n{env_id}, free running: {len(SEEDS)} seeds, {steps} steps each, {episodes} episodes ended; "
         f"worst |obs| {worst_obs:.1e}, |reward| {worst_reward:.1e}, |info| {worst_info:.1e}"
@@ -154,7 +157,7 @@ def test_vector_rows_equal_gymnasium_envs(env_id, mode):
     worst = np.max(np.abs(o1 - o2))
     theirs.action_space.seed(seed)
     d = ours.unwrapped.physics.sim.data
-    ended = 0
+    ended = compared = 0
     for t in range(steps):
         for i, env in enumerate(theirs.envs):
             for name in ("qpos", "qvel", "act", "qacc_warmstart"):
@@ -165,5 +168,7 @@ def test_vector_rows_equal_gymnasium_envs(env_id, mode):
         assert np.array_equal(term1, term2) and np.array_equal(trunc1, trunc2), f"{mode} step {t}"
         worst = max(worst, np.max(np.abs(o1 - o2)), np.max(np.abs(r1 - r2)))
         ended += int(np.sum(term1 | trunc1))
+        compared += len(o1)
+    assert compared == n * steps
     print(f"\n{env_id} x{n} ({mode}, episodes of at most {limit} steps): {ended} ended; worst {worst:.1e}")
     assert worst <= TOL and ended >= n * (steps // limit) // 2
