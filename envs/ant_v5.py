@@ -104,32 +104,14 @@ class AntTask(TrackedXYTask):
         return np.all(np.isfinite(state), axis=1) & (lo <= state[:, 2]) & (state[:, 2] <= hi)
 
     def reward(self, action):
-        forward = self.xy_velocity[:, 0] * self.forward_reward_weight
         survive = self.is_healthy() * self.healthy_reward
         ctrl_cost = self.control_cost(self.ctrl_cost_weight, action)  # float32, as Gymnasium's
         forces = self.contact_forces().reshape(self.physics.batch, -1)
         contact_cost = self.contact_cost_weight * np.sum(np.square(forces), axis=1)
-        # Gymnasium's (forward + survive) - (ctrl_cost + contact_cost), added term by term
-        terms = {
-            "reward_forward": forward,
-            "reward_survive": survive,
-            "reward_ctrl": -ctrl_cost,
-            "reward_contact": -contact_cost,
-        }
-        return forward + survive - ctrl_cost - contact_cost, terms
-
-    def terminated(self) -> np.ndarray:
-        return ~self.is_healthy() & self.terminate_when_unhealthy
+        return self.locomotion_reward(survive, ctrl_cost, contact_cost)
 
     def metrics(self) -> dict[str, np.ndarray]:
-        q = self.qpos()
-        return {
-            "x_position": q[:, 0],
-            "y_position": q[:, 1],
-            "distance_from_origin": np.sqrt(q[:, 0] * q[:, 0] + q[:, 1] * q[:, 1]),
-            "x_velocity": self.xy_velocity[:, 0],
-            "y_velocity": self.xy_velocity[:, 1],
-        }
+        return self.xy_metrics()
 
     def reset_model(self, row, rng) -> None:
         qpos = self.init_qpos + self.noise(rng, self.init_qpos.size)

@@ -47,9 +47,6 @@ class HopperTask(PlanarTask):
         terms = {"reward_forward": forward, "reward_survive": survive, "reward_ctrl": -ctrl_cost}
         return forward + survive - ctrl_cost, terms
 
-    def terminated(self) -> np.ndarray:
-        return ~self.is_healthy() & self.terminate_when_unhealthy
-
     def metrics(self) -> dict[str, np.ndarray]:
         q = self.qpos()
         x_velocity = self.velocity()[:, 0]

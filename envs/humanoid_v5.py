@@ -118,33 +118,14 @@ class HumanoidTask(HumanoidObservation, TrackedXYTask):
         return mass_center_xy(self)
 
     def reward(self, action):
-        forward = self.forward_reward_weight * self.xy_velocity[:, 0]
         survive = self.is_healthy() * self.healthy_reward
         ctrl_cost = self.ctrl_cost_weight * self.square_sum("ctrl")  # the controls, float64
         lo, hi = self.contact_cost_range
         contact_cost = np.clip(self.contact_cost_weight * self.square_sum("cfrc_ext"), lo, hi)
-        # Gymnasium's (forward + survive) - (ctrl_cost + contact_cost), added term by term
-        terms = {
-            "reward_forward": forward,
-            "reward_survive": survive,
-            "reward_ctrl": -ctrl_cost,
-            "reward_contact": -contact_cost,
-        }
-        return forward + survive - ctrl_cost - contact_cost, terms
-
-    def terminated(self) -> np.ndarray:
-        return ~self.is_healthy() & self.terminate_when_unhealthy
+        return self.locomotion_reward(survive, ctrl_cost, contact_cost)
 
     def metrics(self) -> dict[str, np.ndarray]:
-        q = self.qpos()
-        return {
-            "x_position": q[:, 0],
-            "y_position": q[:, 1],
-            **self.tendon_metrics(),
-            "distance_from_origin": np.sqrt(q[:, 0] * q[:, 0] + q[:, 1] * q[:, 1]),
-            "x_velocity": self.xy_velocity[:, 0],
-            "y_velocity": self.xy_velocity[:, 1],
-        }
+        return {**self.xy_metrics(), **self.tendon_metrics()}
 
     def reset_model(self, row, rng) -> None:
         qpos = self.init_qpos + self.noise(rng, self.init_qpos.size)

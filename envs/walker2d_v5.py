@@ -41,9 +41,6 @@ class Walker2dTask(PlanarTask):
         terms = {"reward_forward": forward, "reward_survive": survive, "reward_ctrl": -ctrl_cost}
         return forward + survive - ctrl_cost, terms
 
-    def terminated(self) -> np.ndarray:
-        return ~self.is_healthy() & self.terminate_when_unhealthy
-
     def metrics(self) -> dict[str, np.ndarray]:
         q = self.qpos()
         z_distance = q[:, 1] - self.init_qpos[1]

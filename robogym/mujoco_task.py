@@ -145,6 +145,14 @@ class MujocoTask(Task):
         squares, their sum and the product with the (Python float) weight are float32 too."""
         return (weight * np.sum(np.square(action.astype(np.float32)), axis=1)).astype(np.float64)
 
+    def terminated(self) -> np.ndarray:
+        """A port with a `terminate_when_unhealthy` keyword ends its episode when `is_healthy`
+        says no and that keyword is True (Gymnasium's locomotion tasks); others never do,
+        unless they override this."""
+        if "terminate_when_unhealthy" in self.params:
+            return ~self.is_healthy() & self.terminate_when_unhealthy
+        return super().terminated()
+
     # --- stepping ---------------------------------------------------------------------------
     def step_physics(self, action: np.ndarray, nstep: int) -> None:
         """mj_step's frame_skip steps (derived quantities of the last step's start), then
@@ -225,6 +233,31 @@ class TrackedXYTask(MujocoTask):
     def tracked_xy(self) -> np.ndarray:  # override
         """(B, 2) the tracked point's x and y now (a new array)."""
         raise NotImplementedError
+
+    def xy_metrics(self) -> dict[str, np.ndarray]:
+        """Gymnasium's position and velocity info of these tasks: the root's x, y and distance
+        from the origin (qpos), the tracked point's x and y velocities."""
+        q = self.qpos()
+        return {
+            "x_position": q[:, 0],
+            "y_position": q[:, 1],
+            "distance_from_origin": np.sqrt(q[:, 0] * q[:, 0] + q[:, 1] * q[:, 1]),
+            "x_velocity": self.xy_velocity[:, 0],
+            "y_velocity": self.xy_velocity[:, 1],
+        }
+
+    def locomotion_reward(self, survive: np.ndarray, ctrl_cost: np.ndarray, contact_cost: np.ndarray):
+        """(reward, terms) of Gymnasium's Ant and Humanoid: forward (the tracked point's x
+        velocity, weighted) + survive - ctrl_cost - contact_cost, added term by term so that
+        the reward is exactly the sum of the terms."""
+        forward = self.forward_reward_weight * self.xy_velocity[:, 0]
+        terms = {
+            "reward_forward": forward,
+            "reward_survive": survive,
+            "reward_ctrl": -ctrl_cost,
+            "reward_contact": -contact_cost,
+        }
+        return forward + survive - ctrl_cost - contact_cost, terms
 
     def apply_action(self, action: np.ndarray) -> None:
         before = np.where(self.xy_before_set[:, None], self.xy_before, self.tracked_xy())
