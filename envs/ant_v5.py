@@ -14,6 +14,7 @@ from robogym.mujoco_task import (
     reset_noise_param,
     xml_file_param,
 )
+from robogym.randomize import locomotion, randomize_params
 from robogym.task_envs import task_envs
 
 
@@ -41,6 +42,8 @@ class AntTask(TrackedXYTask):
 
     rne_post = True  # the contact forces cfrc_ext are observed and cost
 
+    # Gymnasium's DEFAULT_CAMERA_CONFIG
+    default_camera_config = {"distance": 4.0}
     xml_file = xml_file_param("ant.xml")
     frame_skip = frame_skip_param(5)
     forward_reward_weight = Param(1.0, "weight of reward_forward", NON_NEGATIVE)
@@ -57,6 +60,8 @@ class AntTask(TrackedXYTask):
     healthy_z_range = range_param((0.2, 1.0), "healthy bounds (closed) of the torso's height z (m)")
     contact_force_range = range_param((-1.0, 1.0), "the contact forces are clipped to this range")
     reset_noise_scale = reset_noise_param(0.1)
+    randomization = locomotion("torso")  # physics drawn per episode with randomize=True
+    randomize, randomize_scale = randomize_params(2.0)
     exclude_current_positions_from_observation = Param(True, "leave x and y out of the observation")
     include_cfrc_ext_in_observation = Param(True, "observe the (clipped) contact forces")
 

@@ -8,17 +8,22 @@ import numpy as np
 from robogym.checks import NON_NEGATIVE
 from robogym.declare import Param
 from robogym.mujoco_task import PlanarTask, frame_skip_param, reset_noise_param, xml_file_param
+from robogym.randomize import locomotion, randomize_params
 from robogym.task_envs import task_envs
 
 
 class HalfCheetahTask(PlanarTask):
     """Gymnasium's HalfCheetah-v5: a planar cheetah runs forward."""
 
+    # Gymnasium's DEFAULT_CAMERA_CONFIG
+    default_camera_config = {"distance": 4.0}
     xml_file = xml_file_param("half_cheetah.xml")
     frame_skip = frame_skip_param(5)
     forward_reward_weight = Param(1.0, "weight of reward_forward", NON_NEGATIVE)
     ctrl_cost_weight = Param(0.1, "weight of the control cost", NON_NEGATIVE)
     reset_noise_scale = reset_noise_param(0.1)
+    randomization = locomotion("torso")  # physics drawn per episode with randomize=True
+    randomize, randomize_scale = randomize_params(2.0)
     exclude_current_positions_from_observation = Param(True, "leave x out of the observation")
 
     def reward(self, action):

@@ -9,6 +9,7 @@ import numpy as np
 from robogym.checks import NON_NEGATIVE
 from robogym.declare import Param
 from robogym.mujoco_task import PlanarTask, frame_skip_param, range_param, reset_noise_param, xml_file_param
+from robogym.randomize import locomotion, randomize_params
 from robogym.task_envs import task_envs
 
 
@@ -16,6 +17,13 @@ class HopperTask(PlanarTask):
     """Gymnasium's Hopper-v5: hop forward on one leg without falling."""
 
     qvel_clip = 10
+    # Gymnasium's DEFAULT_CAMERA_CONFIG
+    default_camera_config = {
+        "trackbodyid": 2,
+        "distance": 3.0,
+        "lookat": (0.0, 0.0, 1.15),
+        "elevation": -20.0,
+    }
     xml_file = xml_file_param("hopper.xml")
     frame_skip = frame_skip_param(4)
     forward_reward_weight = Param(1.0, "weight of reward_forward", NON_NEGATIVE)
@@ -26,6 +34,8 @@ class HopperTask(PlanarTask):
     healthy_z_range = range_param((0.7, math.inf), "healthy bounds of the torso's height z (m)")
     healthy_angle_range = range_param((-0.2, 0.2), "healthy bounds of the torso's angle (rad)")
     reset_noise_scale = reset_noise_param(5e-3)
+    randomization = locomotion("torso")  # physics drawn per episode with randomize=True
+    randomize, randomize_scale = randomize_params(2.0)
     exclude_current_positions_from_observation = Param(True, "leave x out of the observation")
 
     def is_healthy(self) -> np.ndarray:

@@ -20,6 +20,7 @@ from robogym.mujoco_task import (
     reset_noise_param,
     xml_file_param,
 )
+from robogym.randomize import locomotion, randomize_params
 from robogym.task_envs import task_envs
 
 from .ant_v5 import body_labels
@@ -92,6 +93,8 @@ class HumanoidTask(HumanoidObservation, TrackedXYTask):
 
     rne_post = True  # the contact forces cfrc_ext are observed and cost
 
+    # Gymnasium's DEFAULT_CAMERA_CONFIG
+    default_camera_config = {"trackbodyid": 1, "distance": 4.0, "lookat": (0.0, 0.0, 2.0), "elevation": -20.0}
     xml_file = xml_file_param("humanoid.xml")
     frame_skip = frame_skip_param(5)
     forward_reward_weight = Param(1.25, "weight of reward_forward", NON_NEGATIVE)
@@ -102,6 +105,8 @@ class HumanoidTask(HumanoidObservation, TrackedXYTask):
     terminate_when_unhealthy = Param(True, "end the episode when the humanoid is unhealthy")
     healthy_z_range = range_param((1.0, 2.0), "healthy bounds (open) of the torso's height z (m)")
     reset_noise_scale = reset_noise_param(1e-2)
+    randomization = locomotion("torso")  # physics drawn per episode with randomize=True
+    randomize, randomize_scale = randomize_params(2.0)
     exclude_current_positions_from_observation = Param(True, "leave x and y out of the observation")
     include_cinert_in_observation = Param(True, "observe the bodies' inertias cinert")
     include_cvel_in_observation = Param(True, "observe the bodies' velocities cvel")

@@ -10,6 +10,7 @@ import numpy as np
 from robogym.checks import NON_NEGATIVE
 from robogym.declare import Param
 from robogym.mujoco_task import MujocoTask, frame_skip_param, range_param, reset_noise_param, xml_file_param
+from robogym.randomize import locomotion, randomize_params
 from robogym.task_envs import task_envs
 
 from .humanoid_v5 import HumanoidObservation
@@ -20,6 +21,13 @@ class HumanoidStandupTask(HumanoidObservation, MujocoTask):
 
     rne_post = True  # the contact forces cfrc_ext are observed and cost
 
+    # Gymnasium's DEFAULT_CAMERA_CONFIG
+    default_camera_config = {
+        "trackbodyid": 1,
+        "distance": 4.0,
+        "lookat": (0.0, 0.0, 0.8925),
+        "elevation": -20.0,
+    }
     xml_file = xml_file_param("humanoidstandup.xml")
     frame_skip = frame_skip_param(5)
     uph_cost_weight = Param(1.0, "weight of reward_linup (unused, as in Gymnasium)", NON_NEGATIVE)
@@ -27,6 +35,8 @@ class HumanoidStandupTask(HumanoidObservation, MujocoTask):
     impact_cost_weight = Param(0.5e-6, "weight of the impact (contact) cost", NON_NEGATIVE)
     impact_cost_range = range_param((-math.inf, 10.0), "the impact cost is clipped to this range")
     reset_noise_scale = reset_noise_param(1e-2)
+    randomization = locomotion("torso")  # physics drawn per episode with randomize=True
+    randomize, randomize_scale = randomize_params(2.0)
     exclude_current_positions_from_observation = Param(True, "leave x and y out of the observation")
     include_cinert_in_observation = Param(True, "observe the bodies' inertias cinert")
     include_cvel_in_observation = Param(True, "observe the bodies' velocities cvel")

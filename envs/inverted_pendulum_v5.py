@@ -12,6 +12,8 @@ from robogym.task_envs import task_envs
 class InvertedPendulumTask(MujocoTask):
     """Gymnasium's InvertedPendulum-v5: keep a pole upright on a cart pushed along a rail."""
 
+    # Gymnasium's DEFAULT_CAMERA_CONFIG
+    default_camera_config = {"trackbodyid": 0, "distance": 2.04}
     xml_file = xml_file_param("inverted_pendulum.xml")
     frame_skip = frame_skip_param(2)
     reset_noise_scale = reset_noise_param(0.01)

@@ -13,6 +13,8 @@ from robogym.task_envs import task_envs
 class PusherTask(MujocoTask):
     """Gymnasium's Pusher-v5: push a cylinder to a goal with a seven-jointed arm."""
 
+    # Gymnasium's DEFAULT_CAMERA_CONFIG
+    default_camera_config = {"trackbodyid": -1, "distance": 4.0}
     xml_file = xml_file_param("pusher_v5.xml")
     frame_skip = frame_skip_param(5)
     reward_near_weight = Param(

@@ -13,6 +13,8 @@ from robogym.task_envs import task_envs
 class ReacherTask(MujocoTask):
     """Gymnasium's Reacher-v5: move a two-jointed arm's fingertip to a random target."""
 
+    # Gymnasium's DEFAULT_CAMERA_CONFIG
+    default_camera_config = {"trackbodyid": 0}
     xml_file = xml_file_param("reacher.xml")
     frame_skip = frame_skip_param(2)
     reward_dist_weight = Param(

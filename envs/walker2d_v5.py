@@ -8,6 +8,7 @@ import numpy as np
 from robogym.checks import NON_NEGATIVE
 from robogym.declare import Param
 from robogym.mujoco_task import PlanarTask, frame_skip_param, range_param, reset_noise_param, xml_file_param
+from robogym.randomize import locomotion, randomize_params
 from robogym.task_envs import task_envs
 
 
@@ -15,6 +16,13 @@ class Walker2dTask(PlanarTask):
     """Gymnasium's Walker2d-v5: walk forward on two legs without falling."""
 
     qvel_clip = 10
+    # Gymnasium's DEFAULT_CAMERA_CONFIG
+    default_camera_config = {
+        "trackbodyid": 2,
+        "distance": 4.0,
+        "lookat": (0.0, 0.0, 1.15),
+        "elevation": -20.0,
+    }
     xml_file = xml_file_param("walker2d_v5.xml")
     frame_skip = frame_skip_param(4)
     forward_reward_weight = Param(1.0, "weight of reward_forward", NON_NEGATIVE)
@@ -24,6 +32,8 @@ class Walker2dTask(PlanarTask):
     healthy_z_range = range_param((0.8, 2.0), "healthy bounds of the torso's height z (m)")
     healthy_angle_range = range_param((-1.0, 1.0), "healthy bounds of the torso's angle (rad)")
     reset_noise_scale = reset_noise_param(5e-3)
+    randomization = locomotion("torso")  # physics drawn per episode with randomize=True
+    randomize, randomize_scale = randomize_params(2.0)
     exclude_current_positions_from_observation = Param(True, "leave x out of the observation")
 
     def is_healthy(self) -> np.ndarray:

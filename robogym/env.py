@@ -36,25 +36,30 @@ from robogym.gymshim import (
     set_seeding,
 )
 from robogym.registration import registered_max_episode_steps
-from robogym.render import EnvFrames, RenderModes
+from robogym.render import RENDER_MODES, VIEW_KEYWORDS, EnvFrames, RenderModes
 from robogym.task import Task
 
 # the keywords of RoboDynEnv itself; every other keyword is the task's
-ENV_KEYWORDS = ("max_episode_steps", "render_mode", "width", "height", "dtype")
+ENV_KEYWORDS = ("max_episode_steps", "render_mode", "width", "height", *VIEW_KEYWORDS, "dtype")
 
 
 class RoboDynEnv(EnvFace, gym.Env):
     """A Gymnasium Env running `task_class` on the RoboDyn engine (subclasses set it)."""
 
     task_class: type[Task] = Task
-    metadata = {"render_modes": RenderModes(["rgb_array"]), "render_fps": 20}
+    metadata = {"render_modes": RenderModes(RENDER_MODES), "render_fps": 20}
 
     def __init__(
         self,
         max_episode_steps: int | None = None,
         render_mode: str | None = None,
-        width: int = 640,
-        height: int = 480,
+        width: int | None = None,
+        height: int | None = None,
+        camera_id: int | None = None,
+        camera_name: str | None = None,
+        default_camera_config: dict | None = None,
+        max_geom: int = 1000,
+        visual_options: dict | None = None,
         dtype=np.float64,
         **task_kwargs,
     ):
@@ -71,7 +76,17 @@ class RoboDynEnv(EnvFace, gym.Env):
         self.render_mode = render_mode
         modes = self.metadata["render_modes"]
         self._frames = EnvFrames(
-            self.physics, render_mode, modes, width, height, self.task.render_camera, self.task.decorate_frame
+            self.physics,
+            self.task,
+            render_mode,
+            modes,
+            width,
+            height,
+            camera_id=camera_id,
+            camera_name=camera_name,
+            default_camera_config=default_camera_config,
+            max_geom=max_geom,
+            visual_options=visual_options,
         )
         self._obs = np.zeros(self.observation_space.shape)
         self._started = False  # reset() was called: step() and snapshot() need it
@@ -171,14 +186,12 @@ class RoboDynEnv(EnvFace, gym.Env):
 
     # --- pickling: rebuild from the constructor arguments, then restore the state ----------
     def __getstate__(self):
-        w, h = self._frames.size
         return {
             "kwargs": dict(
                 self._task_kwargs,
                 max_episode_steps=self.max_episode_steps,
                 render_mode=self.render_mode,
-                width=w,
-                height=h,
+                **self._frames.keywords(),
                 dtype=self.core.dtype.name,
             ),
             "snapshot": self.snapshot() if self._started else None,  # an env never reset has none

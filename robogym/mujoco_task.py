@@ -14,6 +14,11 @@ gymnasium/envs/mujoco/mujoco_env.py):
   derived quantities (xpos, cinert, cvel, qfrc_actuator, sensordata, ...) belong to the
   start of the last physics step, as after mj_step; a task that reads contact forces sets
   `rne_post` and gets mj_rnePostConstraint's cfrc_ext after each step, as MujocoEnv calls it;
+- frames are 480 x 480 from the free camera as Gymnasium's MujocoRenderer places it (the
+  median of the geoms' positions in the first frame, the model's extent, then the port's
+  DEFAULT_CAMERA_CONFIG); an env's rendering keywords are MujocoEnv's (robogym/render.py).
+  Gymnasium draws the geoms where the last physics step began (mj_step's derived
+  quantities); RoboDyn draws them at the env's current qpos;
 - an episode starts from mj_resetData's state at init_qpos (the model's qpos0) and
   init_qvel (zero), where cfrc_ext is zero; the port draws its noise from the episode's
   generator (row r's is Gymnasium's `np_random` of the same seed) in Gymnasium's order, and
@@ -96,6 +101,10 @@ class MujocoTask(Task):
     keywords, its observation, reward, termination and reset noise."""
 
     action_dtype = np.float32  # MujocoEnv's action space is float32
+    render_size = (480, 480)  # MujocoEnv's DEFAULT_SIZE
+    # the free camera as MujocoRenderer places it; a port sets its Gymnasium env's
+    # DEFAULT_CAMERA_CONFIG (the env's default_camera_config keyword replaces it)
+    default_camera_config: dict = {}
     rne_post = False  # True: cfrc_ext (mj_rnePostConstraint) after every step
 
     def __init__(self, **kwargs):

@@ -250,10 +250,29 @@ def legged(floor: str, contacts: tuple[str, ...], trunk: str) -> tuple[Draw, ...
     - every dof's damping x U(0.9, 1.1) (Playground scales the joints' dry friction, which
       our robots model as viscous damping instead).
     """
+    friction = Draw("geom_friction", "set", 0.4, 1.0, elements=(floor, *contacts), column=0, shared=True)
+    return (friction, *_body_draws(trunk, Draw("body_mass", "add", -1.0, 1.0, elements=(trunk,))))
+
+
+def locomotion(trunk: str) -> tuple[Draw, ...]:
+    """`legged`'s randomization for a model whose nominal values it must keep inside its
+    ranges (Gymnasium's locomotion models, whose feet grip at up to 2 and whose trunks weigh
+    0.3 to 9 kg), by scaling where `legged` sets or adds:
+
+    - every geom's sliding friction x U(0.6, 1.4), one draw for all (a pair's friction, the
+      larger of its two geoms', scales with it);
+    - every body's mass x U(0.9, 1.1), one draw each; then the trunk's mass x U(0.8, 1.2);
+    - the trunk's centre of mass, every dof's armature and damping as in `legged`.
+    """
+    friction = Draw("geom_friction", "scale", 0.6, 1.4, column=0, shared=True)
+    return (friction, *_body_draws(trunk, Draw("body_mass", "scale", 0.8, 1.2, elements=(trunk,))))
+
+
+def _body_draws(trunk: str, trunk_mass: Draw) -> tuple[Draw, ...]:
+    """The draws `legged` and `locomotion` share, with the trunk's own mass draw."""
     return (
-        Draw("geom_friction", "set", 0.4, 1.0, elements=(floor, *contacts), column=0, shared=True),
         Draw("body_mass", "scale", 0.9, 1.1),
-        Draw("body_mass", "add", -1.0, 1.0, elements=(trunk,)),
+        trunk_mass,
         Draw("body_ipos", "add", -0.05, 0.05, elements=(trunk,)),
         Draw("dof_armature", "scale", 1.0, 1.05),
         Draw("dof_damping", "scale", 0.9, 1.1),

@@ -38,7 +38,11 @@ class Task:
     frame_skip: int = 1  # physics steps per env step
     # every episode starts from mj_resetData's state, or this keyframe's, before reset_rows
     reset_keyframe: str | None = None
-    render_camera: str | None = None  # camera name in the MJCF
+    render_camera: str | None = None  # camera name in the MJCF; None: the free camera
+    # the free camera placed as Gymnasium's renderer places it, then these MjvCamera attributes
+    # set (an env's default_camera_config keyword replaces them); None: MuJoCo's default
+    default_camera_config: dict | None = None
+    render_size = (640, 480)  # the frame's default width and height
     action_dtype = None  # the action space's dtype; None: the env's dtype keyword's
     # physics drawn anew for each episode (robogym.randomize.Draw), when the task declares the
     # `randomize` parameters (robogym.randomize.randomize_params) and randomize is True

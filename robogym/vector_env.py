@@ -36,7 +36,7 @@ from robogym.env import check_options
 from robogym.errors import ArgumentTypeError, InvalidArgumentError, ResetNeededError
 from robogym.gymshim import seeding, set_seeding
 from robogym.registration import registered_max_episode_steps
-from robogym.render import EnvFrames, RenderModes
+from robogym.render import RENDER_MODES, VIEW_KEYWORDS, EnvFrames, RenderModes
 from robogym.task import Task
 
 
@@ -64,6 +64,7 @@ VECTOR_KEYWORDS = (
     "render_mode",
     "width",
     "height",
+    *VIEW_KEYWORDS,
     "nthread",
     "dtype",
 )
@@ -75,7 +76,7 @@ class RoboDynVectorEnv(EnvFace, VectorEnv):
 
     task_class: type[Task] = Task
     metadata = {
-        "render_modes": RenderModes(["rgb_array"]),
+        "render_modes": RenderModes(RENDER_MODES),
         "render_fps": 20,
         "autoreset_mode": AutoresetMode.NEXT_STEP,
     }
@@ -86,8 +87,13 @@ class RoboDynVectorEnv(EnvFace, VectorEnv):
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         max_episode_steps: int | None = None,
         render_mode: str | None = None,
-        width: int = 640,
-        height: int = 480,
+        width: int | None = None,
+        height: int | None = None,
+        camera_id: int | None = None,
+        camera_name: str | None = None,
+        default_camera_config: dict | None = None,
+        max_geom: int = 1000,
+        visual_options: dict | None = None,
         nthread: int | None = None,
         dtype=np.float64,
         **task_kwargs,
@@ -115,7 +121,17 @@ class RoboDynVectorEnv(EnvFace, VectorEnv):
         )
         modes = self.metadata["render_modes"]
         self._frames = EnvFrames(
-            self.physics, render_mode, modes, width, height, self.task.render_camera, self.task.decorate_frame
+            self.physics,
+            self.task,
+            render_mode,
+            modes,
+            width,
+            height,
+            camera_id=camera_id,
+            camera_name=camera_name,
+            default_camera_config=default_camera_config,
+            max_geom=max_geom,
+            visual_options=visual_options,
         )
         self._nthread = nthread
         self._obs = np.zeros((self.num_envs, *self.single_observation_space.shape))
@@ -324,8 +340,7 @@ class RoboDynVectorEnv(EnvFace, VectorEnv):
             autoreset_mode=self.autoreset_mode,
             max_episode_steps=self.max_episode_steps,
             render_mode=self.render_mode,
-            width=self._frames.size[0],
-            height=self._frames.size[1],
+            **self._frames.keywords(),
             nthread=self._nthread,
             dtype=self.core.dtype.name,
         )

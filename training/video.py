@@ -32,7 +32,7 @@ from gymnasium.vector import AutoresetMode
 
 import robogym  # noqa: F401 (registers the RoboDyn/ tasks)
 from robogym.errors import InvalidArgumentError, UnknownNameError
-from robogym.render import Renderer, check_frame_size
+from robogym.render import Renderer, View, check_frame_size
 
 FORMATS = ("auto", "mp4", "gif")
 REPLAY_TOL = 1e-6  # max |replayed - recorded| observation, relative to 1 + |recorded|
@@ -145,7 +145,7 @@ def _frames(
 def write_video(
     path: str | Path,
     mj_model: mujoco.MjModel,
-    camera: str | None,
+    camera: str | View | None,
     episodes: Mapping[str, Sequence[np.ndarray]],
     fps: float,
     width: int = 320,
@@ -157,7 +157,8 @@ def write_video(
     episodes: policy name -> list of (T, nq) qpos arrays, one per episode, drawn in order; for a
     model with mocap bodies (T, nq + 7 nmocap): qpos, then every mocap body's position (3 each),
     then their quaternions (4 each), as recorded_qpos gives them (without: drawn at rest).
-    camera: a camera of mj_model (None: MuJoCo's free camera). Each tile is width x height
+    camera: a camera of mj_model by name, or a robogym.render.View (None: MuJoCo's free
+    camera). Each tile is width x height
     (at most the model's offscreen buffer); the frame is len(episodes) tiles wide, padded
     by a black pixel row/column to even sides (H.264's 4:2:0 needs them).
     format: "mp4", "gif", or "auto" (MP4 when imageio-ffmpeg is installed, else a GIF with
@@ -167,7 +168,7 @@ def write_video(
         raise InvalidArgumentError(f"fps must be positive, got {fps}")
     check_frame_size(mj_model, width, height)
     episodes = _check_episodes(episodes, mj_model.nq, mj_model.nmocap)
-    if camera is not None and mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_CAMERA, camera) < 0:
+    if isinstance(camera, str) and mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_CAMERA, camera) < 0:
         raise UnknownNameError(f"model has no camera named {camera!r}")
     fmt = _resolve_format(format)
     path = Path(path).with_suffix("." + fmt)
@@ -257,7 +258,7 @@ def write_eval_video(
     env = _one_row_env(results[0].env_id, results[0].env_kwargs)
     try:
         mj_model = env.unwrapped.physics.mj_model
-        camera = env.unwrapped.task.render_camera
+        camera = View.of(mj_model, env.unwrapped.task)  # the task's own view, as its env draws it
         fps = float(env.unwrapped.metadata["render_fps"]) if fps is None else float(fps)
     finally:
         env.close()

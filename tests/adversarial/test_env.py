@@ -269,9 +269,13 @@ def test_construction_refuses_bad_keywords(kwargs, error, match):
         (
             {"render_mode": "human"},
             InvalidArgumentError,
-            r"render_mode must be one of \['rgb_array'\] or None, got 'human'",
+            r"render_mode must be one of \['rgb_array', 'depth_array', 'rgbd_tuple'\] or None, got 'human'",
         ),
-        ({"render_mode": 1}, ArgumentTypeError, r"render_mode must be one of \['rgb_array'\] or None, got 1"),
+        (
+            {"render_mode": 1},
+            ArgumentTypeError,
+            r"render_mode must be one of \['rgb_array', 'depth_array', 'rgbd_tuple'\] or None, got 1",
+        ),
         (
             {"move_distance": NAN},
             InvalidArgumentError,
@@ -286,7 +290,7 @@ def test_the_env_constructor_refuses_bad_keywords(kwargs, error, match):
 @pytest.mark.parametrize("mode", [1, 2.5, True, ["rgb_array"]])
 def test_gym_make_refuses_a_render_mode_that_is_not_a_string(mode):
     # gymnasium.make calls str methods on an unknown render_mode; ours must reach the env
-    match = r"render_mode must be one of \['rgb_array'\] or None, got "
+    match = r"render_mode must be one of \['rgb_array', 'depth_array', 'rgbd_tuple'\] or None, got "
     spec = gym.spec("RoboDyn/Crane-v0")
     assert_refused(
         lambda: gym.make("RoboDyn/Crane-v0", render_mode=mode), ArgumentTypeError, match, spec, mode

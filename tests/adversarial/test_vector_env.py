@@ -477,7 +477,7 @@ NAN, INF = float("nan"), float("inf")
         (
             {"render_mode": "human"},
             InvalidArgumentError,
-            r"render_mode must be one of \['rgb_array'\] or None, got 'human'",
+            r"render_mode must be one of \['rgb_array', 'depth_array', 'rgbd_tuple'\] or None, got 'human'",
         ),
         ({"render_mode": "rgb_array_list"}, InvalidArgumentError, r"render_mode must be one of"),
         ({"render_mode": True}, ArgumentTypeError, r"render_mode must be one of"),
@@ -517,7 +517,8 @@ NAN, INF = float("nan"), float("inf")
             {"batch": 4},
             ArgumentTypeError,
             r"CraneVectorEnv got an unknown keyword 'batch'; the valid keywords are: .*num_envs, "
-            r"autoreset_mode, max_episode_steps, render_mode, width, height, nthread",
+            r"autoreset_mode, max_episode_steps, render_mode, width, height, camera_id, camera_name, "
+            r"default_camera_config, max_geom, visual_options, nthread",
         ),
         ({"reset_noise": 0.0}, ArgumentTypeError, r"unknown keyword 'reset_noise'.*reset_noise_scale"),
     ],

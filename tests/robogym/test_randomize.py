@@ -30,6 +30,9 @@ from robogym.randomize import Draw, Randomization
 
 QUAD = "RoboDyn/Quadruped-v0"
 HUMANOID = "RoboDyn/HumanoidPush-v0"
+HOPPER = "RoboDyn/Hopper-v5"  # Gymnasium's locomotion ports draw robogym.randomize.locomotion
+ANT = "RoboDyn/Ant-v5"
+LOCOMOTION_PORTS = ("Ant", "HalfCheetah", "Hopper", "Walker2d", "Humanoid", "HumanoidStandup")
 FIELDS = ("geom_friction", "body_mass", "body_ipos", "dof_armature", "dof_damping")
 
 
@@ -37,7 +40,7 @@ def _sim(env):
     return env.unwrapped.physics.sim if hasattr(env, "unwrapped") else env.physics.sim
 
 
-@pytest.mark.parametrize("env_id", [QUAD, HUMANOID])
+@pytest.mark.parametrize("env_id", [QUAD, HUMANOID, HOPPER, ANT])
 def test_rows_equal_single_envs_seeded_seed_plus_i(env_id):
     n, seed, steps = 3, 40, 5
     vec = gym.make_vec(env_id, num_envs=n, autoreset_mode=AutoresetMode.DISABLED, randomize=True)
@@ -90,6 +93,25 @@ def test_randomization_draws_last_and_stays_in_range():
     np.testing.assert_array_equal(d.contact_friction[0, : d.ncon[0], 0], friction[floor])
 
 
+def test_a_locomotion_port_scales_its_own_values_and_keeps_gymnasiums_draws():
+    """Gymnasium's Hopper randomized: the reset noise is Gymnasium's (same initial
+    observation as without randomize), one friction factor in [0.6, 1.4] scales every geom
+    (the foot's nominal 2 with the rest), the torso's mass is the all-body draw in [0.9, 1.1]
+    times its own in [0.8, 1.2]."""
+    seed = 12
+    plain, env = gym.make(HOPPER), gym.make(HOPPER, randomize=True)
+    np.testing.assert_array_equal(env.reset(seed=seed)[0], plain.reset(seed=seed)[0])
+    model, sim = _sim(plain).model, _sim(env)
+    factor = sim.get_param("geom_friction")[0, :, 0] / model.geom_friction[:, 0]
+    assert 0.6 <= factor[0] <= 1.4 and factor[0] != 1.0
+    np.testing.assert_allclose(factor, factor[0], rtol=1e-15)
+    torso = env.unwrapped.physics.body_id("torso")
+    ratio = sim.get_param("body_mass")[0, torso] / model.body_mass[torso]
+    assert 0.9 * 0.8 <= ratio <= 1.1 * 1.2 and ratio != 1.0
+    action = np.full(env.action_space.shape, 0.5, dtype=np.float32)
+    assert not np.array_equal(env.step(action)[0], plain.step(action)[0])  # another robot
+
+
 def test_scale_zero_is_the_nominal_robot_and_autoreset_draws_anew():
     env = gym.make(QUAD, randomize=True, randomize_scale=0.0)
     env.reset(seed=3)
@@ -138,7 +160,7 @@ def test_bad_keywords_and_draws_are_refused():
         Randomization((Draw("geom_friction", "set", 0.4, 1.0, column=3),), physics.mj_model, physics.model)
 
 
-@pytest.mark.parametrize("env_id", [QUAD, HUMANOID])
+@pytest.mark.parametrize("env_id", [QUAD, HUMANOID, HOPPER])
 def test_scale_zero_steps_bit_for_bit_as_the_nominal_robot(env_id):
     """randomize_scale=0 draws every value at the model's own, so the rows keep the model's
     compiled constants (not a recomputation an ulp away) and step exactly as without it."""
@@ -171,7 +193,10 @@ def test_randomized_envs_pickle(env_id):
         np.testing.assert_array_equal(vec.step(actions)[0], vcopy.step(actions)[0])
 
 
-@pytest.mark.parametrize(("env_id", "declared"), [(QUAD, 2.0), (HUMANOID, 1.6)])
+@pytest.mark.parametrize(
+    ("env_id", "declared"),
+    [(QUAD, 2.0), (HUMANOID, 1.6), *((f"RoboDyn/{name}-v5", 2.0) for name in LOCOMOTION_PORTS)],
+)
 def test_every_draw_at_the_largest_allowed_scale_is_a_valid_robot(env_id, declared):
     """The declared upper bound of randomize_scale is one at which no draw can leave its
     parameter's range; 2,000 draws there stay inside the computed ranges and pass the
