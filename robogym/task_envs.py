@@ -34,9 +34,11 @@ def task_envs(
     baselines: dict | None = None,
     scenarios: dict | None = None,
     tuning: dict | None = None,
+    name: str | None = None,
 ) -> tuple[type[RoboDynEnv], type[RoboDynVectorEnv]]:
-    """(single env class, vector env class) of `task_class`, registered as `env_id`."""
-    single, vector = env_classes(task_class, env_id, doc, module=module)
+    """(single env class, vector env class) of `task_class`, registered as `env_id` (the
+    classes named after `name` where given: see env_classes)."""
+    single, vector = env_classes(task_class, env_id, doc, module=module, name=name)
     register(
         TaskEntry(
             id=env_id,
@@ -53,12 +55,15 @@ def task_envs(
 
 
 def env_classes(
-    task_class: type[Task], env_id: str, doc: str, *, module: str
+    task_class: type[Task], env_id: str, doc: str, *, module: str, name: str | None = None
 ) -> tuple[type[RoboDynEnv], type[RoboDynVectorEnv]]:
     """(single env class, vector env class) of `task_class`, named after `env_id`
-    ("RoboDyn/Crane-v0": CraneEnv, CraneVectorEnv), in `module`, documented by `doc` with its
-    `{arguments}` filled in."""
-    name = env_id.rsplit("/", 1)[-1].split("-", 1)[0]  # "RoboDyn/Crane-v0" -> "Crane"
+    ("RoboDyn/Crane-v0": CraneEnv, CraneVectorEnv) or after `name` where given (a module
+    that registers several tasks whose ids share their first word: "DmcCartpoleSwingup":
+    DmcCartpoleSwingupEnv, ...), in `module`, documented by `doc` with its `{arguments}`
+    filled in."""
+    if name is None:
+        name = env_id.rsplit("/", 1)[-1].split("-", 1)[0]  # "RoboDyn/Crane-v0" -> "Crane"
     doc = doc.replace("{arguments}", arguments_section(env_id, task_class.params))
     classes = []
     for base, suffix, what in (

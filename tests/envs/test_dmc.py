@@ -1,0 +1,232 @@
+"""dm_control's suite tasks on RoboDyn (envs/dmc_*_v0.py) against dm_control's own envs, the
+oracle: `suite.load(domain, task, task_kwargs={"random": s})` (on MuJoCo 4.0.0, through the
+test-side shim tests/envs/dmc_oracle.py) and `gym.make("RoboDyn/dmc-<domain>-<task>-v0")`
+reset with seed s.
+
+- Spaces and length: the action box is dm_control's action_spec, the observation's size
+  its flattened observation's, and an episode ends (truncated) at dm_control's last step.
+- Initial states: the same draws from the same RandomState, in the same order, so qpos and
+  qvel are equal bit for bit, for several seeds, in the first episode and the ones that
+  follow (dm_control's env continues its RandomState; episodes cut short to reach several).
+  The native vector env's row i starts as dm_control seeded seed + i.
+- Step by step, whole episodes: before each step our state (qpos, qvel, act, time, the
+  solver's warm start) is set to dm_control's, both step under the same random action
+  (uniform in the action box), and the observation and reward are compared, each step from
+  the same state, for every step of an episode of each seed.
+- Free running: both envs run on their own, so the engine's rounding differences from
+  MuJoCo (about 1e-15 a step on these models, tests/engine/test_dm_control.py) grow as the
+  dynamics amplify them; the comparison holds for the whole episode unless HORIZON cuts it,
+  and a task in HORIZON is shown chaotic in MuJoCo itself: dm_control's own env, its initial
+  velocities nudged by NUDGE, leaves its unnudged run by more than TOL within
+  CHAOS_FACTOR x HORIZON steps for some seed.
+
+TOL (absolute, on observations and rewards of order 1 to 10) is far below any physical
+difference: a wrong sign, a missing term or a stale readout differs at the 1e-3 level or more.
+Each test prints its worst differences and asserts how many steps it compared.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import robogym  # noqa: F401  (registers RoboDyn/*)
+from robogym.registration import TASKS
+from tests.envs import dmc_oracle
+
+# every dm_control task RoboDyn registers -> (domain, task)
+DMC = {
+    t.id: tuple(t.id.removeprefix("RoboDyn/dmc-").removesuffix("-v0").split("-"))
+    for t in TASKS
+    if t.id.startswith("RoboDyn/dmc-")
+}
+SEEDS = (0, 1, 2)
+TOL = 1e-9
+# free-running control steps a task stays within TOL of dm_control's env (module docstring)
+# finger-spin: the spinner's contacts with the finger (elliptic cones) make it chaotic under
+# random actions; dm_control nudged leaves itself after 898, 484 and 689 steps (seeds 0-2),
+# ours leaves dm_control after 1000+, 759 and 797
+# walker: falling and kicking on the floor under random actions, dm_control nudged leaves itself
+# after 80, 117 and 79 steps, ours leaves dm_control after 96, 133 and 82; hopper: 427, 181
+# and 231, ours 485, 272 and 257 (each task of a domain runs the same dynamics)
+HORIZON: dict[str, int] = {
+    "RoboDyn/dmc-finger-spin-v0": 450,
+    **dict.fromkeys([f"RoboDyn/dmc-walker-{t}-v0" for t in ("stand", "walk", "run")], 60),
+    **dict.fromkeys([f"RoboDyn/dmc-hopper-{t}-v0" for t in ("stand", "hop")], 150),
+}
+# tasks whose initialization simulates after its draws: the cheetah's random pose falls for
+# 200 physics steps, so its initial state equals dm_control's to the engine's accuracy
+# (seen 1e-14), not bit for bit; its draws are the same (later episodes start alike too)
+SIMULATED_START = {"RoboDyn/dmc-cheetah-run-v0"}
+TOL_START = 1e-12
+NUDGE = 1e-14
+CHAOS_FACTOR = 3
+
+
+def _state(env, row: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(qpos, qvel) of a RoboDyn env's row."""
+    d = env.unwrapped.physics.sim.data
+    return d.qpos[row].copy(), d.qvel[row].copy()
+
+
+def _assert_same_start(env_id: str, ours, theirs, where: str, row: int = 0) -> None:
+    """Our initial qpos and qvel are dm_control's: bit for bit, or within TOL_START for a task
+    whose initialization simulates (SIMULATED_START)."""
+    for ours_x, theirs_x in zip(
+        _state(ours, row), (theirs.physics.data.qpos, theirs.physics.data.qvel), strict=True
+    ):
+        if env_id in SIMULATED_START:
+            assert np.max(np.abs(ours_x - theirs_x)) <= TOL_START, f"{where}: the initial state differs"
+        else:
+            assert np.array_equal(ours_x, theirs_x), f"{where}: the initial state differs from dm_control's"
+
+
+def _sync(ours, theirs) -> None:
+    """Our env's state := dm_control's: qpos, qvel, act, time and the solver's warm start."""
+    d, mj = ours.unwrapped.physics.sim.data, theirs.physics.data
+    for name in ("qpos", "qvel", "act", "qacc_warmstart", "time"):
+        getattr(d, name)[0] = getattr(mj, name)
+
+
+def _actions(theirs, seed: int, steps: int) -> np.ndarray:
+    spec = theirs.action_spec()
+    return np.random.default_rng(seed).uniform(spec.minimum, spec.maximum, (steps, *spec.shape))
+
+
+def _episode(env_id: str, seed: int, sync: bool, steps: int | None = None):
+    """One episode of both envs from seed `seed` under the same random actions, `steps` of
+    them (None: to dm_control's last step); (worst |obs|, worst |reward|, steps compared)."""
+    domain, task = DMC[env_id]
+    ours, theirs = gym.make(env_id), dmc_oracle.load(domain, task, seed)
+    o1, _ = ours.reset(seed=seed)
+    ts = theirs.reset()
+    _assert_same_start(env_id, ours, theirs, f"{env_id} seed {seed}")
+    worst_obs, worst_reward = float(np.max(np.abs(o1 - dmc_oracle.flat(ts.observation)))), 0.0
+    actions = _actions(theirs, seed, ours.spec.max_episode_steps)
+    compared = 0
+    for t, a in enumerate(actions[:steps]):
+        if sync:
+            _sync(ours, theirs)
+        o1, r1, term, trunc, _ = ours.step(a)
+        ts = theirs.step(a)
+        assert not term and trunc == ts.last(), f"{env_id} seed {seed} step {t}: episode end differs"
+        worst_obs = max(worst_obs, float(np.max(np.abs(o1 - dmc_oracle.flat(ts.observation)))))
+        worst_reward = max(worst_reward, abs(r1 - ts.reward))
+        compared += 1
+    if steps is None:
+        assert ts.last() and trunc, f"{env_id}: dm_control's episode is {compared} steps, ours is not"
+    return worst_obs, worst_reward, compared
+
+
+@pytest.mark.parametrize("env_id", sorted(DMC))
+def test_spaces_and_episode_length_are_dm_controls(env_id):
+    domain, task = DMC[env_id]
+    ours, theirs = gym.make(env_id), dmc_oracle.load(domain, task, 0)
+    spec = theirs.action_spec()
+    np.testing.assert_array_equal(ours.action_space.low, spec.minimum)
+    np.testing.assert_array_equal(ours.action_space.high, spec.maximum)
+    flat = dmc_oracle.flat(theirs.reset().observation)
+    assert ours.observation_space.shape == flat.shape
+    slices = ours.unwrapped.task.observation_slices()
+    assert list(slices) == list(theirs.observation_spec())
+    for key, value in theirs.reset().observation.items():
+        assert slices[key].stop - slices[key].start == np.size(value), key
+    steps = 1
+    while not theirs.step(np.zeros(spec.shape)).last():
+        steps += 1
+    assert ours.spec.max_episode_steps == steps
+    assert ours.unwrapped.dt == pytest.approx(theirs.control_timestep(), abs=0)
+
+
+@pytest.mark.parametrize("env_id", sorted(DMC))
+def test_every_step_equals_dm_controls_from_the_same_state(env_id):
+    worst_obs = worst_reward = 0.0
+    compared = 0
+    for seed in SEEDS:
+        obs, reward, n = _episode(env_id, seed, sync=True)
+        worst_obs, worst_reward, compared = max(worst_obs, obs), max(worst_reward, reward), compared + n
+    length = gym.spec(env_id).max_episode_steps
+    print(
+        f"\n{env_id}, step by step: {len(SEEDS)} seeds x {length} steps; "
+        f"worst |obs| {worst_obs:.1e}, |reward| {worst_reward:.1e}"
+    )
+    assert compared == len(SEEDS) * length
+    assert worst_obs <= TOL and worst_reward <= TOL
+
+
+@pytest.mark.parametrize("env_id", sorted(DMC))
+def test_free_running_equals_dm_control_over_its_horizon(env_id):
+    steps = HORIZON.get(env_id)
+    worst_obs = worst_reward = 0.0
+    compared = 0
+    for seed in SEEDS:
+        obs, reward, n = _episode(env_id, seed, sync=False, steps=steps)
+        worst_obs, worst_reward, compared = max(worst_obs, obs), max(worst_reward, reward), compared + n
+    length = steps or gym.spec(env_id).max_episode_steps
+    print(
+        f"\n{env_id}, free running: {len(SEEDS)} seeds x {length} steps; "
+        f"worst |obs| {worst_obs:.1e}, |reward| {worst_reward:.1e}"
+    )
+    assert compared == len(SEEDS) * length
+    assert worst_obs <= TOL and worst_reward <= TOL
+
+
+def test_every_cut_horizon_is_mujocos_own_chaos():
+    """For each task in HORIZON, dm_control's env against itself with its initial velocities
+    nudged by NUDGE: past TOL within CHAOS_FACTOR x HORIZON steps for some seed, so the
+    engine's free run is held to no less than MuJoCo's own rounding allows."""
+    checked = 0
+    for env_id, horizon in sorted(HORIZON.items()):
+        domain, task = DMC[env_id]
+        first = []
+        for seed in SEEDS:
+            runs = []
+            for nudge in (0.0, NUDGE):
+                env = dmc_oracle.load(domain, task, seed)
+                env.reset()
+                env.physics.data.qvel[:] += nudge
+                env.physics.forward()
+                actions = _actions(env, seed, CHAOS_FACTOR * horizon)
+                runs.append([dmc_oracle.flat(env.step(a).observation) for a in actions])
+            apart = [t for t, (x, y) in enumerate(zip(*runs, strict=True)) if np.max(np.abs(x - y)) > TOL]
+            first.append(apart[0] + 1 if apart else None)
+        print(f"\n{env_id}: dm_control nudged by {NUDGE:g} leaves itself after {first} steps")
+        assert any(f is not None for f in first), env_id
+        checked += 1
+    assert checked == len(HORIZON)
+
+
+@pytest.mark.parametrize("env_id", sorted(DMC))
+def test_later_episodes_continue_dm_controls_random_state(env_id):
+    """Episodes of a few steps (dm_control's time limit cut to match): every episode after the
+    first starts where dm_control's continuing RandomState puts it, bit for bit."""
+    domain, task = DMC[env_id]
+    ours = gym.make(env_id, max_episode_steps=3)
+    control = gym.make(env_id).unwrapped.dt
+    theirs = dmc_oracle.load(domain, task, 4, time_limit=2.5 * control)  # ends at step ceil(2.5)
+    episodes = 0
+    for episode in range(4):
+        ours.reset(seed=4 if episode == 0 else None)
+        theirs.reset()
+        _assert_same_start(env_id, ours, theirs, f"{env_id} episode {episode}")
+        actions = _actions(theirs, episode, 3)
+        for a in actions:
+            *_, trunc, _ = ours.step(a)
+            last = theirs.step(a).last()
+        assert trunc and last, "both episodes end after 3 steps"
+        episodes += 1
+    assert episodes == 4
+
+
+@pytest.mark.parametrize("env_id", sorted(DMC))
+def test_vector_row_i_starts_as_dm_control_seeded_seed_plus_i(env_id):
+    domain, task = DMC[env_id]
+    n, seed = 3, 11
+    venv = gym.make_vec(env_id, num_envs=n)
+    obs, _ = venv.reset(seed=seed)
+    for i in range(n):
+        theirs = dmc_oracle.load(domain, task, seed + i)
+        flat = dmc_oracle.flat(theirs.reset().observation)
+        _assert_same_start(env_id, venv, theirs, f"{env_id} row {i}", row=i)
+        assert np.max(np.abs(obs[i] - flat)) <= TOL
