@@ -7,7 +7,11 @@ What every task shares with dm_control's `control.Environment` and `suite.base.T
 
 - the model is the suite's own MJCF, read from the installed dm_control package
   (dm_control/suite/<domain>.xml with its common/ assets, never copied; dm_control itself is
-  never imported here: `find_spec` locates its folder);
+  never imported here: `find_spec` locates its folder, and without it a task raises
+  MissingFileError saying `pip install "robodyn[dmc]"`); where dm_control builds the model
+  in Python from a suite file (the swimmer's chain of links, the manipulator without the
+  props its task does not use), the task edits the same file the same way (`edit_model`)
+  and loads the result from a cache folder (`built_model`);
 - the action is the actuators' controls themselves, bounded by their ctrlranges
   (dm_control's `action_spec`; `data.ctrl = action`);
 - a control step is `control_timestep` seconds: n_sub_steps = control_timestep / timestep
@@ -23,7 +27,10 @@ What every task shares with dm_control's `control.Environment` and `suite.base.T
   re-implemented here elementwise over a batch), reported in `info` as `reward_task` with
   the task's factors beside it;
 - the observation is dm_control's OrderedDict flattened key by key in its order into a Box
-  (`observation_slices()` gives each key's columns and `split_observation` the dict back);
+  (`observation_slices()` gives each key's columns and `split_observation` the dict back),
+  or with `dict_observation=True` a Dict space of dm_control's keys in its order, each a
+  Box of dm_control's shape (`output_space`, `output_observation`: the env keeps the flat
+  rows and builds the dict where it hands an observation out);
 - every episode starts from mj_resetData's state and the task's `initialize_episode`,
   drawing from a `numpy.random.RandomState` per environment exactly as dm_control's task
   draws from its `random`, in the same order. A generator just seeded with s (a
@@ -36,13 +43,19 @@ What every task shares with dm_control's `control.Environment` and `suite.base.T
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import math
+import os
+import tempfile
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from xml.etree import ElementTree
 
 import mujoco
 import numpy as np
+from gymnasium import spaces
 
 from robogym.actuation import Actuation
 from robogym.declare import Obs, Param, State
@@ -52,22 +65,72 @@ from robogym.task_envs import task_envs
 
 JNT_FREE, JNT_BALL = int(mujoco.mjtJoint.mjJNT_FREE), int(mujoco.mjtJoint.mjJNT_BALL)
 JNT_SLIDE, JNT_HINGE = int(mujoco.mjtJoint.mjJNT_SLIDE), int(mujoco.mjtJoint.mjJNT_HINGE)
+MAX_DRAWS = 10_000  # collision-free initial states drawn at most (draw_until_free)
 # dm_control's column names of a 3x3 frame (xmat, geom_xmat, site_xmat), row-major
 XMAT = {c: i for i, c in enumerate(("xx", "xy", "xz", "yx", "yy", "yz", "zx", "zy", "zz"))}
+
+
+INSTALL = 'pip install "robodyn[dmc]"'  # what installs dm_control beside RoboDyn
+
+
+def _dm_control_dir() -> Path | None:
+    """The installed dm_control package's folder, found without importing it; None if absent."""
+    spec = importlib.util.find_spec("dm_control")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def suite_model(name: str) -> str:
     """The absolute path of a model of dm_control's suite in the installed dm_control package
     (dm_control/suite/<name>), found without importing dm_control."""
-    spec = importlib.util.find_spec("dm_control")
-    if spec is None or not spec.submodule_search_locations:
+    root = _dm_control_dir()
+    if root is None:
         raise MissingFileError(
             f"RoboDyn's dmc-* tasks read dm_control's models ({name}) from the installed dm_control "
-            "package, which is not installed: pip install dm-control"
+            f"package, which is not installed: {INSTALL}"
         )
-    path = Path(next(iter(spec.submodule_search_locations))) / "suite" / name
+    path = root / "suite" / name
     if not path.is_file():
         raise MissingFileError(f"the installed dm_control package has no suite model {name} ({path})")
+    return str(path)
+
+
+def cache_dir() -> Path:
+    """Where RoboDyn writes the suite models it builds: $ROBODYN_CACHE_DIR, else
+    $XDG_CACHE_HOME/robodyn, else ~/.cache/robodyn; its dmc/ folder."""
+    root = os.environ.get("ROBODYN_CACHE_DIR")
+    if not root:
+        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "robodyn"
+    return Path(root) / "dmc"
+
+
+def built_model(suite_file: str, name: str, edit) -> str:
+    """The path of a model dm_control builds in Python from a suite file (the swimmer's
+    segments, the manipulator without its unused props): the suite file's MJCF parsed,
+    `edit(root)` changing it in place as dm_control's builder does, its includes pointed at
+    the installed package's files (common/*.xml, read where they are, never copied), written
+    to cache_dir() as <name>-<digest of the text>.xml (once: a file of that digest is that
+    model; written whole, then renamed, so a concurrent reader never sees part of it)."""
+    root = ElementTree.parse(suite_file).getroot()
+    edit(root)
+    folder = Path(suite_file).parent
+    for include in root.iter("include"):
+        include.set("file", str((folder / include.get("file")).resolve()))
+    text = ElementTree.tostring(root, encoding="unicode")
+    path = cache_dir() / f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:16]}.xml"
+    if path.is_file():
+        return str(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as f:
+            f.write(text)
+        os.replace(f.name, path)
+    except OSError as e:
+        raise MissingFileError(
+            f"cannot write the built model {path.name} to {path.parent} ({e}); set ROBODYN_CACHE_DIR "
+            "to a writable folder"
+        ) from None
     return str(path)
 
 
@@ -152,19 +215,18 @@ def tolerance(
 @dataclass(frozen=True)
 class Key(Obs):
     """One key of dm_control's observation dict: `read(task)` (B,) or (B, n), its components
-    named `key[c]`, and a line saying what it is (the env's documentation shows it)."""
+    named `key[c]`, a line saying what it is (the env's documentation shows it), and the
+    shape dm_control gives its value (`shape`; by default () for one unnamed component, else
+    (n,)), which the Dict observation keeps."""
 
     doc: str = ""
+    shape: tuple[int, ...] | None = None
 
-
-def _dict_observation(name: str, value) -> bool:
-    if value is not False:
-        raise InvalidArgumentError(
-            f"{name}=True is not supported yet: the env's observation is a Box; its dm_control "
-            "keys are the columns observation_slices() gives, and split_observation(obs) returns "
-            "the dict"
-        )
-    return False
+    def value_shape(self) -> tuple[int, ...]:
+        """The shape of the key's value in dm_control's observation dict (one environment)."""
+        if self.shape is not None:
+            return tuple(self.shape)
+        return () if not self.components and self.names is None else (len(self.component_names()),)
 
 
 def _mt_state(shape: tuple) -> State:
@@ -183,15 +245,15 @@ class DmcTask(Task):
     control_timestep: float | None = None  # seconds per env step; None: one physics step
     timestep: float = 0.0  # the model's physics timestep (the registered episode length needs it)
     time_limit: float = 0.0  # seconds per episode
+    builds_model: bool = False  # the model is model_name changed by edit_model (built_model)
     stale_sensors: tuple[str, ...] = ()  # observed acceleration-stage sensors (see the module doc)
     # model parameters the task changes for every episode alike, {field: {name: value}} (a
     # field of engine.params.PARAMS, named by its object): every row gets them at bind
     model_overrides: dict[str, dict[str, float]] = {}
     dict_observation = Param(
         False,
-        "observations as a Dict of dm_control's keys (not supported yet; see observation_slices)",
-        convert=_dict_observation,
-        allowed="False",
+        "observations as a Dict of dm_control's keys, each a Box of dm_control's shape (False: the keys "
+        "flattened into one Box, in dm_control's order)",
     )
     # the RandomState of each environment, MT19937's state in numpy's terms
     random_key = _mt_state((624,))
@@ -201,7 +263,15 @@ class DmcTask(Task):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.model_file = suite_model(self.model_name)  # an absolute path: the env loads it as it is
+        path = suite_model(self.model_name)
+        if self.builds_model:
+            path = built_model(path, f"{self.domain}-{self.task}", self.edit_model)
+        self.model_file = path  # an absolute path: the env loads it as it is
+
+    def edit_model(self, mjcf: ElementTree.Element) -> None:  # override where builds_model
+        """Change the suite file's MJCF (its root element) in place, as dm_control's Python
+        builder of this task's model does (see built_model)."""
+        raise NotImplementedError
 
     @classmethod
     def episode_steps(cls) -> int:
@@ -242,6 +312,29 @@ class DmcTask(Task):
     def split_observation(cls, obs: np.ndarray) -> dict[str, np.ndarray]:
         """A flat observation (..., n) as dm_control's dict of keys (views of its columns)."""
         return {k: obs[..., s] for k, s in cls.observation_slices().items()}
+
+    def output_space(self, flat: spaces.Box) -> spaces.Space:
+        """With dict_observation, a Dict of dm_control's keys in its order, each a Box of the
+        key's shape in the flat Box's dtype; else the flat Box."""
+        if not self.dict_observation:
+            return flat
+        return spaces.Dict(
+            OrderedDict(
+                (key.name, spaces.Box(-np.inf, np.inf, key.value_shape(), flat.dtype))
+                for key in self.observation
+            )
+        )
+
+    def output_observation(self, obs: np.ndarray):
+        """With dict_observation, flat observations (..., n) as {key: (..., *its shape)} in
+        dm_control's order; else `obs` itself."""
+        if not self.dict_observation:
+            return obs
+        lead, slices = obs.shape[:-1], self.observation_slices()
+        return {
+            key.name: obs[..., slices[key.name]].reshape((*lead, *key.value_shape()))
+            for key in self.observation
+        }
 
     def bind(self, physics) -> None:
         super().bind(physics)
@@ -390,6 +483,18 @@ class DmcTask(Task):
         for name in ("qpos", "qvel", "act", "qacc_warmstart"):
             getattr(physics.data, name)[row] = getattr(d, name)[0]
 
+    def draw_until_free(self, row: int, draw, max_draws: int = MAX_DRAWS) -> None:
+        """`draw()` (which writes row `row`'s state) again while the row touches anything, as
+        dm_control's tasks loop `while penetrating` (they draw without limit; after
+        `max_draws` draws this raises instead of looping on)."""
+        for _ in range(max_draws):
+            draw()
+            if not self.penetrating(row):
+                return
+        raise InvalidArgumentError(
+            f"{type(self).__name__}: no collision-free initial state in {max_draws} draws"
+        )
+
     def penetrating(self, row: int) -> bool:
         """Row `row` touches anything at its current state (a forward pass of the row first):
         dm_control's `physics.after_reset(); physics.data.ncon > 0`."""
@@ -422,10 +527,10 @@ def dmc_doc(task_class: type[DmcTask], *, description: str, action: str, rewards
     """The env documentation of a dm_control task, in the sections every RoboDyn env has: the
     observation's table of dm_control keys and the episode's length come from the task's
     declarations, the rest from the arguments (`action` begins with the action's Box)."""
-    rows = ["| key | columns | what |", "|---|---|---|"]
+    rows = ["| key | columns | shape | what |", "|---|---|---|---|"]
     for key in task_class.observation:
         s = task_class.observation_slices()[key.name]
-        rows.append(f"| `{key.name}` | {s.start}:{s.stop} | {key.doc} |")
+        rows.append(f"| `{key.name}` | {s.start}:{s.stop} | {key.value_shape()} | {key.doc} |")
     n = sum(len(k.component_names()) for k in task_class.observation)
     step = task_class.control_step()
     return f"""
@@ -451,6 +556,9 @@ them step by step).
 order (`observation_slices()` gives each key's columns):
 
 {chr(10).join(rows)}
+
+With `dict_observation=True`: a `Dict` of these keys in this order, each a
+`Box(-inf, inf, shape)` (in the env's dtype) of the shape dm_control gives it.
 
 ## Rewards
 

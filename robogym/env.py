@@ -71,7 +71,7 @@ class RoboDynEnv(EnvFace, gym.Env):
         self._task_kwargs = dict(task_kwargs)
         self.core = EnvCore(self.task, num_envs=1, nthread=1, dtype=dtype)
         self.action_space = self.core.action_space
-        self.observation_space = self.core.observation_space
+        self.observation_space = self.task.output_space(self.core.observation_space)
         self.metadata = dict(self.metadata, render_fps=int(round(1.0 / self.core.dt)))
         self.render_mode = render_mode
         modes = self.metadata["render_modes"]
@@ -88,7 +88,7 @@ class RoboDynEnv(EnvFace, gym.Env):
             max_geom=max_geom,
             visual_options=visual_options,
         )
-        self._obs = np.zeros(self.observation_space.shape)
+        self._obs = np.zeros(self.core.observation_space.shape)  # observe()'s row, float64
         self._started = False  # reset() was called: step() and snapshot() need it
         if max_episode_steps is None:  # the length of the spec gym.make is making, else the registry's
             spec = make_spec()
@@ -122,7 +122,7 @@ class RoboDynEnv(EnvFace, gym.Env):
             raise
         self._obs = self.task.observe()[0]
         self._started = True
-        return self._obs.astype(self.core.dtype), self._info(self.task.metrics())
+        return self._shown(self._obs), self._info(self.task.metrics())
 
     def step(self, action):
         if not self._started:
@@ -134,7 +134,12 @@ class RoboDynEnv(EnvFace, gym.Env):
         # as Gymnasium's TimeLimit: truncated at the limit, whether or not the step also terminated
         limit = self.max_episode_steps
         truncated = limit is not None and bool(self.core.elapsed[0] >= limit)
-        return self._obs.astype(self.core.dtype), float(reward[0]), term, truncated, self._info(info)
+        return self._shown(self._obs), float(reward[0]), term, truncated, self._info(info)
+
+    def _shown(self, obs: np.ndarray):
+        """An observation as the env hands it out: a new array in the env's dtype, or what the
+        task makes of it (Task.output_observation)."""
+        return self.task.output_observation(obs.astype(self.core.dtype))
 
     @staticmethod
     def _info(info: dict) -> dict:
@@ -167,7 +172,9 @@ class RoboDynEnv(EnvFace, gym.Env):
 
     def _restore(self, snap: EnvSnapshot) -> None:
         """restore without the wrappers' check (robogym.restore writes their part)."""
-        self.core.restore(snap, np.array([0]), "env", {"obs": (np.float64, self.observation_space.shape)})
+        self.core.restore(
+            snap, np.array([0]), "env", {"obs": (np.float64, self.core.observation_space.shape)}
+        )
         self.np_random = self.core.rngs[0]  # Gymnasium's setter: the restored generator's seed is unknown
         self._obs = np.array(snap.extra["obs"][0])
         self._started = True
@@ -293,7 +300,7 @@ def restore(env, snap: EnvSnapshot) -> None:
             setattr(w, k, v)
     for w in chain:
         if type(w).__name__ == "PassiveEnvChecker":
-            prime_checker(w, env.unwrapped._obs)
+            prime_checker(w, env.unwrapped._shown(env.unwrapped._obs))
 
 
 def _describe(layout) -> str:

@@ -94,7 +94,7 @@ class SB3VecEnv(VecEnv):
             final_info = self._split_info(info["final_info"])
             for i in np.flatnonzero(dones):
                 infos[i] = final_info[i]
-                infos[i]["terminal_observation"] = np.asarray(final_obs[i])
+                infos[i]["terminal_observation"] = final_obs[i]  # an array, or a dict of them
         for i in range(self.num_envs):
             infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
         return obs, np.asarray(reward, dtype=np.float32), dones, infos

@@ -169,6 +169,19 @@ class Task:
         n = len(self.observation_names())
         return spaces.Box(low=-np.inf, high=np.inf, shape=(n,), dtype=np.float64)
 
+    def output_space(self, flat: spaces.Box) -> spaces.Space:
+        """The observation space the env shows, given the flat Box of observe()'s rows in the
+        env's dtype: by default that Box (a task that hands out a Dict overrides this and
+        output_observation together)."""
+        return flat
+
+    def output_observation(self, obs: np.ndarray):
+        """Observations (..., n) of observe()'s layout (new arrays, in the env's dtype) as the
+        env hands them out, an element of output_space (batched in a vector env): by default
+        themselves. The env keeps, snapshots and pickles the flat rows; this runs only where it
+        returns them."""
+        return obs
+
     def observation_names(self) -> list[str]:
         """A name for every observation component, part by part."""
         return [name for part in self.observation_parts() for name in part.component_names()]

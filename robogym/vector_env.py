@@ -112,7 +112,7 @@ class RoboDynVectorEnv(EnvFace, VectorEnv):
             max_episode_steps = registered_max_episode_steps(type(self))
         self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
         self.single_action_space = self.core.action_space
-        self.single_observation_space = self.core.observation_space
+        self.single_observation_space = self.task.output_space(self.core.observation_space)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.render_mode = render_mode
@@ -134,7 +134,7 @@ class RoboDynVectorEnv(EnvFace, VectorEnv):
             visual_options=visual_options,
         )
         self._nthread = nthread
-        self._obs = np.zeros((self.num_envs, *self.single_observation_space.shape))
+        self._obs = np.zeros((self.num_envs, *self.core.observation_space.shape))  # observe()'s, float64
         self._done = np.zeros(self.num_envs, dtype=bool)  # episode ended at the last step
         self._all_rows = np.ones(self.num_envs, dtype=bool)  # the info mask when every row reports
         self._every_row = np.arange(self.num_envs)
@@ -170,7 +170,7 @@ class RoboDynVectorEnv(EnvFace, VectorEnv):
         self._done[rows] = False
         self._obs[rows] = self.task.observe()[rows]
         info = self._batch_info(self.task.metrics(), rows)
-        return self._obs.astype(self.core.dtype), info
+        return self._shown(self._obs), info
 
     def _check_mask(self, mask) -> np.ndarray:
         want = f"a bool numpy array of shape ({self.num_envs},)"
@@ -239,7 +239,7 @@ class RoboDynVectorEnv(EnvFace, VectorEnv):
             rows = np.flatnonzero(done)
             final_obs = np.full(self.num_envs, None, dtype=object)
             for r in rows:
-                final_obs[r] = obs[r].astype(self.core.dtype)
+                final_obs[r] = self._shown(obs[r])
             out_info["final_obs"] = final_obs
             out_info["_final_obs"] = done.copy()
             out_info["final_info"] = self._batch_info(info, rows)
@@ -258,7 +258,12 @@ class RoboDynVectorEnv(EnvFace, VectorEnv):
         else:
             self._done = done
         self._obs = obs
-        return obs.astype(self.core.dtype), reward, terminated, truncated, out_info
+        return self._shown(obs), reward, terminated, truncated, out_info
+
+    def _shown(self, obs: np.ndarray):
+        """Observations as the env hands them out: new arrays in the env's dtype, or what the
+        task makes of them (Task.output_observation)."""
+        return self.task.output_observation(obs.astype(self.core.dtype))
 
     def _restart(self, rows, obs, reward, terminated, truncated, info) -> None:
         """NEXT_STEP's reset of `rows` (their action was ignored): in place, each row of the
@@ -315,7 +320,7 @@ class RoboDynVectorEnv(EnvFace, VectorEnv):
                     f"this env was never reset: restoring {k} of its {self.num_envs} environments would "
                     "leave the others without an episode; reset() first or restore a snapshot of all of them"
                 )
-        extra = {"obs": (np.float64, self.single_observation_space.shape), "done": (np.bool_, ())}
+        extra = {"obs": (np.float64, self.core.observation_space.shape), "done": (np.bool_, ())}
         idx = self.core.restore(snap, rows, "vector", extra)
         self._obs[idx] = snap.extra["obs"]
         self._done[idx] = snap.extra["done"]

@@ -19,21 +19,38 @@ reset with seed s.
   and a task in HORIZON is shown chaotic in MuJoCo itself: dm_control's own env, its initial
   velocities nudged by NUDGE, leaves its unnudged run by more than TOL within
   CHAOS_FACTOR x HORIZON steps for some seed.
+- The Dict observation (dict_observation=True): dm_control's keys in its order, each of its
+  shape, equal to its OrderedDict key by key from the same state; Gymnasium's and SB3's
+  env checkers; snapshots, pickles and autoreset's final_obs of the single and vector env.
+- The models dm_control builds in Python (swimmer, manipulator) compile to its MjModel,
+  array for array; without dm_control installed a dmc env says how to install it.
 
 TOL (absolute, on observations and rewards of order 1 to 10) is far below any physical
 difference: a wrong sign, a missing term or a stale readout differs at the 1e-3 level or more.
-Each test prints its worst differences and asserts how many steps it compared.
+Each oracle test prints its worst differences and asserts how many steps it compared.
 """
 
 from __future__ import annotations
 
+import pickle
+import re
+import tomllib
+import warnings
+from pathlib import Path
+
 import gymnasium as gym
+import mujoco
 import numpy as np
 import pytest
+from gymnasium.utils.env_checker import check_env
+from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import robogym  # noqa: F401  (registers RoboDyn/*)
+from robogym import dmc_task
+from robogym.errors import RoboDynError
 from robogym.registration import TASKS
 from tests.envs import dmc_oracle
+from tests.helpers import REPO
 
 # every dm_control task RoboDyn registers -> (domain, task)
 DMC = {
@@ -50,10 +67,16 @@ TOL = 1e-9
 # walker: falling and kicking on the floor under random actions, dm_control nudged leaves itself
 # after 80, 117 and 79 steps, ours leaves dm_control after 96, 133 and 82; hopper: 427, 181
 # and 231, ours 485, 272 and 257 (each task of a domain runs the same dynamics)
+# manipulator: the hand and the ball on the floor and walls, dm_control nudged leaves itself
+# after 617 steps (seed 0; seeds 1 and 2 stay within TOL), ours leaves dm_control after 688,
+# 903 and 1000+; humanoid: falling from a random pose, dm_control nudged leaves itself after
+# 67, 77 and 41 steps, ours leaves dm_control after 68, 77 and 41
 HORIZON: dict[str, int] = {
     "RoboDyn/dmc-finger-spin-v0": 450,
     **dict.fromkeys([f"RoboDyn/dmc-walker-{t}-v0" for t in ("stand", "walk", "run")], 60),
     **dict.fromkeys([f"RoboDyn/dmc-hopper-{t}-v0" for t in ("stand", "hop")], 150),
+    "RoboDyn/dmc-manipulator-bring_ball-v0": 300,
+    **dict.fromkeys([f"RoboDyn/dmc-humanoid-{t}-v0" for t in ("stand", "walk", "run")], 30),
 }
 # tasks whose initialization simulates after its draws: the cheetah's random pose falls for
 # 200 physics steps, so its initial state equals dm_control's to the engine's accuracy
@@ -62,6 +85,7 @@ SIMULATED_START = {"RoboDyn/dmc-cheetah-run-v0"}
 TOL_START = 1e-12
 NUDGE = 1e-14
 CHAOS_FACTOR = 3
+STEPS_DICT = 20  # steps of each Dict observation test
 
 
 def _state(env, row: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -230,3 +254,174 @@ def test_vector_row_i_starts_as_dm_control_seeded_seed_plus_i(env_id):
         flat = dmc_oracle.flat(theirs.reset().observation)
         _assert_same_start(env_id, venv, theirs, f"{env_id} row {i}", row=i)
         assert np.max(np.abs(obs[i] - flat)) <= TOL
+
+
+# --- dict_observation=True: dm_control's keys as a Dict space ---------------------------------------
+def _key_values(observation) -> dict[str, np.ndarray]:
+    return {k: np.asarray(v, dtype=np.float64) for k, v in observation.items()}
+
+
+def _worst_by_key(ours: dict, theirs: dict, where: str) -> float:
+    """Our Dict observation has dm_control's keys in its order, each of its shape; the worst
+    |difference| over the keys."""
+    assert list(ours) == list(theirs), f"{where}: keys {list(ours)} are not dm_control's {list(theirs)}"
+    for k, v in theirs.items():
+        assert ours[k].shape == v.shape, f"{where}: {k} has shape {ours[k].shape}, dm_control's {v.shape}"
+    return max(float(np.max(np.abs(ours[k] - v), initial=0.0)) for k, v in theirs.items())
+
+
+@pytest.mark.parametrize("env_id", sorted(DMC))
+def test_dict_observation_is_dm_controls_dict(env_id):
+    """The Dict space holds dm_control's observation_spec (keys in order, shapes); every
+    observation of an episode's first STEPS_DICT steps (from dm_control's state before each)
+    equals dm_control's OrderedDict key by key, and the flat env's Box is the same numbers."""
+    domain, task = DMC[env_id]
+    ours, flat = gym.make(env_id, dict_observation=True), gym.make(env_id)
+    theirs = dmc_oracle.load(domain, task, 3)
+    spec = theirs.observation_spec()
+    assert list(ours.observation_space.keys()) == list(spec)
+    assert all(ours.observation_space[k].shape == v.shape for k, v in spec.items())
+    obs, _ = ours.reset(seed=3)
+    flat_obs, _ = flat.reset(seed=3)
+    worst = _worst_by_key(obs, _key_values(theirs.reset().observation), f"{env_id} reset")
+    compared = 0
+    for t, a in enumerate(_actions(theirs, 3, STEPS_DICT)):
+        _sync(ours, theirs)
+        _sync(flat, theirs)
+        obs, *_ = ours.step(a)
+        flat_obs, *_ = flat.step(a)
+        assert ours.observation_space.contains(obs)
+        np.testing.assert_array_equal(np.concatenate([v.ravel() for v in obs.values()]), flat_obs)
+        worst = max(worst, _worst_by_key(obs, _key_values(theirs.step(a).observation), f"{env_id} step {t}"))
+        compared += 1
+    print(f"\n{env_id}, Dict observation: {compared} steps; worst |obs| {worst:.1e}")
+    assert compared == STEPS_DICT
+    assert worst <= TOL
+
+
+@pytest.mark.parametrize("env_id", sorted(DMC))
+def test_dict_observation_passes_the_env_checkers(env_id):
+    """Gymnasium's check_env passes on the Dict env. stable-baselines3's check_env takes Dict
+    spaces, but not a Box of shape () (dm_control's shape of a scalar key, e.g. walker's
+    height): SB3 2.x calls np.where on the 0-d observation, which numpy 2 refuses; on a task
+    with such a key, that is the error it stops at (the flat Box default passes it)."""
+    env = gym.make(env_id, dict_observation=True).unwrapped
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_env(env)
+    assert [str(w.message) for w in caught if "infinity" not in str(w.message)] == []
+    scalar = [k for k, s in env.observation_space.items() if s.shape == ()]
+    if scalar:
+        with warnings.catch_warnings(), pytest.raises(ValueError, match="0d arrays"):
+            warnings.simplefilter("ignore")  # its advice on the 0-d shapes, before the error
+            sb3_check_env(env)
+    else:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            sb3_check_env(env)
+        # its advice on float64 actions, and on manipulator's arm_pos, (8, 2) as in dm_control
+        advice = ("dtype float64", "unconventional shape")
+        assert [str(w.message) for w in caught if not any(x in str(w.message) for x in advice)] == []
+
+
+@pytest.mark.parametrize("env_id", sorted(DMC))
+def test_dict_observation_snapshot_and_pickle_of_the_single_env(env_id):
+    """A single Dict env's snapshot replays and its pickle continues bit for bit, through
+    Gymnasium's checker and TimeLimit too (robogym.snapshot / robogym.restore)."""
+    env = gym.make(env_id, dict_observation=True, max_episode_steps=50, disable_env_checker=False)
+    env.reset(seed=5)
+    space = env.action_space
+    actions = np.random.default_rng(5).uniform(space.low, space.high, (6, *space.shape))
+    env.step(actions[0])
+    snap = robogym.snapshot(env)
+    clone = pickle.loads(pickle.dumps(env.unwrapped))
+    runs = []
+    for e in (env, clone, env):
+        if e is env and runs:
+            robogym.restore(env, snap)
+        runs.append([e.step(a)[0] for a in actions[1:]])
+    for run in runs[1:]:
+        for obs, first in zip(run, runs[0], strict=True):
+            assert list(obs) == list(first)
+            for k in obs:
+                np.testing.assert_array_equal(obs[k], first[k])
+
+
+@pytest.mark.parametrize("env_id", sorted(DMC))
+def test_dict_observation_in_the_vector_env(env_id):
+    """The native vector env's Dict: row i equals a single Dict env seeded seed + i; an
+    episode's end gives final_obs rows that are Dicts (SAME_STEP); a snapshot replays and a
+    pickle continues bit for bit."""
+    n, seed, steps = 3, 11, 2
+    venv = gym.make_vec(
+        env_id, num_envs=n, dict_observation=True, max_episode_steps=steps, autoreset_mode="SameStep"
+    )
+    assert venv.single_observation_space == gym.make(env_id, dict_observation=True).observation_space
+    obs, _ = venv.reset(seed=seed)
+    assert venv.observation_space.contains(obs)
+    for i in range(n):
+        single = gym.make(env_id, dict_observation=True)
+        first, _ = single.reset(seed=seed + i)
+        for k, v in first.items():
+            np.testing.assert_array_equal(obs[k][i], v)
+    snap = venv.snapshot()
+    actions = np.random.default_rng(0).uniform(
+        venv.single_action_space.low,
+        venv.single_action_space.high,
+        (steps, n, *venv.single_action_space.shape),
+    )
+    clone = pickle.loads(pickle.dumps(venv))
+    runs = []
+    for env in (venv, clone, venv):
+        if env is venv and runs:
+            env.restore(snap)
+        for a in actions:
+            obs, _, _, trunc, info = env.step(a)
+        assert trunc.all() and all(set(f) == set(obs) for f in info["final_obs"])
+        for f in info["final_obs"]:
+            assert env.single_observation_space.contains(f)
+        runs.append((obs, info["final_obs"]))
+    for obs, final in runs[1:]:
+        for k in obs:
+            np.testing.assert_array_equal(obs[k], runs[0][0][k])
+            for f, f0 in zip(final, runs[0][1], strict=True):
+                np.testing.assert_array_equal(f[k], f0[k])
+
+
+# --- the models and the package --------------------------------------------------------------------
+BUILT = sorted(
+    i for i in DMC if gym.spec(i).entry_point.split(":")[0].endswith(("swimmer_v0", "manipulator_v0"))
+)
+
+
+@pytest.mark.parametrize("env_id", BUILT)
+def test_built_models_compile_to_dm_controls(env_id, tmp_path, monkeypatch):
+    """A model dm_control builds in Python (swimmer6, swimmer15, manipulator without its unused
+    props), built by our edit of the same suite file into ROBODYN_CACHE_DIR, compiles to
+    dm_control's MjModel: every array of it equal."""
+    monkeypatch.setenv("ROBODYN_CACHE_DIR", str(tmp_path))
+    path = Path(gym.make(env_id).unwrapped.task.model_file)
+    assert path.parent == tmp_path / "dmc" and [p.name for p in path.parent.iterdir()] == [path.name]
+    ours = mujoco.MjModel.from_xml_path(str(path))
+    theirs = dmc_oracle.load(*DMC[env_id], 0).physics.model.ptr
+    compared = 0
+    for name in dir(theirs):
+        value = getattr(theirs, name)
+        if isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(getattr(ours, name), value, err_msg=name)
+            compared += 1
+    assert compared > 100
+    assert gym.make(env_id).unwrapped.task.model_file == str(path)  # built once, then reused
+
+
+def test_without_dm_control_a_dmc_env_says_how_to_install_it(monkeypatch):
+    """The dmc-* tasks are registered without dm_control; making one without it installed
+    raises a RoboDynError naming the extra that installs it (pyproject.toml declares it)."""
+    monkeypatch.setattr(dmc_task, "_dm_control_dir", lambda: None)
+    for env_id in ("RoboDyn/dmc-cartpole-swingup-v0", "RoboDyn/dmc-swimmer-swimmer6-v0"):
+        with pytest.raises(RoboDynError, match=re.escape('pip install "robodyn[dmc]"')):
+            gym.make(env_id)
+        with pytest.raises(RoboDynError, match=re.escape('pip install "robodyn[dmc]"')):
+            gym.make_vec(env_id, num_envs=2)
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert extras["dmc"] == ["dm-control>=1.0.30"]

@@ -1,0 +1,170 @@
+"""dm_control's humanoid domain (dm_control/suite/humanoid.py): a 3-D humanoid of 21 joints
+stands, walks or runs, as RoboDyn/dmc-humanoid-<task>-v0."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robogym.dmc_task import XMAT, DmcTask, Key, dmc_doc, register_dmc, tolerance
+
+STAND_HEIGHT = 1.4  # the head's height (m) for the full standing reward
+WALK_SPEED, RUN_SPEED = 1, 10  # m/s
+EXTREMITIES = ("left_hand", "left_foot", "right_hand", "right_foot")
+TORSO_Z = [XMAT["zx"], XMAT["zy"], XMAT["zz"]]
+XY = [0, 1]
+JOINTS = (
+    *("abdomen_z", "abdomen_y", "abdomen_x"),
+    *(
+        f"{side}_{j}"
+        for side in ("right", "left")
+        for j in ("hip_x", "hip_z", "hip_y", "knee", "ankle_y", "ankle_x")
+    ),
+    *(f"{side}_{j}" for side in ("right", "left") for j in ("shoulder1", "shoulder2", "elbow")),
+)
+ROOT_DOFS = ("root.x", "root.y", "root.z", "root.wx", "root.wy", "root.wz")
+
+
+class Humanoid(DmcTask):
+    """The humanoid's readouts (dm_control's humanoid.Physics) and its task (the features
+    observation, not the pure state), whose benchmark tasks differ in `move_speed` (0:
+    stand)."""
+
+    domain = "humanoid"
+    model_name = "humanoid.xml"
+    timestep = 0.005
+    control_timestep = 0.025
+    time_limit = 25.0
+    render_camera = "back"
+    move_speed = 0.0
+    observation = (
+        Key(
+            "joint_angles",
+            lambda t: t.physics.named.qpos.all[:, 7:],
+            JOINTS,
+            doc="qpos without the root's",
+        ),
+        Key("head_height", lambda t: t.head_height(), doc="the head's height (m)"),
+        Key(
+            "extremities",
+            lambda t: t.extremities(),
+            tuple(f"{e}.{c}" for e in EXTREMITIES for c in "xyz"),
+            doc="the hands and feet from the torso, in its frame (m)",
+        ),
+        Key(
+            "torso_vertical",
+            lambda t: t.physics.named.xmat["torso"][:, TORSO_Z],
+            ("zx", "zy", "zz"),
+            doc="the torso frame's z row",
+        ),
+        Key(
+            "com_velocity",
+            lambda t: t.center_of_mass_velocity(),
+            ("x", "y", "z"),
+            doc="the velocity of the torso's subtree mass centre (m/s)",
+        ),
+        Key("velocity", lambda t: t.physics.named.qvel.all, (*ROOT_DOFS, *JOINTS), doc="qvel"),
+    )
+
+    def head_height(self) -> np.ndarray:
+        return self.physics.named.xpos["head"][:, 2]
+
+    def torso_upright(self) -> np.ndarray:
+        """(B,) the torso frame's zz: 1 upright."""
+        return self.physics.named.xmat["torso"][:, XMAT["zz"]]
+
+    def center_of_mass_velocity(self) -> np.ndarray:
+        return self.physics.named.sensordata["torso_subtreelinvel"]
+
+    def extremities(self) -> np.ndarray:
+        """(B, 12) each hand and foot from the torso, in the torso's frame (left first)."""
+        named = self.physics.named
+        torso = named.xmat["torso"].reshape(-1, 3, 3)
+        out = [np.einsum("bi,bij->bj", named.xpos[e] - named.xpos["torso"], torso) for e in EXTREMITIES]
+        return np.concatenate(out, axis=1)
+
+    def initialize_episode(self, row, random) -> None:
+        """randomize_limited_and_rotational_joints drawn again while anything touches."""
+        self.draw_until_free(row, lambda: self.randomize_limited_and_rotational_joints(row, random))
+
+    def get_reward(self):
+        standing = tolerance(self.head_height(), (STAND_HEIGHT, np.inf), STAND_HEIGHT / 4)
+        upright = tolerance(self.torso_upright(), (0.9, np.inf), 1.9, "linear", 0)
+        small_control = (
+            4 + tolerance(self.control(), margin=1, sigmoid_kind="quadratic", value_at_margin=0).mean(axis=1)
+        ) / 5
+        horizontal = self.center_of_mass_velocity()[:, XY]
+        factors = {"standing": standing, "upright": upright, "small_control": small_control}
+        if self.move_speed == 0:
+            dont_move = tolerance(horizontal, margin=2).mean(axis=1)
+            return small_control * (standing * upright) * dont_move, {**factors, "dont_move": dont_move}
+        speed = np.linalg.norm(horizontal, axis=1)
+        move = (5 * tolerance(speed, (self.move_speed, np.inf), self.move_speed, "linear", 0) + 1) / 6
+        return small_control * (standing * upright) * move, {**factors, "move": move}
+
+
+class Stand(Humanoid):
+    task = "stand"
+
+
+class Walk(Humanoid):
+    task = "walk"
+    move_speed = WALK_SPEED
+
+
+class Run(Humanoid):
+    task = "run"
+    move_speed = RUN_SPEED
+
+
+_REWARD = (
+    "small_control standing upright {last}: standing a gaussian tolerance of the head's height (1 above "
+    "1.4 m, 0.1 at 1.05 m), upright a linear tolerance of the torso's zz (1 above 0.9, 0 at -1), "
+    "small_control (4 + the mean of a quadratic tolerance of each control, 1 at 0, 0 at 1) / 5, {what}."
+)
+
+
+def _doc(task_class, what: str, last: str, term: str) -> str:
+    return dmc_doc(
+        task_class,
+        description=f"Make a 3-D humanoid (21 hinge joints) {what}.",
+        action="`Box(-1, 1, (21,), float64)`: the joints' motors.",
+        rewards=_REWARD.format(last=last, what=term),
+        start=(
+            "The limited joints uniform in their ranges, the root's orientation a random quaternion of "
+            "positive components (dm_control's draw), at rest; drawn again while anything touches "
+            "(dm_control's rejection sampling, the same draws)."
+        ),
+    )
+
+
+def _moving(speed: str) -> str:
+    return (
+        f"move (5 m + 1) / 6: m a linear tolerance of the horizontal speed of the mass centre (1 above "
+        f"{speed} m/s, 0 at rest)"
+    )
+
+
+DmcHumanoidStandEnv, DmcHumanoidStandVectorEnv = register_dmc(
+    Stand,
+    module=__name__,
+    summary="dm_control's humanoid-stand: stand up and stay still",
+    doc=_doc(
+        Stand,
+        "stand up and stay still",
+        "dont_move",
+        "dont_move the mean of a gaussian tolerance of the mass centre's x and y velocity (1 at 0, 0.1 at "
+        "2 m/s)",
+    ),
+)
+DmcHumanoidWalkEnv, DmcHumanoidWalkVectorEnv = register_dmc(
+    Walk,
+    module=__name__,
+    summary="dm_control's humanoid-walk: walk at 1 m/s",
+    doc=_doc(Walk, "walk at 1 m/s or more", "move", _moving("1")),
+)
+DmcHumanoidRunEnv, DmcHumanoidRunVectorEnv = register_dmc(
+    Run,
+    module=__name__,
+    summary="dm_control's humanoid-run: run at 10 m/s",
+    doc=_doc(Run, "run at 10 m/s or more", "move", _moving("10")),
+)
