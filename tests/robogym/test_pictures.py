@@ -25,9 +25,16 @@ W, H = 320, 240
 MIN_PIXELS = 0.01  # share of the frame's pixels that are the robot's
 MIN_BOX = 0.04  # share of the frame's area inside the robot's bounding box
 MIN_SPAN = 0.3  # the box's height over the frame's, or its width over the frame's
-# RoboDyn's own scenes: its tasks but Gymnasium's ports (envs/*_v5.py, which draw Gymnasium's
-# models as its envs do) and the test tasks a test module may register in the same process
-TASK_IDS = [t.id for t in TASKS if t.entry_point.startswith("robodyn.envs.") and not t.id.endswith("-v5")]
+# RoboDyn's own scenes: its tasks but Gymnasium's ports (envs/*_v5.py) and dm_control's suite
+# (envs/dmc_*_v0.py), which draw their originals' models as those envs do, and the test tasks a
+# test module may register in the same process
+TASK_IDS = [
+    t.id
+    for t in TASKS
+    if t.entry_point.startswith("robodyn.envs.")
+    and not t.id.endswith("-v5")
+    and not t.id.startswith("RoboDyn/dmc-")
+]
 # the geom each task must show as its target, in the states it is checked in
 TARGETS = {"RoboDyn/Crane-v0": "target_mark", "RoboDyn/Tracking-v0": "target", "RoboDyn/Rocket-v0": "pad"}
 
