@@ -341,7 +341,7 @@ def test_shipped_ppo_tracks_commands_and_never_falls():
 def test_shipped_randomized_ppo_holds_the_bar_on_randomized_robots():
     """training/policies/quadruped_ppo_randomized.zip (envs/README's randomized-physics table),
     64 episodes seeded 0..63: with randomize=True (robots it was not tuned to) velocity_error
-    0.088 m/s on average, no falls, success in 63 of 64 (98 %) on the Intel machine it was
+    0.088 m/s on average, no falls, success in 63 of 64 (98 %) on the machine it was
     measured on and 62 on an AMD EPYC (envs/README.md gives both: one episode sits on the
     success threshold, and the CPU's BLAS, through the policy's float32 inference, decides
     it); on the nominal robot 0.081 m/s, no falls, 100 %. Asserted
