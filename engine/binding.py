@@ -400,6 +400,20 @@ class Bound:
             record[acc_offset] = forward_acc.address(UNIT_SIGNATURE)
             record[offset] = forward_posvel.address(UNIT_SIGNATURE)
 
+    def add_posvel_end(self) -> None:
+        """Compile (once) and set the units a step that ends with the position and velocity
+        stages runs (STEP_OBSERVE_POSVEL): forward_posvel (with add_split_forward) and
+        sensors_posvel. Writes only their words of the Model records."""
+        self.add_split_forward()
+        offset = MODEL_PTR.offsets["unit_sensors_posvel"][0]
+        if self.model_record[offset] != 0:
+            return
+        from robodyn.engine.sensors import sensors_posvel
+
+        ensure_compiled((sensors_posvel,))
+        for record in (self.model_record, *self.row_records.values()):
+            record[offset] = sensors_posvel.address(UNIT_SIGNATURE)
+
     def add_pair_units(self) -> None:
         """Compile (once) and set the pair units of the model's candidate pairs, for a
         collision pass that runs whatever the disable flags say (engine.api.collision), where

@@ -228,6 +228,7 @@ class Data(NamedTuple):
     rk_act_dot: f64[B, 4, na]  # RK4 stage activation derivatives
     scratch_act: f64[B, na]  # work space (RK4's weighted act_dot)
     scratch_qpos: f64[B, nq]  # work space
+    scratch_sensor: f64[B, nsensordata]  # touch readings kept across a position-velocity sensor pass
     scratch_v: f64[B, 6, nv]  # work space
     scratch_body: f64[B, 3, nbody, 6]  # work space for RNE-like passes
     scratch_jac: f64[B, 6, nv]  # work space for Jacobians

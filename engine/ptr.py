@@ -46,6 +46,7 @@ UNITS = (
     "forward_acc",  # actuation and acceleration after it (engine.forward.forward_acc)
     "tendon",  # tendons with a spatial one among them (engine.tendon.spatial_tendons)
     "sensors",  # sensordata (engine.sensors.sensors)
+    "sensors_posvel",  # the position and velocity stages' sensors only (engine.sensors.sensors_posvel)
     "rne_post",  # cacc, cfrc_int for the sensors that read them (engine.sensors.rne_post)
     "ray_sensors",  # touch and rangefinder readings (engine.sensors.ray_sensors)
     "collision",  # contacts (engine.collision_driver.collision, or collision_convex)

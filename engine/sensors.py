@@ -463,11 +463,43 @@ def rne_post(m, d, b):
     rne_post_constraint(m, d, b)
 
 
+@kernel
+def acc_stage(st):
+    """True for a sensor type MuJoCo computes in mj_sensorAcc (its needstage mjSTAGE_ACC):
+    the readings of forces and accelerations, which need the constraint solve."""
+    return (
+        st == T.SENS_TOUCH
+        or st == T.SENS_ACCELEROMETER
+        or st == T.SENS_FORCE
+        or st == T.SENS_TORQUE
+        or st == T.SENS_ACTUATORFRC
+        or st == T.SENS_JOINTACTFRC
+        or st == T.SENS_TENDONACTFRC
+        or st == T.SENS_FRAMELINACC
+        or st == T.SENS_FRAMEANGACC
+    )
+
+
 @unit
 def sensors(m, d, b):
     """sensordata of row b; computes subtree_linvel and subtree_angmom, and cacc and
     cfrc_int, first if a sensor needs them; the touch and rangefinder readings come from
     the unit ray_sensors."""
+    _sensors(m, d, b, True)
+
+
+@unit
+def sensors_posvel(m, d, b):
+    """The readings of row b's position- and velocity-stage sensors (MuJoCo's mj_sensorPos
+    and mj_sensorVel, as mj_step1 leaves them), the acceleration-stage ones left as they
+    were: after a position-velocity pass (engine.forward.forward_posvel) the constraint
+    forces and accelerations they read belong to the last step's start."""
+    _sensors(m, d, b, False)
+
+
+@kernel
+def _sensors(m, d, b, acc):
+    """The sensors of row b: all of them (acc), or those of the position and velocity stages."""
     need_subtreevel = False
     for s in range(m.nsensor):
         st = m.sensor_type[s]
@@ -475,13 +507,15 @@ def sensors(m, d, b):
             need_subtreevel = True
     if need_subtreevel:
         subtree_vel(m, d, b)
-    if m.unit_rne_post != 0:  # set for the models whose sensors read cacc or cfrc_int
+    if acc and m.unit_rne_post != 0:  # set for the models whose sensors read cacc or cfrc_int
         call_unit(m.unit_rne_post, m, d, b)
     data = d.sensordata[b]
     for s in range(m.nsensor):
         adr = m.sensor_adr[s]
         st = m.sensor_type[s]
         oid = m.sensor_objid[s]
+        if not acc and acc_stage(st):
+            continue
         # the scalar joint and actuator readings inline: a kernel call per sensor costs more
         # than the reading itself
         if st == T.SENS_JOINTPOS:
@@ -511,4 +545,21 @@ def sensors(m, d, b):
         if m.sensor_cutoff[s] > 0:
             _apply_cutoff(m, s, data[adr : adr + m.sensor_dim[s]])
     if m.unit_ray_sensors != 0:
-        call_unit(m.unit_ray_sensors, m, d, b)
+        if acc:
+            call_unit(m.unit_ray_sensors, m, d, b)
+        else:  # the rangefinders anew; the touch readings (acceleration stage) kept
+            _keep_touch(m, d, b, True)
+            call_unit(m.unit_ray_sensors, m, d, b)
+            _keep_touch(m, d, b, False)
+
+
+@kernel
+def _keep_touch(m, d, b, save):
+    """Copy row b's touch readings into scratch_sensor (save) or back from it."""
+    for s in range(m.nsensor):
+        if m.sensor_type[s] == T.SENS_TOUCH:
+            adr = m.sensor_adr[s]
+            if save:
+                d.scratch_sensor[b, adr] = d.sensordata[b, adr]
+            else:
+                d.sensordata[b, adr] = d.scratch_sensor[b, adr]

@@ -203,23 +203,32 @@ class Simulator:
         self._run("forward", self.nstep, mask)
 
     @_serialized
-    def step(self, nstep: int = 1, observe_end: bool = False) -> None:
+    def step(self, nstep: int = 1, observe_end: bool | str = False) -> None:
         """Advance every row by nstep timesteps (each like mj_step) in one compiled call.
 
         As in MuJoCo, derived quantities (sensordata, qacc, ...) afterwards belong to the
         state at the start of the last step; with observe_end=True one more forward pass
-        makes them the final state's (what an env's observation needs). Raises
+        makes them the final state's (what an env's observation needs); with
+        observe_end="posvel" only the position and velocity stages and their sensors run
+        after the last step (MuJoCo's mj_step1, as dm_control ends a control step): those
+        belong to the final state, the actuation, the constraint forces, qacc and the
+        acceleration stage's sensors (touch, force, ...) to the last step's start. Raises
         NonFiniteError if an acceleration becomes NaN or inf, and ContactOverflowError if a
         row finds more contacts than model.nconmax: that row stays at the state before the
         failing step.
         """
         if isinstance(nstep, bool) or not isinstance(nstep, int | np.integer) or nstep < 1:
             raise InvalidArgumentError(f"nstep must be an int >= 1, got {nstep!r}")
-        if not isinstance(observe_end, bool | np.bool_):
-            raise ArgumentTypeError(f"observe_end must be True or False, got {observe_end!r}")
+        if isinstance(observe_end, str) and observe_end == "posvel":
+            self._bound.add_posvel_end()
+            end = T.STEP_OBSERVE_POSVEL
+        elif isinstance(observe_end, bool | np.bool_):
+            end = T.STEP_OBSERVE_END if observe_end else 0
+        else:
+            raise ArgumentTypeError(f"observe_end must be True, False or 'posvel', got {observe_end!r}")
         start = self.nstep
         self.nstep += nstep
-        self._job.set(JOB_STEP, nstep, (T.STEP_OBSERVE_END if observe_end else 0) | self._reset_flag)
+        self._job.set(JOB_STEP, nstep, end | self._reset_flag)
         self._run("step", start)
 
     @_serialized

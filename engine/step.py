@@ -142,7 +142,9 @@ def step_row(m, d, b, job, nstep, drive):
     actuation and acceleration; an acceleration drive sets its motor's force; sensors
     (unless STEP_OBSERVE_END in job.flags); the acceleration and contact-buffer check;
     integration. With STEP_OBSERVE_END, one forward pass after the last step leaves the
-    sensors (and every derived quantity) at the final state instead.
+    sensors (and every derived quantity) at the final state instead; with
+    STEP_OBSERVE_POSVEL, the position and velocity stages and their sensors (mj_step1) leave
+    those at the final state and the acceleration stage's at the last step's start.
 
     A bad qpos, qvel (before the step) or qacc (after its forward pass) is counted in
     d.warning; with STEP_RESET_BAD the row is reset and the step goes on from the initial
@@ -163,6 +165,10 @@ def step_row(m, d, b, job, nstep, drive):
         call_unit(m.unit_integrate, m, d, b)
     if job.flags & T.STEP_OBSERVE_END:
         forward_row(m, d, b)
+    elif job.flags & T.STEP_OBSERVE_POSVEL:  # Simulator.step compiled and set these units
+        call_unit(m.unit_forward_posvel, m, d, b)
+        if m.unit_sensors != 0:
+            call_unit(m.unit_sensors_posvel, m, d, b)
     return 0
 
 

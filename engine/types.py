@@ -149,6 +149,9 @@ DRIVE_PD = 2
 STEP_OBSERVE_END = 1  # sensors once, of the state after the last step (not of each step's start)
 STEP_GRAVITY_COMPENSATION = 2  # DRIVE_PD adds the gravity load inside the clamp
 STEP_RESET_BAD = 4  # a bad qpos, qvel or qacc resets the row and steps on (MuJoCo's autoreset)
+# after the last step, the position and velocity stages and their sensors only (MuJoCo's mj_step1,
+# as dm_control ends a control step): acceleration-stage quantities stay the last step's start's
+STEP_OBSERVE_POSVEL = 8
 
 # warnings counted per row in Data.warning (mjtWarning's order and meaning, for those kept)
 WARN_BADQPOS = 0  # qpos NaN, inf or beyond MAXVAL at the start of a step

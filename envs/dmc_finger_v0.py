@@ -33,7 +33,6 @@ class Finger(DmcTask):
     control_timestep = 0.02
     time_limit = 20.0
     render_camera = "cam0"
-    stale_sensors = ("touchtop", "touchbottom")
     observation = (
         Key(
             "position",

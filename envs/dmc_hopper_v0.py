@@ -23,7 +23,6 @@ class Hopper(DmcTask):
     control_timestep = 0.02
     time_limit = 20.0
     render_camera = "cam0"
-    stale_sensors = ("touch_toe", "touch_heel")
     hopping = False
     observation = (
         Key("position", lambda t: t.physics.named.qpos.all[:, 1:], JOINTS[1:], doc="qpos without x"),

@@ -53,7 +53,6 @@ class Manipulator(DmcTask):
     control_timestep = 0.01
     time_limit = 10.0
     render_camera = "fixed"
-    stale_sensors = TOUCH_SENSORS
     target = State(
         "the target's x, z (m) and angle about y (rad), drawn each episode", shape=(3,), reset=None
     )

@@ -170,13 +170,15 @@ class Actuation:
         )
 
     # --- applying an action ----------------------------------------------------------------------
-    def apply(self, sim, action: np.ndarray, nstep: int, observe_end: bool = True) -> None:
+    def apply(self, sim, action: np.ndarray, nstep: int, observe_end: bool | str = True) -> None:
         """Run nstep physics steps of every row of `sim` (a Simulator of this model) under
         `action` (B, k), taken as it is: the env checked it at its edge (shape, finite
         numbers) and clipped it into the box, so the drives run it unchecked; the derived
         quantities afterwards belong to the final state (the observation's), or with
         observe_end=False ("ctrl" and "force" only) to the start of the last physics step,
-        as after MuJoCo's mj_step."""
+        as after MuJoCo's mj_step, or with observe_end="posvel" ("ctrl" and "force") the
+        position and velocity stages to the final state and the acceleration stage to the last
+        step's start, as after mj_step and mj_step1 (engine.Simulator.step)."""
         a = np.ascontiguousarray(action, dtype=np.float64).reshape(sim.batch, len(self.dofs))
         d = sim.data
         if self.kind == "ctrl":

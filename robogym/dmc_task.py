@@ -18,9 +18,9 @@ What every task shares with dm_control's `control.Environment` and `suite.base.T
   physics steps (an integer multiple, as dm_control's compute_n_steps requires); afterwards
   the positions and velocities and everything derived from them belong to the final state,
   as after dm_control's legacy step (mj_step2, mj_step, mj_step1), and so do the reward and
-  the observation; the sensors of the acceleration stage that a task observes (touch),
-  which mj_step1 does not recompute, keep the values of the last physics step's start
-  (`stale_sensors`);
+  the observation; the acceleration stage (actuator forces, qacc, the touch sensors), which
+  mj_step1 does not recompute, keeps the last physics step's start (the engine's
+  `observe_end="posvel"`, which ends the steps with mj_step1's stages alone);
 - an episode lasts `time_limit` seconds, ceil(time_limit / control_timestep) control steps,
   and ends by truncation (no benchmark task terminates);
 - the reward is dm_control's, built from `tolerance` (dm_control's rewards.tolerance,
@@ -246,7 +246,6 @@ class DmcTask(Task):
     timestep: float = 0.0  # the model's physics timestep (the registered episode length needs it)
     time_limit: float = 0.0  # seconds per episode
     builds_model: bool = False  # the model is model_name changed by edit_model (built_model)
-    stale_sensors: tuple[str, ...] = ()  # observed acceleration-stage sensors (see the module doc)
     # model parameters the task changes for every episode alike, {field: {name: value}} (a
     # field of engine.params.PARAMS, named by its object): every row gets them at bind
     model_overrides: dict[str, dict[str, float]] = {}
@@ -350,24 +349,16 @@ class DmcTask(Task):
             for name, value in values.items():
                 own[:, getattr(physics.named_model, field).columns([name])] = value
             physics.sim.set_params(np.arange(physics.batch), {field: own})
-        spans = [physics.sensor_slice(s) for s in self.stale_sensors]
-        self._stale = np.array([i for s in spans for i in range(s.start, s.stop)], dtype=np.int64)
 
     def actuation(self) -> Actuation:
         return self._actuation
 
     # --- stepping -----------------------------------------------------------------------------
     def step_physics(self, action: np.ndarray, nstep: int) -> None:
-        """nstep physics steps under ctrl = action; the derived quantities of the final
-        state, but the stale sensors' values of the last step's start (module docstring)."""
-        sim = self.physics.sim
-        if len(self._stale) == 0:
-            self._actuation.apply(sim, action, nstep, observe_end=True)
-            return
-        self._actuation.apply(sim, action, nstep, observe_end=False)
-        kept = sim.data.sensordata[:, self._stale]
-        self.physics.forward()
-        sim.data.sensordata[:, self._stale] = kept
+        """nstep physics steps under ctrl = action, ended as dm_control ends them: the
+        position and velocity stages of the final state, the acceleration stage of the last
+        step's start (module docstring)."""
+        self._actuation.apply(self.physics.sim, action, nstep, observe_end="posvel")
 
     # --- episodes -----------------------------------------------------------------------------
     def reset_rows(self, rows: np.ndarray, rngs: list[np.random.Generator]) -> None:
