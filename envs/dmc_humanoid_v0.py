@@ -1,5 +1,6 @@
 """dm_control's humanoid domain (dm_control/suite/humanoid.py): a 3-D humanoid of 21 joints
-stands, walks or runs, as RoboDyn/dmc-humanoid-<task>-v0."""
+stands, walks or runs (observing features of its state), or runs observing its state itself,
+as RoboDyn/dmc-humanoid-<task>-v0."""
 
 from __future__ import annotations
 
@@ -22,12 +23,13 @@ JOINTS = (
     *(f"{side}_{j}" for side in ("right", "left") for j in ("shoulder1", "shoulder2", "elbow")),
 )
 ROOT_DOFS = ("root.x", "root.y", "root.z", "root.wx", "root.wy", "root.wz")
+ROOT_QPOS = ("root.x", "root.y", "root.z", "root.qw", "root.qx", "root.qy", "root.qz")
 
 
 class Humanoid(DmcTask):
-    """The humanoid's readouts (dm_control's humanoid.Physics) and its task (the features
-    observation, not the pure state), whose benchmark tasks differ in `move_speed` (0:
-    stand)."""
+    """The humanoid's readouts (dm_control's humanoid.Physics) and its task, whose tasks
+    differ in `move_speed` (0: stand) and in the observation: features of the state (the
+    benchmark tasks) or the pure state, qpos and qvel (run_pure_state)."""
 
     domain = "humanoid"
     model_name = "humanoid.xml"
@@ -116,6 +118,15 @@ class Run(Humanoid):
     move_speed = RUN_SPEED
 
 
+class RunPureState(Humanoid):
+    task = "run_pure_state"
+    move_speed = RUN_SPEED
+    observation = (
+        Key("position", lambda t: t.physics.named.qpos.all, (*ROOT_QPOS, *JOINTS), doc="qpos"),
+        Key("velocity", lambda t: t.physics.named.qvel.all, (*ROOT_DOFS, *JOINTS), doc="qvel"),
+    )
+
+
 _REWARD = (
     "small_control standing upright {last}: standing a gaussian tolerance of the head's height (1 above "
     "1.4 m, 0.1 at 1.05 m), upright a linear tolerance of the torso's zz (1 above 0.9, 0 at -1), "
@@ -167,4 +178,12 @@ DmcHumanoidRunEnv, DmcHumanoidRunVectorEnv = register_dmc(
     module=__name__,
     summary="dm_control's humanoid-run: run at 10 m/s",
     doc=_doc(Run, "run at 10 m/s or more", "move", _moving("10")),
+)
+DmcHumanoidRunPureStateEnv, DmcHumanoidRunPureStateVectorEnv = register_dmc(
+    RunPureState,
+    module=__name__,
+    summary="dm_control's humanoid-run_pure_state: run at 10 m/s, observing qpos and qvel",
+    doc=_doc(
+        RunPureState, "run at 10 m/s or more, observing its state (qpos, qvel) itself", "move", _moving("10")
+    ),
 )

@@ -1,16 +1,22 @@
 """dm_control's point_mass domain (dm_control/suite/point_mass.py): bring a mass on a plane to
-a target, as RoboDyn/dmc-point_mass-easy-v0."""
+a target, its actuators driving x and y (easy) or two random directions (hard), as
+RoboDyn/dmc-point_mass-<task>-v0."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from robogym.declare import State
 from robogym.dmc_task import DmcTask, Key, dmc_doc, register_dmc, tolerance
+
+MAX_PARALLEL = 0.9  # hard: |cos| between the two drawn directions must not exceed this
+JOINTS = ("root_x", "root_y")
+TENDONS = ("t1", "t2")  # the fixed tendons the two motors pull, in the actuators' order
 
 
 class PointMass(DmcTask):
-    """The point mass's readouts (dm_control's point_mass.Physics) and its easy task (the
-    actuators drive x and y themselves; the hard task's random gains are not benchmarked)."""
+    """The point mass's readouts (dm_control's point_mass.Physics) and its task; in the easy
+    task the actuators drive x and y themselves (the model's fixed tendons t1 = x, t2 = y)."""
 
     domain = "point_mass"
     task = "easy"
@@ -19,8 +25,8 @@ class PointMass(DmcTask):
     time_limit = 20.0
     render_camera = "fixed"
     observation = (
-        Key("position", lambda t: t.physics.named.qpos.all, ("root_x", "root_y"), doc="qpos"),
-        Key("velocity", lambda t: t.physics.named.qvel.all, ("root_x", "root_y"), doc="qvel"),
+        Key("position", lambda t: t.physics.named.qpos.all, JOINTS, doc="qpos"),
+        Key("velocity", lambda t: t.physics.named.qvel.all, JOINTS, doc="qvel"),
     )
 
     def mass_to_target(self) -> np.ndarray:
@@ -43,6 +49,44 @@ class PointMass(DmcTask):
         return near_target * small_control, {"near_target": near_target, "small_control": small_control}
 
 
+class Hard(PointMass):
+    """The actuators drive random directions: dm_control draws two unit vectors each episode
+    (their |cos| at most 0.9) and writes them into the model as the coefficients of the
+    fixed tendons the motors pull (wrap_prm), so motor i's generalized force is gear_i c_i
+    d_i on (root_x, root_y). The engine has no per-row tendon coefficients, so here the
+    directions are task state and the same force is applied as qfrc_applied = sum_i gear_i
+    c_i d_i, the motors' own gains zeroed (the controls stay the actions, which the reward
+    reads, as dm_control's physics.control())."""
+
+    task = "hard"
+    model_overrides = {"actuator_gainprm": dict.fromkeys(TENDONS, 0.0)}
+    directions = State(
+        "the two actuation directions d_1, d_2 (unit vectors in x-y), drawn each episode", (2, 2), reset=None
+    )
+
+    def initialize_episode(self, row, random) -> None:
+        """The mass uniform in its joints' ranges, at rest; then d_1 a normalized N(0, I_2)
+        draw, and d_2 one drawn again while |d_1 . d_2| > 0.9."""
+        super().initialize_episode(row, random)
+        first = random.randn(2)
+        first /= np.linalg.norm(first)
+        while True:
+            second = random.randn(2)
+            second /= np.linalg.norm(second)
+            if abs(np.dot(first, second)) <= MAX_PARALLEL:
+                break
+        self.directions[row] = first, second
+
+    def step_physics(self, action: np.ndarray, nstep: int) -> None:
+        """The motors' force along the row's directions, qfrc_applied[j] = sum_i gear_i a_i
+        d_i[j] (held through the nstep physics steps, as the controls are), then the steps."""
+        physics = self.physics
+        gear = physics.named_model.actuator_gear[list(TENDONS)][:, 0]
+        force = np.einsum("bi,bij->bj", gear * np.asarray(action, dtype=np.float64), self.directions)
+        physics.named.qfrc_applied[list(JOINTS)] = force
+        super().step_physics(action, nstep)
+
+
 DmcPointMassEasyEnv, DmcPointMassEasyVectorEnv = register_dmc(
     PointMass,
     module=__name__,
@@ -56,5 +100,29 @@ DmcPointMassEasyEnv, DmcPointMassEasyVectorEnv = register_dmc(
             "radius out) x small_control ((4 + the mean quadratic tolerance of the action) / 5)."
         ),
         start="The mass uniform in its joints' ranges (+-0.3 m), at rest.",
+    ),
+)
+DmcPointMassHardEnv, DmcPointMassHardVectorEnv = register_dmc(
+    Hard,
+    module=__name__,
+    summary="dm_control's point_mass-hard: bring a point mass to the target, pushed along random directions",
+    doc=dmc_doc(
+        Hard,
+        description=(
+            "Bring a mass sliding on a plane to the target at the centre; each of the two controls pushes "
+            "along its own random direction, drawn each episode."
+        ),
+        action=(
+            "`Box(-1, 1, (2,), float64)`: the forces along the episode's two directions (0.1 N x action "
+            "each; dm_control's tendons, applied here as qfrc_applied)."
+        ),
+        rewards=(
+            "near_target (1 inside the target, a gaussian tolerance of the distance one target "
+            "radius out) x small_control ((4 + the mean quadratic tolerance of the action) / 5)."
+        ),
+        start=(
+            "The mass uniform in its joints' ranges (+-0.3 m), at rest; the first direction a normalized "
+            "N(0, I) draw, the second drawn again while the two are within |cos| > 0.9 of parallel."
+        ),
     ),
 )
