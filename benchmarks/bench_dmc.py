@@ -26,17 +26,15 @@ best of three timed runs, env-steps (control steps) per second. Run on an idle m
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 import gymnasium as gym
 import numpy as np
 
 import robogym  # noqa: F401  (registers RoboDyn/*)
-from benchmarks.bench_env import REPEATS, env_steps_per_second, physics_per_second
+from benchmarks.bench_env import REPEATS, ceiling_table, env_steps_per_second, physics_per_second
 from tests.envs import dmc_oracle
 
-CEILING_TARGET = 0.9
 # one task per model of dm_control's benchmark (a domain's tasks share its model; the swimmer
 # has two sizes)
 DOMAINS = (
@@ -105,28 +103,21 @@ def main(argv=None) -> dict:
     p.add_argument("--steps", type=int, default=300, help="vector steps per timed run (ours)")
     p.add_argument("--json", help="also write the numbers to this file")
     args = p.parse_args(argv)
-    tasks = args.tasks or list(DOMAINS)
-    out = {}
     print(f"env-steps/s, {args.num_envs} envs; best of {REPEATS}")
-    print(
-        f"{'task':<26}{'substeps':>9}{'ours':>10}{'dm_control':>12}{'ceiling':>10}"
-        f"{'ours/dmc':>10}{'ours/ceil':>11}"
+    return ceiling_table(
+        args.tasks or list(DOMAINS),
+        lambda task: measure(task, args.num_envs, args.steps),
+        columns=(
+            ("substeps", 9, ""),
+            ("ours", 10, ",.0f"),
+            ("dm_control", 12, ",.0f"),
+            ("ceiling", 10, ",.0f"),
+        ),
+        rival="dm_control",
+        rival_label="ours/dmc",
+        task_width=26,
+        json_path=args.json,
     )
-    for task in tasks:
-        r = measure(task, args.num_envs, args.steps)
-        r["ours_over_dm_control"] = r["ours"] / r["dm_control"]
-        r["ours_over_ceiling"] = r["ours"] / r["ceiling"]
-        verdict = "ok" if r["ours_over_ceiling"] >= CEILING_TARGET else f"below {CEILING_TARGET}"
-        print(
-            f"{task:<26}{r['substeps']:>9}{r['ours']:>10,.0f}{r['dm_control']:>12,.0f}{r['ceiling']:>10,.0f}"
-            f"{r['ours_over_dm_control']:>9.1f}x{r['ours_over_ceiling']:>10.2f}x  {verdict}",
-            flush=True,
-        )
-        out[task] = r
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=1)
-    return out
 
 
 if __name__ == "__main__":

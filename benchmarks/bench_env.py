@@ -55,6 +55,7 @@ from robogym import registration
 TARGET_RATIO = 20.0
 SINGLE_TARGET_RATIO = 1.0
 REPEATS = 3
+CEILING_TARGET = 0.9  # ours / MuJoCo's ceiling (ceiling_table): the env layer costs at most a tenth
 # our legged tasks against gymnasium's MuJoCo envs of the same kind, stepped with as many
 # physics steps per env step as ours (frame_skip); target: ours / gym >= the number
 COUNTERPARTS = {"RoboDyn/Quadruped-v0": ("Ant-v5", 10.0), "RoboDyn/HumanoidPush-v0": ("Humanoid-v5", 10.0)}
@@ -162,6 +163,43 @@ def physics_per_second(env, calls: int = 200, repeats: int = REPEATS) -> tuple[f
         getattr(d, k)[:] = v
     sim.forward()
     return rates[0], rates[1]
+
+
+def ceiling_table(
+    tasks, measure, columns, rival: str, rival_label: str, task_width: int, json_path: str | None = None
+) -> dict:
+    """{task: rates} of a side-by-side run (bench_dmc, bench_gymnasium), printed as a table
+    while it runs: `measure(task)` gives a task's env-steps/s, "ours", `rival` and "ceiling"
+    among them; each rates dict gains ours_over_<rival> = ours / rival and ours_over_ceiling
+    = ours / ceiling. A row is the task (task_width wide), `columns` ((key, width, format) of
+    the measured numbers, each headed by its key), ours / rival (headed rival_label) and ours
+    / ceiling, each ratio followed by "x" in a column two wider than its header, then the
+    verdict: "ok" where ours / ceiling >= CEILING_TARGET. With json_path, the dict is also
+    written there as JSON."""
+    ratios = ((f"ours_over_{rival}", rival_label, ".1f"), ("ours_over_ceiling", "ours/ceil", ".2f"))
+    print(
+        f"{'task':<{task_width}}"
+        + "".join(f"{key:>{width}}" for key, width, _ in columns)
+        + "".join(f"{label:>{len(label) + 2}}" for _, label, _ in ratios)
+    )
+    out = {}
+    for task in tasks:
+        r = measure(task)
+        r[f"ours_over_{rival}"] = r["ours"] / r[rival]
+        r["ours_over_ceiling"] = r["ours"] / r["ceiling"]
+        verdict = "ok" if r["ours_over_ceiling"] >= CEILING_TARGET else f"below {CEILING_TARGET}"
+        print(
+            f"{task:<{task_width}}"
+            + "".join(f"{r[key]:>{width}{fmt}}" for key, width, fmt in columns)
+            + "".join(f"{r[key]:>{len(label) + 1}{fmt}}x" for key, label, fmt in ratios)
+            + f"  {verdict}",
+            flush=True,
+        )
+        out[task] = r
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(out, f, indent=1)
+    return out
 
 
 def _verdict(ratio: float, target: float) -> str:

@@ -26,15 +26,12 @@ best of three timed runs, env-steps per second. Run on an idle machine.
 from __future__ import annotations
 
 import argparse
-import json
 
 import gymnasium as gym
 
 import robogym  # noqa: F401  (registers RoboDyn/*)
-from benchmarks.bench_env import env_steps_per_second, physics_per_second
+from benchmarks.bench_env import ceiling_table, env_steps_per_second, physics_per_second
 from robogym.registration import TASKS
-
-CEILING_TARGET = 0.9
 
 
 def ports() -> list[str]:
@@ -69,27 +66,16 @@ def main(argv=None) -> dict:
     p.add_argument("--async-envs", type=int, default=2, help="environments (processes) of the async env")
     p.add_argument("--json", help="also write the numbers to this file")
     args = p.parse_args(argv)
-    tasks = args.tasks or ports()
-    out = {}
     print(f"env-steps/s, {args.num_envs} envs (async: {args.async_envs} processes); best of 3")
-    print(
-        f"{'task':<28}{'ours':>10}{'sync':>10}{'async':>10}{'ceiling':>10}{'ours/sync':>11}{'ours/ceil':>11}"
+    return ceiling_table(
+        args.tasks or ports(),
+        lambda task: measure(task, args.num_envs, args.steps, args.async_envs),
+        columns=(("ours", 10, ",.0f"), ("sync", 10, ",.0f"), ("async", 10, ",.0f"), ("ceiling", 10, ",.0f")),
+        rival="sync",
+        rival_label="ours/sync",
+        task_width=28,
+        json_path=args.json,
     )
-    for task in tasks:
-        r = measure(task, args.num_envs, args.steps, args.async_envs)
-        r["ours_over_sync"] = r["ours"] / r["sync"]
-        r["ours_over_ceiling"] = r["ours"] / r["ceiling"]
-        verdict = "ok" if r["ours_over_ceiling"] >= CEILING_TARGET else f"below {CEILING_TARGET}"
-        print(
-            f"{task:<28}{r['ours']:>10,.0f}{r['sync']:>10,.0f}{r['async']:>10,.0f}{r['ceiling']:>10,.0f}"
-            f"{r['ours_over_sync']:>10.1f}x{r['ours_over_ceiling']:>10.2f}x  {verdict}",
-            flush=True,
-        )
-        out[task] = r
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=1)
-    return out
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from xml.etree import ElementTree
 import numpy as np
 
 from robogym.declare import State
-from robogym.dmc_task import XMAT, DmcTask, Key, dmc_doc, register_dmc, tolerance
+from robogym.dmc_task import XMAT, DmcTask, Key, dmc_doc, register_dmc, remove_elements, tolerance
 
 CLOSE = 0.01  # (m) a distance below which two things are close
 P_IN_HAND, P_IN_TARGET = 0.1, 0.1  # probabilities of the ball starting in the hand, in the target
@@ -32,13 +32,76 @@ RECEPTACLE_ANGLE = np.pi / 3  # ... or, with a receptacle at the target, in +-th
 BALL_X, BALL_Z, BALL_VX = (-0.5, 0.5), (0.0, 0.7), (-5.0, 5.0)  # a ball placed uniformly: m, m, m/s
 
 
-def _pose_2d(t, body: str) -> np.ndarray:
-    """(B, 4) a body's x, z and orientation quaternion's w, y (dm_control's body_2d_pose)."""
-    named = t.physics.named
-    return np.concatenate([named.xpos[body][:, X_Z], named.xquat[body][:, QW_QY]], axis=1)
+# the observation keys of the arm and hand, which begin the manipulator's and the stacker's observations
+ARM_KEYS = (
+    Key(
+        "arm_pos",
+        lambda t: t.bounded_joint_pos(),
+        tuple(f"{j}.{f}" for j in ARM_JOINTS for f in ("sin", "cos")),
+        doc="the arm's and hand's joint angles, as sine and cosine",
+        shape=(len(ARM_JOINTS), 2),
+    ),
+    Key("arm_vel", lambda t: t.physics.named.qvel[list(ARM_JOINTS)], ARM_JOINTS, doc="their velocities"),
+    Key("touch", lambda t: t.touch(), TOUCH_SENSORS, doc="log(1 + touch sensors)"),
+    Key(
+        "hand_pos",
+        lambda t: t.pose_2d(["hand"]),
+        ("x", "z", "qw", "qy"),
+        doc="the hand's x, z and quaternion w, y",
+    ),
+)
 
 
-class Manipulator(DmcTask):
+class PlanarArm(DmcTask):
+    """The planar four-joint arm with a two-finger hand of the manipulator and stacker
+    domains (manipulator.xml, stacker.xml; dm_control's manipulator.Physics and
+    stacker.Physics): both domains' timing (0.001 s physics steps, 0.01 s control steps, 10
+    s episodes), a model dm_control builds from the suite file (edit_model), the arm's
+    readouts, the keys that begin both observations (ARM_KEYS) and the arm's part of both
+    initial-state draws."""
+
+    builds_model = True
+    timestep = 0.001
+    control_timestep = 0.01
+    time_limit = 10.0
+    render_camera = "fixed"
+
+    def bounded_joint_pos(self) -> np.ndarray:
+        """(B, 16) sin and cos of each arm joint, joint by joint."""
+        q = self.physics.named.qpos[list(ARM_JOINTS)]
+        return np.stack([np.sin(q), np.cos(q)], axis=2).reshape(len(q), -1)
+
+    def touch(self) -> np.ndarray:
+        """(B, 5) log(1 + each touch sensor)."""
+        return np.log1p(self.physics.named.sensordata[list(TOUCH_SENSORS)])
+
+    def pose_2d(self, bodies: list[str]) -> np.ndarray:
+        """(B, 4 len(bodies)) each body's x, z and orientation quaternion's w, y, body by body
+        (dm_control's body_2d_pose)."""
+        named = self.physics.named
+        return np.concatenate(
+            [np.concatenate([named.xpos[b][:, X_Z], named.xquat[b][:, QW_QY]], axis=1) for b in bodies],
+            axis=1,
+        )
+
+    def arm_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """(low, high), (8,) each: the bounds of each arm joint's uniform draw, its range
+        where it is limited, else [-pi, pi] (the root)."""
+        named_model = self.physics.named_model
+        limited = named_model.jnt_limited[list(ARM_JOINTS)].astype(bool)
+        ranges = named_model.jnt_range[list(ARM_JOINTS)]
+        return np.where(limited, ranges[:, 0], -np.pi), np.where(limited, ranges[:, 1], np.pi)
+
+    def draw_arm(self, row: int, random: np.random.RandomState, low: np.ndarray, high: np.ndarray) -> None:
+        """Row `row`'s arm joints uniform in [low, high] (one draw of all, dm_control's), the
+        finger then at the thumb's angle."""
+        qpos = self.physics.named.qpos
+        for joint, angle in zip(ARM_JOINTS, random.uniform(low, high), strict=True):
+            qpos[joint][row] = angle
+        qpos["finger"][row] = qpos["thumb"][row]
+
+
+class Manipulator(PlanarArm):
     """The manipulator's readouts (dm_control's manipulator.Physics) and its Bring task, fully
     observable, whose tasks differ in the prop (`use_peg`: the peg, else the ball) and in
     `insert` (a receptacle, the slot or the cup, placed at the target). dm_control builds the
@@ -54,11 +117,6 @@ class Manipulator(DmcTask):
 
     domain = "manipulator"
     model_name = "manipulator.xml"
-    builds_model = True
-    timestep = 0.001
-    control_timestep = 0.01
-    time_limit = 10.0
-    render_camera = "fixed"
     use_peg = False
     insert = False
     target = State(
@@ -73,29 +131,10 @@ class Manipulator(DmcTask):
         cls.props = tuple(p for p in (cls.prop, cls.target_body, cls.receptacle) if p)
         cls.prop_joints = tuple(f"{cls.prop}_{c}" for c in "xzy")
         cls.observation = (
-            Key(
-                "arm_pos",
-                lambda t: t.bounded_joint_pos(),
-                tuple(f"{j}.{f}" for j in ARM_JOINTS for f in ("sin", "cos")),
-                doc="the arm's and hand's joint angles, as sine and cosine",
-                shape=(len(ARM_JOINTS), 2),
-            ),
-            Key(
-                "arm_vel",
-                lambda t: t.physics.named.qvel[list(ARM_JOINTS)],
-                ARM_JOINTS,
-                doc="their velocities",
-            ),
-            Key("touch", lambda t: t.touch(), TOUCH_SENSORS, doc="log(1 + touch sensors)"),
-            Key(
-                "hand_pos",
-                lambda t: _pose_2d(t, "hand"),
-                ("x", "z", "qw", "qy"),
-                doc="the hand's x, z and quaternion w, y",
-            ),
+            *ARM_KEYS,
             Key(
                 "object_pos",
-                lambda t: _pose_2d(t, t.prop),
+                lambda t: t.pose_2d([t.prop]),
                 ("x", "z", "qw", "qy"),
                 doc=f"the {cls.prop}'s x, z and quaternion w, y",
             ),
@@ -120,22 +159,11 @@ class Manipulator(DmcTask):
         body's geoms (the floor, the walls) excluded, as MuJoCo leaves out the contacts of two
         bodies welded to the world, which the receptacle is in dm_control's model: so it
         collides with the arm and the prop alone, as there."""
-        for parent in list(mjcf.iter()):
-            for child in list(parent):
-                if child.tag == "body" and child.get("name") in PROPS and child.get("name") not in self.props:
-                    parent.remove(child)
+        remove_elements(mjcf, {("body", p) for p in PROPS if p not in self.props})
         if self.receptacle:
             next(b for b in mjcf.iter("body") if b.get("name") == self.receptacle).set("mocap", "true")
             contact = ElementTree.SubElement(mjcf, "contact")
             ElementTree.SubElement(contact, "exclude", {"body1": "world", "body2": self.receptacle})
-
-    def bounded_joint_pos(self) -> np.ndarray:
-        """(B, 16) sin and cos of each arm joint, joint by joint."""
-        q = self.physics.named.qpos[list(ARM_JOINTS)]
-        return np.stack([np.sin(q), np.cos(q)], axis=2).reshape(len(q), -1)
-
-    def touch(self) -> np.ndarray:
-        return np.log1p(self.physics.named.sensordata[list(TOUCH_SENSORS)])
 
     def target_pose(self) -> np.ndarray:
         """(B, 4) the target's x, z and quaternion w, y (a rotation by its angle about y)."""
@@ -168,17 +196,12 @@ class Manipulator(DmcTask):
         is placed there too); the prop in the hand, in the target, or uniform with a random
         horizontal velocity."""
         qpos, qvel = self.physics.named.qpos, self.physics.named.qvel
-        limited = self.physics.named_model.jnt_limited[list(ARM_JOINTS)].astype(bool)
-        ranges = self.physics.named_model.jnt_range[list(ARM_JOINTS)]
-        low, high = np.where(limited, ranges[:, 0], -np.pi), np.where(limited, ranges[:, 1], np.pi)
+        low, high = self.arm_bounds()
         bound = RECEPTACLE_ANGLE if self.insert else TARGET_ANGLE
         x_joint, z_joint, angle_joint = self.prop_joints
 
         def draw() -> None:
-            angles = random.uniform(low, high)
-            for joint, angle in zip(ARM_JOINTS, angles, strict=True):
-                qpos[joint][row] = angle
-            qpos["finger"][row] = qpos["thumb"][row]
+            self.draw_arm(row, random, low, high)
             x, z = random.uniform(*TARGET_X), random.uniform(*TARGET_Z)
             angle = random.uniform(-bound, bound)
             self.target[row] = x, z, angle

@@ -7,9 +7,9 @@ from xml.etree import ElementTree
 
 import numpy as np
 
-from robodyn.envs.dmc_manipulator_v0 import ARM_JOINTS, QW_QY, TOUCH_SENSORS, X_Z
+from robodyn.envs.dmc_manipulator_v0 import ARM_KEYS, X_Z, PlanarArm
 from robogym.declare import State
-from robogym.dmc_task import DmcTask, Key, dmc_doc, register_dmc, tolerance
+from robogym.dmc_task import Key, dmc_doc, register_dmc, remove_elements, tolerance
 
 MODEL_BOXES = 4  # the boxes stacker.xml holds, box0 to box3
 CLOSE = 0.01  # (m) the margin of the hand's distance from the target
@@ -18,7 +18,7 @@ TARGET_X = (-0.37, 0.37)  # (m) the target's x range
 BOX_X, BOX_Z, BOX_ANGLE = (0.1, 0.3), (0.0, 0.7), (0.0, 2 * np.pi)  # each box placed uniformly: m, m, rad
 
 
-class Stacker(DmcTask):
+class Stacker(PlanarArm):
     """The stacker's readouts (dm_control's stacker.Physics) and its Stack task, fully
     observable, for `n_boxes` boxes. dm_control builds the model from stacker.xml without
     the boxes past n_boxes (edit_model does the same) and moves the target body (a ghost: it
@@ -29,11 +29,6 @@ class Stacker(DmcTask):
 
     domain = "stacker"
     model_name = "stacker.xml"
-    builds_model = True
-    timestep = 0.001
-    control_timestep = 0.01
-    time_limit = 10.0
-    render_camera = "fixed"
     n_boxes = MODEL_BOXES
     target = State("the target's x and z (m), drawn each episode", shape=(2,), reset=None)
 
@@ -42,26 +37,7 @@ class Stacker(DmcTask):
         cls.boxes = tuple(f"box{b}" for b in range(cls.n_boxes))
         cls.box_joints = tuple(f"{b}_{c}" for b in cls.boxes for c in "xyz")
         cls.observation = (
-            Key(
-                "arm_pos",
-                lambda t: t.bounded_joint_pos(),
-                tuple(f"{j}.{f}" for j in ARM_JOINTS for f in ("sin", "cos")),
-                doc="the arm's and hand's joint angles, as sine and cosine",
-                shape=(len(ARM_JOINTS), 2),
-            ),
-            Key(
-                "arm_vel",
-                lambda t: t.physics.named.qvel[list(ARM_JOINTS)],
-                ARM_JOINTS,
-                doc="their velocities",
-            ),
-            Key("touch", lambda t: t.touch(), TOUCH_SENSORS, doc="log(1 + touch sensors)"),
-            Key(
-                "hand_pos",
-                lambda t: t.pose_2d(["hand"]),
-                ("x", "z", "qw", "qy"),
-                doc="the hand's x, z and quaternion w, y",
-            ),
+            *ARM_KEYS,
             Key(
                 "box_pos",
                 lambda t: t.pose_2d(list(t.boxes)),
@@ -80,31 +56,9 @@ class Stacker(DmcTask):
 
     def edit_model(self, mjcf: ElementTree.Element) -> None:
         """dm_control's make_model: the boxes past n_boxes removed."""
-        unused = {f"box{b}" for b in range(self.n_boxes, MODEL_BOXES)}
-        for parent in list(mjcf.iter()):
-            for child in list(parent):
-                if child.tag == "body" and child.get("name") in unused:
-                    parent.remove(child)
+        remove_elements(mjcf, {("body", f"box{b}") for b in range(self.n_boxes, MODEL_BOXES)})
 
     # --- readouts ---------------------------------------------------------------------------
-    def bounded_joint_pos(self) -> np.ndarray:
-        """(B, 16) sin and cos of each arm joint, joint by joint."""
-        q = self.physics.named.qpos[list(ARM_JOINTS)]
-        return np.stack([np.sin(q), np.cos(q)], axis=2).reshape(len(q), -1)
-
-    def touch(self) -> np.ndarray:
-        """(B, 5) log(1 + each touch sensor) (the model's only sensors)."""
-        return np.log1p(self.physics.named.sensordata.all)
-
-    def pose_2d(self, bodies: list[str]) -> np.ndarray:
-        """(B, 4 len(bodies)) each body's x, z and orientation quaternion's w, y, body by body
-        (dm_control's body_2d_pose)."""
-        named = self.physics.named
-        return np.concatenate(
-            [np.concatenate([named.xpos[b][:, X_Z], named.xquat[b][:, QW_QY]], axis=1) for b in bodies],
-            axis=1,
-        )
-
     def target_position(self) -> np.ndarray:
         """(B, 3) the target's site (at its body's origin) in the world frame; y the model's."""
         y = self.physics.named_model.body_pos["target"][1]
@@ -122,17 +76,11 @@ class Stacker(DmcTask):
         n_boxes), x uniform in +-0.37 m; each box uniform in x in [0.1, 0.3] m, z in [0, 0.7]
         m, at a uniform angle, at rest."""
         qpos = self.physics.named.qpos
-        named_model = self.physics.named_model
-        limited = named_model.jnt_limited[list(ARM_JOINTS)].astype(bool)
-        ranges = named_model.jnt_range[list(ARM_JOINTS)]
-        low, high = np.where(limited, ranges[:, 0], -np.pi), np.where(limited, ranges[:, 1], np.pi)
-        box_size = named_model.geom_size["target"][0]
+        low, high = self.arm_bounds()
+        box_size = self.physics.named_model.geom_size["target"][0]
 
         def draw() -> None:
-            angles = random.uniform(low, high)
-            for joint, angle in zip(ARM_JOINTS, angles, strict=True):
-                qpos[joint][row] = angle
-            qpos["finger"][row] = qpos["thumb"][row]
+            self.draw_arm(row, random, low, high)
             height = 2 * random.randint(self.n_boxes) + 1
             self.target[row, 1] = box_size * height
             self.target[row, 0] = random.uniform(*TARGET_X)

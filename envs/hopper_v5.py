@@ -8,15 +8,20 @@ import numpy as np
 
 from robogym.checks import NON_NEGATIVE
 from robogym.declare import Param
-from robogym.mujoco_task import PlanarTask, frame_skip_param, range_param, reset_noise_param, xml_file_param
+from robogym.mujoco_task import (
+    PlanarWalkerTask,
+    frame_skip_param,
+    range_param,
+    reset_noise_param,
+    xml_file_param,
+)
 from robogym.randomize import locomotion, randomize_params
 from robogym.task_envs import task_envs
 
 
-class HopperTask(PlanarTask):
+class HopperTask(PlanarWalkerTask):
     """Gymnasium's Hopper-v5: hop forward on one leg without falling."""
 
-    qvel_clip = 10
     # Gymnasium's DEFAULT_CAMERA_CONFIG
     default_camera_config = {
         "trackbodyid": 2,
@@ -39,34 +44,11 @@ class HopperTask(PlanarTask):
     exclude_current_positions_from_observation = Param(True, "leave x out of the observation")
 
     def is_healthy(self) -> np.ndarray:
-        """(B,) bool: every state but x and z, the height z and the angle inside their ranges."""
-        q = self.qpos()
-        state = self.state_vector()[:, 2:]
+        """(B,) bool: the torso's height z and angle inside their ranges (PlanarWalkerTask),
+        and every state but x and z (qpos[2:], then qvel) strictly inside healthy_state_range."""
         lo, hi = self.healthy_state_range
-        zlo, zhi = self.healthy_z_range
-        alo, ahi = self.healthy_angle_range
-        healthy_state = np.all((lo < state) & (state < hi), axis=1)
-        return healthy_state & (zlo < q[:, 1]) & (q[:, 1] < zhi) & (alo < q[:, 2]) & (q[:, 2] < ahi)
-
-    def reward(self, action):
-        x_velocity = self.velocity()[:, 0]
-        forward = self.forward_reward_weight * x_velocity
-        survive = self.is_healthy() * self.healthy_reward
-        ctrl_cost = self.control_cost(self.ctrl_cost_weight, action)
-        # Gymnasium's order of addition: (forward + survive) - ctrl_cost, the terms' sum exactly
-        terms = {"reward_forward": forward, "reward_survive": survive, "reward_ctrl": -ctrl_cost}
-        return forward + survive - ctrl_cost, terms
-
-    def metrics(self) -> dict[str, np.ndarray]:
-        q = self.qpos()
-        x_velocity = self.velocity()[:, 0]
-        z_distance = q[:, 1] - self.init_qpos[1]
-        return {"x_position": q[:, 0], "z_distance_from_origin": z_distance, "x_velocity": x_velocity}
-
-    def reset_model(self, row, rng) -> None:
-        qpos = self.init_qpos + self.noise(rng, self.init_qpos.size)
-        qvel = self.init_qvel + self.noise(rng, self.init_qvel.size)
-        self.set_qpos_qvel(row, qpos, qvel)
+        state = self.state_vector()[:, 2:]
+        return np.all((lo < state) & (state < hi), axis=1) & super().is_healthy()
 
 
 _DOC = """

@@ -88,6 +88,22 @@ class HumanoidObservation:
         }
 
 
+# the Action Space and Observation Space sections of both ports' documentation (Humanoid-v5,
+# HumanoidStandup-v5): one robot, one observation (HumanoidObservation)
+SPACES_DOC = """## Action Space
+
+`Box(-0.4, 0.4, (17,), float32)`: the controls of the 17 abdomen, hip, knee, shoulder and
+elbow motors.
+
+## Observation Space
+
+`Box(-inf, inf, (348,), float64)`: qpos without x and y (22), qvel (23), then of every body
+but the world cinert (13 x 10) and cvel (13 x 6), qfrc_actuator of every dof but the free
+joint's (17), cfrc_ext of every body but the world (13 x 6). The `include_*_in_observation`
+keywords leave parts out; `exclude_current_positions_from_observation=False` adds x and y.
+"""
+
+
 class HumanoidTask(HumanoidObservation, TrackedXYTask):
     """Gymnasium's Humanoid-v5: a 3D humanoid walks forward (+x) without falling."""
 
@@ -133,12 +149,10 @@ class HumanoidTask(HumanoidObservation, TrackedXYTask):
         return {**self.xy_metrics(), **self.tendon_metrics()}
 
     def reset_model(self, row, rng) -> None:
-        qpos = self.init_qpos + self.noise(rng, self.init_qpos.size)
-        qvel = self.init_qvel + self.noise(rng, self.init_qvel.size)
-        self.set_qpos_qvel(row, qpos, qvel)
+        self.reset_uniform(row, rng)
 
 
-_DOC = """
+_DOC = f"""
 ## Description
 
 Gymnasium's Humanoid-v5 (gymnasium/envs/mujoco/humanoid_v5.py), its model read from the
@@ -148,18 +162,7 @@ reward and `info` terms, termination and reset distribution, step for step equal
 Gymnasium's env (tests/envs/test_gymnasium_v5.py). Not RoboDyn's own humanoid task
 (RoboDyn/HumanoidPush-v0).
 
-## Action Space
-
-`Box(-0.4, 0.4, (17,), float32)`: the controls of the 17 abdomen, hip, knee, shoulder and
-elbow motors.
-
-## Observation Space
-
-`Box(-inf, inf, (348,), float64)`: qpos without x and y (22), qvel (23), then of every body
-but the world cinert (13 x 10) and cvel (13 x 6), qfrc_actuator of every dof but the free
-joint's (17), cfrc_ext of every body but the world (13 x 6). The `include_*_in_observation`
-keywords leave parts out; `exclude_current_positions_from_observation=False` adds x and y.
-
+{SPACES_DOC}
 ## Rewards
 
 reward_forward (forward_reward_weight * the centre of mass's x velocity) + reward_survive
@@ -175,7 +178,7 @@ healthy_z_range (open); truncated after 1000 steps.
 
 ## Arguments
 
-{arguments}
+{{arguments}}
 
 ## Version History
 

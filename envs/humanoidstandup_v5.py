@@ -13,7 +13,7 @@ from robogym.mujoco_task import MujocoTask, frame_skip_param, range_param, reset
 from robogym.randomize import locomotion, randomize_params
 from robogym.task_envs import task_envs
 
-from .humanoid_v5 import HumanoidObservation
+from .humanoid_v5 import SPACES_DOC, HumanoidObservation
 
 
 class HumanoidStandupTask(HumanoidObservation, MujocoTask):
@@ -70,12 +70,10 @@ class HumanoidStandupTask(HumanoidObservation, MujocoTask):
         }
 
     def reset_model(self, row, rng) -> None:
-        qpos = self.init_qpos + self.noise(rng, self.init_qpos.size)
-        qvel = self.init_qvel + self.noise(rng, self.init_qvel.size)
-        self.set_qpos_qvel(row, qpos, qvel)
+        self.reset_uniform(row, rng)
 
 
-_DOC = """
+_DOC = f"""
 ## Description
 
 Gymnasium's HumanoidStandup-v5 (gymnasium/envs/mujoco/humanoidstandup_v5.py), its model
@@ -84,18 +82,7 @@ rewarded for raising its torso. Same keywords and defaults, observation, reward 
 terms, termination and reset distribution, step for step equal to Gymnasium's env
 (tests/envs/test_gymnasium_v5.py).
 
-## Action Space
-
-`Box(-0.4, 0.4, (17,), float32)`: the controls of the 17 abdomen, hip, knee, shoulder and
-elbow motors.
-
-## Observation Space
-
-`Box(-inf, inf, (348,), float64)`: qpos without x and y (22), qvel (23), then of every body
-but the world cinert (13 x 10) and cvel (13 x 6), qfrc_actuator of every dof but the free
-joint's (17), cfrc_ext of every body but the world (13 x 6). The `include_*_in_observation`
-keywords leave parts out; `exclude_current_positions_from_observation=False` adds x and y.
-
+{SPACES_DOC}
 ## Rewards
 
 reward_linup (the torso's z / the physics timestep) + reward_quadctrl (-ctrl_cost_weight *
@@ -110,7 +97,7 @@ Never terminated; truncated after 1000 steps.
 
 ## Arguments
 
-{arguments}
+{{arguments}}
 
 ## Version History
 

@@ -3,19 +3,22 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from robogym.checks import NON_NEGATIVE
 from robogym.declare import Param
-from robogym.mujoco_task import PlanarTask, frame_skip_param, range_param, reset_noise_param, xml_file_param
+from robogym.mujoco_task import (
+    PlanarWalkerTask,
+    frame_skip_param,
+    range_param,
+    reset_noise_param,
+    xml_file_param,
+)
 from robogym.randomize import locomotion, randomize_params
 from robogym.task_envs import task_envs
 
 
-class Walker2dTask(PlanarTask):
+class Walker2dTask(PlanarWalkerTask):
     """Gymnasium's Walker2d-v5: walk forward on two legs without falling."""
 
-    qvel_clip = 10
     # Gymnasium's DEFAULT_CAMERA_CONFIG
     default_camera_config = {
         "trackbodyid": 2,
@@ -35,35 +38,6 @@ class Walker2dTask(PlanarTask):
     randomization = locomotion("torso")  # physics drawn per episode with randomize=True
     randomize, randomize_scale = randomize_params(2.0)
     exclude_current_positions_from_observation = Param(True, "leave x out of the observation")
-
-    def is_healthy(self) -> np.ndarray:
-        """(B,) bool: the torso's height z and angle inside their ranges."""
-        q = self.qpos()
-        zlo, zhi = self.healthy_z_range
-        alo, ahi = self.healthy_angle_range
-        return (zlo < q[:, 1]) & (q[:, 1] < zhi) & (alo < q[:, 2]) & (q[:, 2] < ahi)
-
-    def reward(self, action):
-        forward = self.forward_reward_weight * self.velocity()[:, 0]
-        survive = self.is_healthy() * self.healthy_reward
-        ctrl_cost = self.control_cost(self.ctrl_cost_weight, action)
-        # Gymnasium's order of addition: (forward + survive) - ctrl_cost, the terms' sum exactly
-        terms = {"reward_forward": forward, "reward_survive": survive, "reward_ctrl": -ctrl_cost}
-        return forward + survive - ctrl_cost, terms
-
-    def metrics(self) -> dict[str, np.ndarray]:
-        q = self.qpos()
-        z_distance = q[:, 1] - self.init_qpos[1]
-        return {
-            "x_position": q[:, 0],
-            "z_distance_from_origin": z_distance,
-            "x_velocity": self.velocity()[:, 0],
-        }
-
-    def reset_model(self, row, rng) -> None:
-        qpos = self.init_qpos + self.noise(rng, self.init_qpos.size)
-        qvel = self.init_qvel + self.noise(rng, self.init_qvel.size)
-        self.set_qpos_qvel(row, qpos, qvel)
 
 
 _DOC = """

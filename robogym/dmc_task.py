@@ -134,6 +134,16 @@ def built_model(suite_file: str, name: str, edit) -> str:
     return str(path)
 
 
+def remove_elements(mjcf: ElementTree.Element, unused: set[tuple[str, str]]) -> None:
+    """Remove from an MJCF tree (its root element), in place, every element whose (tag,
+    name) is in `unused`, with all it holds: the props, boxes or geoms a dm_control builder
+    deletes from its suite file (an edit_model's step)."""
+    for parent in list(mjcf.iter()):
+        for child in list(parent):
+            if (child.tag, child.get("name")) in unused:
+                parent.remove(child)
+
+
 # --- dm_control's tolerance, elementwise ---------------------------------------------------------
 SIGMOIDS = (
     "gaussian",

@@ -183,6 +183,14 @@ class MujocoTask(Task):
         reset_model draws from its np_random."""
         raise NotImplementedError
 
+    def reset_uniform(self, row: int, rng: np.random.Generator) -> None:
+        """Row `row` at init_qpos + u and init_qvel + v, u then v uniform in
+        +-reset_noise_scale (`noise`): the reset_model of Gymnasium's Hopper, Walker2d,
+        Humanoid and HumanoidStandup, among others."""
+        qpos = self.init_qpos + self.noise(rng, self.init_qpos.size)
+        qvel = self.init_qvel + self.noise(rng, self.init_qvel.size)
+        self.set_qpos_qvel(row, qpos, qvel)
+
 
 class PlanarTask(MujocoTask):
     """A port whose qpos starts with its root's planar position and whose reward tracks it
@@ -225,6 +233,52 @@ class PlanarTask(MujocoTask):
     def set_qpos_qvel(self, row: int, qpos: np.ndarray, qvel: np.ndarray) -> None:
         super().set_qpos_qvel(row, qpos, qvel)
         self.pos_before[row] = qpos[: self.tracked]  # a velocity of 0 until the first step
+
+
+class PlanarWalkerTask(PlanarTask):
+    """Gymnasium's planar walkers, Hopper and Walker2d: qvel observed clipped to +-10; healthy
+    while the torso's height z (qpos[1]) and angle (qpos[2]) lie strictly inside
+    healthy_z_range and healthy_angle_range (a port may add conditions: is_healthy); the
+    reward forward + survive - ctrl_cost, forward = forward_reward_weight * x velocity,
+    survive = healthy_reward while healthy, ctrl_cost = ctrl_cost_weight * |action|^2 (in
+    float32, control_cost), added in Gymnasium's order so that the reward is exactly the
+    sum of the terms; each episode from reset_uniform. A port declares the keywords these
+    read (forward_reward_weight, ctrl_cost_weight, healthy_reward, healthy_z_range,
+    healthy_angle_range, reset_noise_scale), terminate_when_unhealthy and
+    exclude_current_positions_from_observation itself, in its Gymnasium env's order (a
+    base's declarations would come first in the documentation's table)."""
+
+    qvel_clip = 10
+
+    def is_healthy(self) -> np.ndarray:
+        """(B,) bool: the torso's height z and angle strictly inside their ranges."""
+        q = self.qpos()
+        zlo, zhi = self.healthy_z_range
+        alo, ahi = self.healthy_angle_range
+        return (zlo < q[:, 1]) & (q[:, 1] < zhi) & (alo < q[:, 2]) & (q[:, 2] < ahi)
+
+    def reward(self, action):
+        """(forward + survive - ctrl_cost, {reward_forward, reward_survive, reward_ctrl}), (B,)
+        each (class docstring)."""
+        forward = self.forward_reward_weight * self.velocity()[:, 0]
+        survive = self.is_healthy() * self.healthy_reward
+        ctrl_cost = self.control_cost(self.ctrl_cost_weight, action)
+        # Gymnasium's order of addition: (forward + survive) - ctrl_cost, the terms' sum exactly
+        terms = {"reward_forward": forward, "reward_survive": survive, "reward_ctrl": -ctrl_cost}
+        return forward + survive - ctrl_cost, terms
+
+    def metrics(self) -> dict[str, np.ndarray]:
+        """Gymnasium's info of these tasks: x, the height z from its initial value, the x
+        velocity."""
+        q = self.qpos()
+        return {
+            "x_position": q[:, 0],
+            "z_distance_from_origin": q[:, 1] - self.init_qpos[1],
+            "x_velocity": self.velocity()[:, 0],
+        }
+
+    def reset_model(self, row, rng) -> None:
+        self.reset_uniform(row, rng)
 
 
 class TrackedXYTask(MujocoTask):
