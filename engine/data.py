@@ -260,6 +260,18 @@ class Data(NamedTuple):
     scratch_row: f64[B, nv]  # solver: a row of J on the island's dofs (values for scratch_idof[1])
     scratch_iefc: i32[B, nefcmax]  # solver: 0..nefc-1, the rows in their own order
     scratch_cone: f64[B, 7, 6]  # elliptic cones: a contact's cone Hessian or its factor (rows 0-5), U (row 6)
+
+    # the position and velocity stages a posvel-ended step left (engine.step.step_row): the
+    # inputs of Data they read, as they read them, so that the next posvel-ended call's first
+    # step can reuse them instead of recomputing them on the same state (mj_step2 after mj_step1)
+    posvel_current: i32[B]  # 1: the last call ended with them; no step, forward or reset since
+    posvel_qpos: f64[B, nq]  # qpos they read
+    posvel_qvel: f64[B, nv]  # qvel they read
+    posvel_mocap_pos: f64[B, nmocap, 3]  # mocap_pos they read
+    posvel_mocap_quat: f64[B, nmocap, 4]  # mocap_quat they read
+    posvel_eq_active: i32[B, neq]  # eq_active they read
+    posvel_reused: i32[B]  # steps that reused them (a count; wraps past 2**31)
+
     status: i32[B]  # 0 ok, k > 0: step k of the last call failed (bad state or qacc, overflow)
     warning: i32[B, NWARN]  # how often each WARN_* happened to the row (engine.types)
     warning_info: i32[B, NWARN]  # the dof or actuator of the last time each happened

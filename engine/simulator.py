@@ -212,7 +212,16 @@ class Simulator:
         observe_end="posvel" only the position and velocity stages and their sensors run
         after the last step (MuJoCo's mj_step1, as dm_control ends a control step): those
         belong to the final state, the actuation, the constraint forces, qacc and the
-        acceleration stage's sensors (touch, force, ...) to the last step's start. Raises
+        acceleration stage's sensors (touch, force, ...) to the last step's start. The next
+        observe_end="posvel" call then starts as dm_control's next control step does, with
+        the acceleration stage alone (mj_step2), in each row whose position and velocity stages
+        are still those of its state: no forward(), restore(), set_param(s), collision(),
+        inverse() or other step came between, and qpos, qvel, mocap_pos, mocap_quat and
+        eq_active hold the same bits (write them and the stages are recomputed). Not with
+        the RK4 integrator, which dm_control steps with a whole mj_step. The results are the
+        same bits as with the stages recomputed; data.posvel_reused counts such steps. Other
+        Data fields the stages compute (xpos, contacts, qM, ...) are taken as they are: write
+        them and the first step uses what was written. Raises
         NonFiniteError if an acceleration becomes NaN or inf, and ContactOverflowError if a
         row finds more contacts than model.nconmax: that row stays at the state before the
         failing step.
@@ -274,6 +283,8 @@ class Simulator:
         as step() does."""
         if kind == T.DRIVE_PD:
             self._bound.add_split_forward()
+        if flags & T.STEP_OBSERVE_POSVEL:
+            self._bound.add_posvel_end()
         start = self.nstep
         self.nstep += nstep
         job = self._job
@@ -289,6 +300,7 @@ class Simulator:
         data.ncon and data.contact_*, whatever the model's contact flags (forward() and
         step() collide by themselves when contacts are enabled). Raises
         ContactOverflowError if a row finds more than model.nconmax contacts."""
+        self._posvel_stale()  # it rewrites the contacts the position stage found
         api.collision(self._bound)
 
     @_serialized
@@ -308,6 +320,7 @@ class Simulator:
         """qfrc_inverse = M qacc + c - qfrc_passive - qfrc_constraint for every row (like
         mj_inverse), using the current qpos, qvel and qacc; the constraint forces are those
         of the soft constraints at that qacc. Returns data.qfrc_inverse."""
+        self._posvel_stale()  # it reruns the position and velocity stages and writes constraint forces
         api.inverse(self._bound)
         return self.data.qfrc_inverse
 
@@ -390,6 +403,7 @@ class Simulator:
         if self._params is None:
             self._params = params.RowParams(self._bound)
         self._params.store(idx, new)
+        self._posvel_stale(idx)  # the rows' stages read their parameters
 
     def _unique_rows(self, rows, what: str) -> np.ndarray:
         idx = self._rows(rows)
@@ -457,6 +471,7 @@ class Simulator:
             self._store_params(idx, own)
         elif self._params is not None:
             self._params.clear(idx)
+        self._posvel_stale(idx)
         for name in STATE_FIELDS:
             getattr(self.data, name)[idx] = snap.fields[name]
         if len(idx) == self.batch:
@@ -464,6 +479,11 @@ class Simulator:
         self.forward(idx)
 
     # --- helpers -----------------------------------------------------------------------------
+    def _posvel_stale(self, rows=None) -> None:
+        """The position and velocity stages of `rows` (all by default) are no longer taken
+        as current: the next step recomputes them (engine.step.step_row)."""
+        self.data.posvel_current[slice(None) if rows is None else rows] = 0
+
     def _rows(self, rows) -> np.ndarray:
         if rows is None:
             return np.arange(self.batch)

@@ -17,6 +17,8 @@ Warnings are counted per row in `d.warning`. Every entry returns the number of f
 of warned rows, so Python looks at `status` and `warning` only when something happened.
 """
 
+import math
+
 from numba import prange
 
 from robodyn.engine import types as T
@@ -32,7 +34,8 @@ def reset_row(m, d, b):
     """Row b back to the model's initial state (MuJoCo's mj_resetData for the state):
     time 0, qpos0, zero velocities, activations (and act_dot, which a forward pass with
     actuation disabled leaves as it is), controls, applied forces and warm start, equality
-    constraints as the model declares them, mocap bodies at their body_pos and body_quat."""
+    constraints as the model declares them, mocap bodies at their body_pos and body_quat; the
+    position and velocity stages no longer current (posvel_current)."""
     d.time[b] = 0.0
     for i in range(m.nq):
         d.qpos[b, i] = m.qpos0[i]
@@ -57,6 +60,7 @@ def reset_row(m, d, b):
                 d.mocap_pos[b, k, c] = m.body_pos[i, c]
             for c in range(4):
                 d.mocap_quat[b, k, c] = m.body_quat[i, c]
+    d.posvel_current[b] = 0
 
 
 @kernel
@@ -109,6 +113,59 @@ def acc_ok(m, d, b):
 
 
 @kernel
+def same_bits(x, y):
+    """True if the floats x and y are the same number bit for bit (0.0 and -0.0 differ; a
+    NaN equals nothing, so a NaN input is never taken as unchanged)."""
+    return x == y and math.copysign(1.0, x) == math.copysign(1.0, y)
+
+
+@kernel
+def keep_posvel(m, d, b):
+    """Mark row b's position and velocity stages current (posvel_current = 1), keeping the
+    inputs of Data they read: qpos, qvel, mocap_pos, mocap_quat and eq_active (kinematics,
+    tendons, collision, constraint rows, transmission, com_vel, passive and bias read no
+    other; the Model's parameters change only through Python, which clears the flag)."""
+    for i in range(m.nq):
+        d.posvel_qpos[b, i] = d.qpos[b, i]
+    for i in range(m.nv):
+        d.posvel_qvel[b, i] = d.qvel[b, i]
+    for k in range(m.nmocap):
+        for c in range(3):
+            d.posvel_mocap_pos[b, k, c] = d.mocap_pos[b, k, c]
+        for c in range(4):
+            d.posvel_mocap_quat[b, k, c] = d.mocap_quat[b, k, c]
+    for i in range(m.neq):
+        d.posvel_eq_active[b, i] = d.eq_active[b, i]
+    d.posvel_current[b] = 1
+
+
+@kernel
+def posvel_kept(m, d, b):
+    """True if row b's position and velocity stages are current (keep_posvel) and every
+    input they read is still, bit for bit, what they read: nothing was written into qpos,
+    qvel, mocap_pos, mocap_quat or eq_active since."""
+    if d.posvel_current[b] == 0:
+        return False
+    for i in range(m.nq):
+        if not same_bits(d.qpos[b, i], d.posvel_qpos[b, i]):
+            return False
+    for i in range(m.nv):
+        if not same_bits(d.qvel[b, i], d.posvel_qvel[b, i]):
+            return False
+    for k in range(m.nmocap):
+        for c in range(3):
+            if not same_bits(d.mocap_pos[b, k, c], d.posvel_mocap_pos[b, k, c]):
+                return False
+        for c in range(4):
+            if not same_bits(d.mocap_quat[b, k, c], d.posvel_mocap_quat[b, k, c]):
+                return False
+    for i in range(m.neq):
+        if d.eq_active[b, i] != d.posvel_eq_active[b, i]:
+            return False
+    return True
+
+
+@kernel
 def forward_row(m, d, b):
     """mj_forward for row b: dynamics up to qacc, then the sensors."""
     call_unit(m.unit_forward, m, d, b)
@@ -117,14 +174,19 @@ def forward_row(m, d, b):
 
 
 @outline
-def forward_for_step(m, d, b, job, drive):
+def forward_for_step(m, d, b, job, drive, posvel_done):
     """The forward pass of one step of row b with its drive (mj_step1, the drive, mj_step2
     up to the sensors): `drive` is DRIVE_NONE or the job's drive, whose (dof, actuator)
-    pairs, gains and commands the job record holds. Returns acc_ok."""
+    pairs, gains and commands the job record holds. With posvel_done the position and
+    velocity stages are those of the state already (posvel_kept) and only the acceleration
+    stage runs, as dm_control's mj_step2 after mj_step1. Returns acc_ok."""
     flags = job.flags
     if drive == T.DRIVE_PD:  # Simulator.drive compiled and set the split forward units
-        call_unit(m.unit_forward_posvel, m, d, b)
+        if not posvel_done:
+            call_unit(m.unit_forward_posvel, m, d, b)
         pd_drive(m, d, b, job.index, job.gain, job.target[b], flags & T.STEP_GRAVITY_COMPENSATION)
+        call_unit(m.unit_forward_acc, m, d, b)
+    elif posvel_done:  # STEP_OBSERVE_POSVEL: Simulator.step set unit_forward_acc
         call_unit(m.unit_forward_acc, m, d, b)
     else:
         call_unit(m.unit_forward, m, d, b)
@@ -144,7 +206,17 @@ def step_row(m, d, b, job, nstep, drive):
     integration. With STEP_OBSERVE_END, one forward pass after the last step leaves the
     sensors (and every derived quantity) at the final state instead; with
     STEP_OBSERVE_POSVEL, the position and velocity stages and their sensors (mj_step1) leave
-    those at the final state and the acceleration stage's at the last step's start.
+    those at the final state and the acceleration stage's at the last step's start, and mark
+    them current (keep_posvel).
+
+    The first step of a STEP_OBSERVE_POSVEL call skips the position and velocity stages
+    (runs the acceleration stage alone, as dm_control's mj_step2 after the last control
+    step's mj_step1) when the last call left them current and nothing they read has changed
+    since, bit for bit (posvel_kept), and the integrator is not RK4 (dm_control steps RK4
+    with a whole mj_step). The results are the same bits as recomputing them; each such
+    step counts in d.posvel_reused. Any step clears the mark (posvel_current) before it
+    integrates, and so do a reset and (in Python) forward, restore, a parameter change,
+    collision and inverse.
 
     A bad qpos, qvel (before the step) or qacc (after its forward pass) is counted in
     d.warning; with STEP_RESET_BAD the row is reset and the step goes on from the initial
@@ -153,22 +225,30 @@ def step_row(m, d, b, job, nstep, drive):
     drive: DRIVE_NONE, or the job's DRIVE_ACCELERATION or DRIVE_PD (engine.drive). Returns
     0, or the 1-based index of the step that failed (that step is not integrated)."""
     reset = job.flags & T.STEP_RESET_BAD
+    posvel_end = job.flags & T.STEP_OBSERVE_POSVEL
     for k in range(nstep):
         if not state_ok(m, d, b, reset):
             return k + 1
-        if not forward_for_step(m, d, b, job, drive):
+        posvel_done = False
+        if k == 0:
+            posvel_done = posvel_end != 0 and m.opt_integrator != T.INT_RK4 and posvel_kept(m, d, b)
+            d.posvel_current[b] = 0  # used up: this step integrates (or fails: the next recomputes)
+            if posvel_done:
+                d.posvel_reused[b] += 1
+        if not forward_for_step(m, d, b, job, drive, posvel_done):
             if not reset or d.contact_lost[b] > 0:
                 return k + 1
             reset_row(m, d, b)  # mj_checkAcc: reset, forward again, integrate
-            if not forward_for_step(m, d, b, job, drive):
+            if not forward_for_step(m, d, b, job, drive, False):
                 return k + 1
         call_unit(m.unit_integrate, m, d, b)
     if job.flags & T.STEP_OBSERVE_END:
         forward_row(m, d, b)
-    elif job.flags & T.STEP_OBSERVE_POSVEL:  # Simulator.step compiled and set these units
+    elif posvel_end:  # Simulator.step compiled and set these units
         call_unit(m.unit_forward_posvel, m, d, b)
         if m.unit_sensors != 0:
             call_unit(m.unit_sensors_posvel, m, d, b)
+        keep_posvel(m, d, b)
     return 0
 
 
@@ -216,11 +296,13 @@ def rollout_row(m, d, b, job):
 
 @outline
 def row_job(m, d, b, job):
-    """One row's part of a call: JOB_FORWARD (forward_row; 1 if qacc is bad or the
-    contacts overflowed, or without running it if the mocap pose is bad), JOB_STEP
-    (step_row with the job's drive) or JOB_ROLLOUT (rollout_row). Returns the row's status."""
+    """One row's part of a call: JOB_FORWARD (forward_row, the position and velocity stages'
+    mark cleared; 1 if qacc is bad or the contacts overflowed, or without running it if
+    the mocap pose is bad), JOB_STEP (step_row with the job's drive) or JOB_ROLLOUT
+    (rollout_row). Returns the row's status."""
     kind = job.kind
     if kind == JOB_FORWARD:
+        d.posvel_current[b] = 0  # Simulator.forward: the caller may have changed anything
         if not mocap_ok(m, d, b):
             return 1
         forward_row(m, d, b)
