@@ -73,9 +73,10 @@ class Actuation:
         _check_mask(model, self.dofs)
         self.raw = bool(raw)
         if kind == "ctrl":
-            self._mid, self._half = _ctrl_mapping(model, self.actuators)
             if self.raw:  # the action is the control: ctrl = 0 + 1 * action, exactly
                 self._mid, self._half = np.zeros(k), np.ones(k)
+            else:
+                self._mid, self._half = _ctrl_mapping(model, self.actuators)
         elif kind == "acceleration":
             if k != 1:
                 raise InvalidArgumentError(f"an acceleration actuation drives one dof, got {k}")
@@ -105,15 +106,25 @@ class Actuation:
         return cls(model, "ctrl", dofs, -1.0, 1.0, actuators=ids)
 
     @classmethod
-    def raw_ctrl(cls, physics, actuators: Sequence[str] | None = None) -> Actuation:
+    def raw_ctrl(
+        cls, physics, actuators: Sequence[str] | None = None, unlimited: float | None = None
+    ) -> Actuation:
         """Actions that are the named actuators' controls themselves (every actuator, in
         the model's order, when None), bounded by each one's ctrlrange, as Gymnasium's MuJoCo
-        envs take them (`data.ctrl[:] = action`)."""
+        envs take them (`data.ctrl[:] = action`). An actuator without a ctrlrange is refused,
+        or, with `unlimited` given, bounded by +-unlimited (dm_control's action_spec bounds it
+        by +-mjMAXVAL; MuJoCo clamps no such control)."""
         model = physics.model
         ids = list(range(model.nu)) if actuators is None else [physics.actuator_id(a) for a in actuators]
         dofs = [_joint_dof(model, a) for a in ids]
-        _ctrl_mapping(model, ids)  # every actuator needs its ctrlrange: the action's bounds
-        lo, hi = model.actuator_ctrlrange[ids, 0], model.actuator_ctrlrange[ids, 1]
+        lo, hi = model.actuator_ctrlrange[ids, 0].copy(), model.actuator_ctrlrange[ids, 1].copy()
+        if unlimited is None:
+            _ctrl_mapping(model, ids)  # every actuator needs its ctrlrange: the action's bounds
+        else:
+            if not 0 < unlimited < np.inf:
+                raise InvalidArgumentError(f"unlimited must be a finite bound > 0, got {unlimited!r}")
+            free = ~np.asarray(model.actuator_ctrllimited[ids], dtype=bool)
+            lo[free], hi[free] = -unlimited, unlimited
         return cls(model, "ctrl", dofs, lo, hi, actuators=ids, raw=True)
 
     @classmethod

@@ -12,8 +12,9 @@ What every task shares with dm_control's `control.Environment` and `suite.base.T
   in Python from a suite file (the swimmer's chain of links, the manipulator without the
   props its task does not use), the task edits the same file the same way (`edit_model`)
   and loads the result from a cache folder (`built_model`);
-- the action is the actuators' controls themselves, bounded by their ctrlranges
-  (dm_control's `action_spec`; `data.ctrl = action`);
+- the action is the actuators' controls themselves, bounded by their ctrlranges, an
+  actuator without one by +-mjMAXVAL (1e10) (dm_control's `action_spec`; `data.ctrl =
+  action`);
 - a control step is `control_timestep` seconds: n_sub_steps = control_timestep / timestep
   physics steps (an integer multiple, as dm_control's compute_n_steps requires); afterwards
   the positions and velocities and everything derived from them belong to the final state,
@@ -22,7 +23,10 @@ What every task shares with dm_control's `control.Environment` and `suite.base.T
   mj_step1 does not recompute, keeps the last physics step's start (the engine's
   `observe_end="posvel"`, which ends the steps with mj_step1's stages alone);
 - an episode lasts `time_limit` seconds, ceil(time_limit / control_timestep) control steps,
-  and ends by truncation (no benchmark task terminates);
+  and ends by truncation (no benchmark task terminates); a task without a time limit
+  (`time_limit = inf`, lqr) is registered without an episode length (max_episode_steps
+  None: never truncated unless gym.make's max_episode_steps sets one), and a task ends
+  its episode where `get_termination` says so (dm_control's discount 0: `terminated`);
 - the reward is dm_control's, built from `tolerance` (dm_control's rewards.tolerance,
   re-implemented here elementwise over a batch), reported in `info` as `reward_task` with
   the task's factors beside it;
@@ -38,7 +42,15 @@ What every task shares with dm_control's `control.Environment` and `suite.base.T
   `RandomState(s)`, so RoboDyn's seed s gives dm_control's `suite.load(domain, task,
   task_kwargs={"random": s})`; later episodes continue that RandomState as dm_control's env
   does (one draw from the env's own generator marks it used). The RandomState is task
-  state: snapshots and pickles carry it.
+  state: snapshots and pickles carry it;
+- where dm_control's builder draws model parameters from the task's RandomState when it
+  builds the environment (lqr: each joint's stiffness and damping), the task draws them in
+  `initialize_environment(row, random)`, called only on a just-seeded RandomState, before
+  that episode's `initialize_episode` continues the same RandomState, as dm_control's
+  builder draws before its first episode; the values become the row's own model parameters
+  (engine.params, `Simulator.set_params`; the model file holds a placeholder), which later
+  episodes of that seeding keep, as dm_control's env keeps its model. The physics' snapshot
+  carries them.
 """
 
 from __future__ import annotations
@@ -254,7 +266,7 @@ class DmcTask(Task):
     model_name: str = ""
     control_timestep: float | None = None  # seconds per env step; None: one physics step
     timestep: float = 0.0  # the model's physics timestep (the registered episode length needs it)
-    time_limit: float = 0.0  # seconds per episode
+    time_limit: float = 0.0  # seconds per episode (math.inf: no time limit)
     builds_model: bool = False  # the model is model_name changed by edit_model (built_model)
     # model parameters the task changes for every episode alike, {field: {name: value}} (a
     # field of engine.params.PARAMS, named by its object): every row gets them at bind
@@ -283,9 +295,11 @@ class DmcTask(Task):
         raise NotImplementedError
 
     @classmethod
-    def episode_steps(cls) -> int:
+    def episode_steps(cls) -> int | None:
         """Control steps per episode: dm_control's step limit time_limit / control_timestep,
-        reached when the step count is >= it."""
+        reached when the step count is >= it; None without a time limit (time_limit inf)."""
+        if math.isinf(cls.time_limit):
+            return None
         return math.ceil(cls.time_limit / cls.control_step())
 
     @classmethod
@@ -353,12 +367,20 @@ class DmcTask(Task):
                 f"declares {self.timestep} s"
             )
         self.frame_skip = self.n_sub_steps(physics.timestep)
-        self._actuation = Actuation.raw_ctrl(physics)
-        for field, values in self.model_overrides.items():
-            own = physics.sim.get_param(field)
-            for name, value in values.items():
-                own[:, getattr(physics.named_model, field).columns([name])] = value
-            physics.sim.set_params(np.arange(physics.batch), {field: own})
+        self._actuation = Actuation.raw_ctrl(physics, unlimited=mujoco.mjMAXVAL)
+        if self.model_overrides:
+            self._set_named_params(np.arange(physics.batch), self.model_overrides)
+
+    def _set_named_params(self, rows: np.ndarray, values: dict[str, dict[str, float]]) -> None:
+        """Give `rows` the parameters {field: {object name: value}} (fields of
+        engine.params.PARAMS), each row's other entries of those fields as they are."""
+        physics, own = self.physics, {}
+        for field, named in values.items():
+            value = physics.sim.get_param(field)[rows]
+            for name, v in named.items():
+                value[:, getattr(physics.named_model, field).columns([name])] = v
+            own[field] = value
+        physics.sim.set_params(rows, own)
 
     def actuation(self) -> Actuation:
         return self._actuation
@@ -372,17 +394,23 @@ class DmcTask(Task):
 
     # --- episodes -----------------------------------------------------------------------------
     def reset_rows(self, rows: np.ndarray, rngs: list[np.random.Generator]) -> None:
-        """Each row's episode drawn by initialize_episode from the row's RandomState."""
+        """Each row's episode drawn by initialize_episode from the row's RandomState; on a
+        just-seeded one, initialize_environment's draws first (module docstring)."""
         for r, rng in zip(rows, rngs, strict=True):
-            random = self._random_state(int(r), rng)
+            random, fresh = self._random_state(int(r), rng)
+            if fresh:
+                params = self.initialize_environment(int(r), random)
+                if params:
+                    self._set_named_params(np.array([r]), params)
             self.initialize_episode(int(r), random)
             _, key, pos, has_gauss, gauss = random.get_state(legacy=True)
             self.random_key[r], self.random_pos[r] = key, pos
             self.random_has_gauss[r], self.random_gauss[r] = has_gauss, gauss
 
-    def _random_state(self, row: int, rng: np.random.Generator) -> np.random.RandomState:
-        """The row's RandomState for this episode: RandomState(s) if `rng` was just seeded
-        with s (nothing drawn from it since), else the one the row's last episode left."""
+    def _random_state(self, row: int, rng: np.random.Generator) -> tuple[np.random.RandomState, bool]:
+        """(the row's RandomState for this episode, whether it was just seeded):
+        RandomState(s) if `rng` was just seeded with s (nothing drawn from it since), else the
+        one the row's last episode left."""
         bits = rng.bit_generator
         seeds = getattr(bits, "seed_seq", None)
         fresh = isinstance(seeds, np.random.SeedSequence) and bits.state == type(bits)(seeds).state
@@ -390,8 +418,8 @@ class DmcTask(Task):
             rng.random()  # used now: the next episode continues this RandomState
             s = seeds.entropy
             if isinstance(s, int) and 0 <= s < 2**32 and not seeds.spawn_key:
-                return np.random.RandomState(s)
-            return np.random.RandomState(np.random.MT19937(seeds))
+                return np.random.RandomState(s), True
+            return np.random.RandomState(np.random.MT19937(seeds)), True
         random = np.random.RandomState(0)
         random.set_state(
             (
@@ -402,7 +430,15 @@ class DmcTask(Task):
                 float(self.random_gauss[row]),
             )
         )
-        return random
+        return random, False
+
+    def initialize_environment(self, row: int, random: np.random.RandomState) -> dict[str, dict[str, float]]:
+        """Row `row`'s own model parameters, drawn from its just-seeded `random` as dm_control's
+        builder draws them when it builds the environment, in the same order, before the first
+        episode's initialize_episode continues `random`: {field of engine.params.PARAMS:
+        {object name: value}} (as model_overrides), which the row keeps until its next
+        seeding. Called only on a just-seeded RandomState; by default nothing is drawn ({})."""
+        return {}
 
     def initialize_episode(self, row: int, random: np.random.RandomState) -> None:  # override
         """Row `row`'s initial state, drawn from `random` as dm_control's task draws it."""
@@ -421,12 +457,18 @@ class DmcTask(Task):
     def metrics(self) -> dict[str, np.ndarray]:
         return self.get_reward()[1]
 
+    def get_termination(self) -> np.ndarray:  # override where the task terminates
+        """(B,) bool: the state after the step ends the episode (dm_control's get_termination
+        returning a discount); by default never."""
+        return np.zeros(self.physics.batch, dtype=bool)
+
     def evaluate(self, action: np.ndarray):
-        """reward_task (dm_control's reward) and its factors, computed once."""
+        """reward_task (dm_control's reward) and its factors, computed once; terminated as
+        get_termination says."""
         r, factors = self.get_reward()
         info = {"reward_task": np.array(r, dtype=np.float64)}
         info.update((k, np.array(v, dtype=np.float64)) for k, v in factors.items())
-        return np.array(r, dtype=np.float64), np.zeros(self.physics.batch, dtype=bool), info
+        return np.array(r, dtype=np.float64), np.array(self.get_termination(), dtype=bool), info
 
     def randomize_limited_and_rotational_joints(self, row: int, random: np.random.RandomState) -> None:
         """dm_control's randomizers.randomize_limited_and_rotational_joints for row `row`, joint
@@ -510,8 +552,9 @@ class DmcTask(Task):
 
 def register_dmc(task_class: type[DmcTask], *, module: str, summary: str, doc: str):
     """(single env class, vector env class) of a dm_control task, registered as
-    RoboDyn/dmc-<domain>-<task>-v0 with dm_control's episode length, the classes named
-    Dmc<Domain><Task>Env and Dmc<Domain><Task>VectorEnv (the module binds them)."""
+    RoboDyn/dmc-<domain>-<task>-v0 with dm_control's episode length (None for a task without
+    a time limit), the classes named Dmc<Domain><Task>Env and Dmc<Domain><Task>VectorEnv
+    (the module binds them)."""
     words = f"{task_class.domain}_{task_class.task}".split("_")
     return task_envs(
         task_class,
@@ -524,16 +567,34 @@ def register_dmc(task_class: type[DmcTask], *, module: str, summary: str, doc: s
     )
 
 
-def dmc_doc(task_class: type[DmcTask], *, description: str, action: str, rewards: str, start: str) -> str:
+def dmc_doc(
+    task_class: type[DmcTask],
+    *,
+    description: str,
+    action: str,
+    rewards: str,
+    start: str,
+    reward_range: str = "In [0, 1]",
+    termination: str = "Never terminates",
+) -> str:
     """The env documentation of a dm_control task, in the sections every RoboDyn env has: the
     observation's table of dm_control keys and the episode's length come from the task's
-    declarations, the rest from the arguments (`action` begins with the action's Box)."""
+    declarations, the rest from the arguments (`action` begins with the action's Box;
+    `reward_range` says where the reward lies, `termination` when an episode terminates)."""
     rows = ["| key | columns | shape | what |", "|---|---|---|---|"]
     for key in task_class.observation:
         s = task_class.observation_slices()[key.name]
         rows.append(f"| `{key.name}` | {s.start}:{s.stop} | {key.value_shape()} | {key.doc} |")
     n = sum(len(k.component_names()) for k in task_class.observation)
     step = task_class.control_step()
+    steps = task_class.episode_steps()
+    if steps is None:
+        end = (
+            f"{termination}; no time limit (dm_control's time_limit=inf): registered without "
+            "max_episode_steps, so never truncated unless `gym.make`'s max_episode_steps sets a limit."
+        )
+    else:
+        end = f"{termination}; truncated after {steps} steps ({task_class.time_limit:g} s)."
     return f"""
 ## Description
 
@@ -563,7 +624,7 @@ With `dict_observation=True`: a `Dict` of these keys in this order, each a
 
 ## Rewards
 
-{rewards} In [0, 1], reported in `info` as `reward_task`, its factors beside it.
+{rewards} {reward_range}, reported in `info` as `reward_task`, its factors beside it.
 
 ## Starting State
 
@@ -571,7 +632,7 @@ With `dict_observation=True`: a `Dict` of these keys in this order, each a
 
 ## Episode End
 
-Never terminates; truncated after {task_class.episode_steps()} steps ({task_class.time_limit:g} s).
+{end}
 
 ## Arguments
 

@@ -36,12 +36,13 @@ ENTRY_POINT_GROUP = "robodyn.tasks"
 class TaskEntry:
     """One registered task. `max_episode_steps` is the episode length: the registered spec's
     `max_episode_steps` (register_task), which the env reads and truncates its episodes by
-    itself."""
+    itself (None: a task without a time limit, never truncated unless the env is made with
+    one)."""
 
     id: str
     entry_point: str  # single gymnasium.Env, "module:class"
     vector_entry_point: str  # native RoboDynVectorEnv, "module:class"
-    max_episode_steps: int
+    max_episode_steps: int | None
     summary: str
     baselines: dict = field(default_factory=dict)  # name -> "module:factory"
     scenarios: dict = field(default_factory=dict)  # name -> env keywords

@@ -29,7 +29,7 @@ def task_envs(
     doc: str,
     *,
     module: str,
-    max_episode_steps: int,
+    max_episode_steps: int | None,
     summary: str,
     baselines: dict | None = None,
     scenarios: dict | None = None,

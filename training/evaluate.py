@@ -464,7 +464,8 @@ def evaluate(
     per-step obs/actions/metrics of the first `record` episodes. `progress(done, total)` is
     called as episodes finish; `step_progress(block, blocks, step, max_steps)` after every
     env step: the block's index, the number of blocks, the steps the block has run, and the
-    env's episode step limit (None if it has none), the most steps a block runs."""
+    env's episode step limit, the most steps a block runs. A task without a time limit
+    (dm_control's lqr) needs env_kwargs["max_episode_steps"], else EvaluationError."""
     check_evaluation(episodes, num_envs, seed)
     env_kwargs = dict(env_kwargs or {})
     n = min(num_envs, episodes)
@@ -482,6 +483,11 @@ def evaluate(
 
         blocks = episode_blocks(episodes, n)
         max_steps = getattr(env.unwrapped, "max_episode_steps", None)
+        if max_steps is None:  # an episode that never ends would hang the evaluation
+            raise EvaluationError(
+                f"{env_id} has no time limit (its episodes end only when the task says so): give "
+                "one, e.g. --env-kwargs '{\"max_episode_steps\": 10000}' (env_kwargs=...)"
+            )
         parts = []
         for b, block in enumerate(blocks):
             on_step = None

@@ -4,14 +4,16 @@ test-side shim tests/envs/dmc_oracle.py) and `gym.make("RoboDyn/dmc-<domain>-<ta
 reset with seed s.
 
 - Spaces and length: the action box is dm_control's action_spec, the observation's size
-  its flattened observation's, and an episode ends (truncated) at dm_control's last step.
+  its flattened observation's, and an episode ends (truncated) at dm_control's last step;
+  a task without a time limit (lqr) has none on either side.
 - Initial states: the same draws from the same RandomState, in the same order, so qpos and
   qvel are equal bit for bit, for several seeds, in the first episode and the ones that
   follow (dm_control's env continues its RandomState; episodes cut short to reach several).
   The native vector env's row i starts as dm_control seeded seed + i.
 - Step by step, whole episodes: before each step our state (qpos, qvel, act, time, the
   solver's warm start) is set to dm_control's, both step under the same random action
-  (uniform in the action box), and the observation and reward are compared, each step from
+  (uniform in the action box; in [-1, 1] for an actuator without a ctrlrange, whose box is
+  +-1e10), and the observation and reward are compared, each step from
   the same state, for every step of an episode of each seed: within TOL, or for a task in
   STEP_TOL within what MuJoCo itself determines there (dm_control's own step moves by more
   than TOL when nudged by NUDGE, or with its constraint solver converged further).
@@ -21,13 +23,20 @@ reset with seed s.
   and a task in HORIZON is shown chaotic in MuJoCo itself: dm_control's own env, its initial
   velocities nudged by NUDGE, leaves its unnudged run by more than TOL within
   CHAOS_FACTOR x HORIZON steps for some seed.
+- A task without a time limit (lqr: dm_control's time_limit=inf; it terminates when the
+  state's norm falls below 1e-6) is compared over UNLIMITED steps instead of an episode, step
+  by step and free running (random actions never bring it to rest, so no episode ends on the
+  way); driven by dm_control's own optimal LQR policy (lqr_solver) it terminates in the same
+  step as dm_control's env. The model parameters dm_control draws when it builds the env
+  (lqr's stiffness and damping) are each row's own and equal dm_control's model's, bit for
+  bit, and later episodes keep them.
 - The Dict observation (dict_observation=True): dm_control's keys in its order, each of its
   shape, equal to its OrderedDict key by key from the same state; Gymnasium's and SB3's
   env checkers; snapshots, pickles and autoreset's final_obs of the single and vector env.
 - The models dm_control builds in Python (swimmer, manipulator, the multi-pole cartpoles,
-  stacker) compile to its MjModel, array for array (insert_ball: once its one change, the cup
-  made a mocap body, is undone); without dm_control installed a dmc env says how to install
-  it.
+  stacker, lqr) compile to its MjModel, array for array (insert_ball: once its one change, the
+  cup made a mocap body, is undone; lqr: its drawn stiffness and damping are row 0's own,
+  seeded 0); without dm_control installed a dmc env says how to install it.
 
 TOL (absolute, on observations and rewards of order 1 to 10) is far below any physical
 difference: a wrong sign, a missing term or a stale readout differs at the 1e-3 level or more.
@@ -36,6 +45,7 @@ Each oracle test prints its worst differences and asserts how many steps it comp
 
 from __future__ import annotations
 
+import math
 import pickle
 import re
 import tomllib
@@ -126,6 +136,12 @@ STEP_TOL: dict[str, tuple[float, int, int, str]] = {
     ),
 }
 STEPS_DICT = 20  # steps of each Dict observation test
+# tasks without a time limit (dm_control's time_limit=inf, registered without an episode length):
+# the whole-run comparisons run this many control steps of them (lqr's chain at rest under
+# dm_control's optimal policy takes 5000 to 5300 steps for lqr_2_1, 10600 to 14400 for lqr_6_2,
+# seeds 0-2: time scales 1 / (1 - beta) of 370 and 1100 steps)
+UNLIMITED = {"RoboDyn/dmc-lqr-lqr_2_1-v0": 1000, "RoboDyn/dmc-lqr-lqr_6_2-v0": 2000}
+UNLIMITED_ACTION = 1.0  # random actions of an actuator without a ctrlrange: uniform in +-this
 
 
 def _state(env, row: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -154,31 +170,50 @@ def _sync(ours, theirs) -> None:
 
 
 def _actions(theirs, seed: int, steps: int) -> np.ndarray:
+    """(steps, nu) actions uniform in dm_control's action_spec; in +-UNLIMITED_ACTION for an
+    actuator without a ctrlrange (its spec is +-mjMAXVAL, 1e10)."""
     spec = theirs.action_spec()
-    return np.random.default_rng(seed).uniform(spec.minimum, spec.maximum, (steps, *spec.shape))
+    unlimited = ~theirs.physics.model.actuator_ctrllimited.astype(bool)
+    low = np.where(unlimited, -UNLIMITED_ACTION, spec.minimum)
+    high = np.where(unlimited, UNLIMITED_ACTION, spec.maximum)
+    return np.random.default_rng(seed).uniform(low, high, (steps, *spec.shape))
+
+
+def _length(env_id: str) -> int:
+    """Control steps of a whole-run comparison: the episode's, or UNLIMITED's for a task
+    without a time limit."""
+    return gym.spec(env_id).max_episode_steps or UNLIMITED[env_id]
+
+
+def _assert_same_end(env_id: str, term: bool, trunc: bool, ts, where: str) -> None:
+    """Our episode ends where dm_control's does: terminated where its discount is 0,
+    truncated where its time limit ends it (discount 1)."""
+    assert (term or trunc) == ts.last(), f"{where}: episode end differs"
+    assert term == (ts.last() and ts.discount == 0), f"{where}: termination differs"
 
 
 def _episode(env_id: str, seed: int, sync: bool, steps: int | None = None):
     """One episode of both envs from seed `seed` under the same random actions, `steps` of
-    them (None: to dm_control's last step); (worst |obs|, worst |reward|, steps compared)."""
+    them (None: to dm_control's last step, or UNLIMITED's steps of a task without a time
+    limit); (worst |obs|, worst |reward|, steps compared)."""
     domain, task = DMC[env_id]
     ours, theirs = gym.make(env_id), dmc_oracle.load(domain, task, seed)
     o1, _ = ours.reset(seed=seed)
     ts = theirs.reset()
     _assert_same_start(env_id, ours, theirs, f"{env_id} seed {seed}")
     worst_obs, worst_reward = float(np.max(np.abs(o1 - dmc_oracle.flat(ts.observation)))), 0.0
-    actions = _actions(theirs, seed, ours.spec.max_episode_steps)
+    actions = _actions(theirs, seed, _length(env_id))
     compared = 0
     for t, a in enumerate(actions[:steps]):
         if sync:
             _sync(ours, theirs)
         o1, r1, term, trunc, _ = ours.step(a)
         ts = theirs.step(a)
-        assert not term and trunc == ts.last(), f"{env_id} seed {seed} step {t}: episode end differs"
+        _assert_same_end(env_id, term, trunc, ts, f"{env_id} seed {seed} step {t}")
         worst_obs = max(worst_obs, float(np.max(np.abs(o1 - dmc_oracle.flat(ts.observation)))))
         worst_reward = max(worst_reward, abs(r1 - ts.reward))
         compared += 1
-    if steps is None:
+    if steps is None and env_id not in UNLIMITED:
         assert ts.last() and trunc, f"{env_id}: dm_control's episode is {compared} steps, ours is not"
     return worst_obs, worst_reward, compared
 
@@ -196,11 +231,15 @@ def test_spaces_and_episode_length_are_dm_controls(env_id):
     assert list(slices) == list(theirs.observation_spec())
     for key, value in theirs.reset().observation.items():
         assert slices[key].stop - slices[key].start == np.size(value), key
+    assert ours.unwrapped.dt == pytest.approx(theirs.control_timestep(), abs=0)
+    if env_id in UNLIMITED:  # no time limit: none on either side, and no end in UNLIMITED steps
+        assert ours.spec.max_episode_steps is None and math.isinf(theirs._step_limit)
+        assert not any(theirs.step(np.zeros(spec.shape)).last() for _ in range(UNLIMITED[env_id]))
+        return
     steps = 1
     while not theirs.step(np.zeros(spec.shape)).last():
         steps += 1
     assert ours.spec.max_episode_steps == steps
-    assert ours.unwrapped.dt == pytest.approx(theirs.control_timestep(), abs=0)
 
 
 @pytest.mark.parametrize("env_id", sorted(DMC))
@@ -211,7 +250,7 @@ def test_every_step_equals_dm_controls_from_the_same_state(env_id):
     for seed in SEEDS:
         obs, reward, n = _episode(env_id, seed, sync=True)
         worst_obs, worst_reward, compared = max(worst_obs, obs), max(worst_reward, reward), compared + n
-    length = gym.spec(env_id).max_episode_steps
+    length = _length(env_id)
     print(
         f"\n{env_id}, step by step: {len(SEEDS)} seeds x {length} steps; "
         f"worst |obs| {worst_obs:.1e}, |reward| {worst_reward:.1e}"
@@ -263,7 +302,7 @@ def test_free_running_equals_dm_control_over_its_horizon(env_id):
     for seed in SEEDS:
         obs, reward, n = _episode(env_id, seed, sync=False, steps=steps)
         worst_obs, worst_reward, compared = max(worst_obs, obs), max(worst_reward, reward), compared + n
-    length = steps or gym.spec(env_id).max_episode_steps
+    length = steps or _length(env_id)
     print(
         f"\n{env_id}, free running: {len(SEEDS)} seeds x {length} steps; "
         f"worst |obs| {worst_obs:.1e}, |reward| {worst_reward:.1e}"
@@ -330,6 +369,94 @@ def test_vector_row_i_starts_as_dm_control_seeded_seed_plus_i(env_id):
         flat = dmc_oracle.flat(theirs.reset().observation)
         _assert_same_start(env_id, venv, theirs, f"{env_id} row {i}", row=i)
         assert np.max(np.abs(obs[i] - flat)) <= TOL
+
+
+# --- tasks without a time limit, and model parameters drawn when dm_control builds its env ----------
+LQR = sorted(i for i in DMC if DMC[i][0] == "lqr")
+# tasks whose builder draws model parameters from the task's RandomState (DmcTask.initialize_environment)
+DRAWS = sorted(
+    i
+    for i in DMC
+    if load(gym.spec(i).entry_point).task_class.initialize_environment
+    is not dmc_task.DmcTask.initialize_environment
+)
+
+
+def _drawn_fields(env) -> list[str]:
+    """The model parameters the env's task draws where dm_control's builder does (the fields
+    its initialize_environment gives)."""
+    return list(env.unwrapped.task.initialize_environment(0, np.random.RandomState(0)))
+
+
+@pytest.mark.parametrize("env_id", LQR)
+def test_lqr_terminates_in_dm_controls_step_under_its_optimal_policy(env_id):
+    """dm_control's optimal policy u = K x (its lqr_solver: the discrete Riccati equation of
+    its env's model, the row's drawn stiffness included) brings the chain to rest: each env
+    driven by it from its own observation (free running, closed loop) terminates in the same
+    step (dm_control's discount 0), after thousands, never truncated, the observation and
+    reward within TOL of dm_control's at every step."""
+    from dm_control.suite import lqr_solver
+
+    worst_obs = worst_reward = 0.0
+    lengths = []
+    for seed in SEEDS:
+        ours, theirs = gym.make(env_id), dmc_oracle.load(*DMC[env_id], seed)
+        o1, _ = ours.reset(seed=seed)
+        ts = theirs.reset()
+        _, gain, _ = lqr_solver.solve(theirs)
+        steps = 0
+        while not ts.last():
+            o1, r1, term, trunc, _ = ours.step(gain @ o1)
+            ts = theirs.step(gain @ dmc_oracle.flat(ts.observation))
+            steps += 1
+            _assert_same_end(env_id, term, trunc, ts, f"{env_id} seed {seed} step {steps}")
+            worst_obs = max(worst_obs, float(np.max(np.abs(o1 - dmc_oracle.flat(ts.observation)))))
+            worst_reward = max(worst_reward, abs(r1 - ts.reward))
+        assert term and not trunc and ts.discount == 0 and np.linalg.norm(o1) < 1e-6
+        lengths.append(steps)
+    print(
+        f"\n{env_id}, dm_control's optimal policy: both terminate after {lengths} steps (seeds "
+        f"{list(SEEDS)}); worst |obs| {worst_obs:.1e}, |reward| {worst_reward:.1e}"
+    )
+    assert worst_obs <= TOL and worst_reward <= TOL
+
+
+@pytest.mark.parametrize("env_id", DRAWS)
+def test_drawn_model_parameters_are_dm_controls_and_later_episodes_keep_them(env_id):
+    """The model parameters dm_control draws when it builds its env (lqr: each joint's
+    stiffness and damping) are the row's own and equal dm_control's model's, bit for bit,
+    for seeds 0-3: in the single env, where an unseeded reset keeps them (dm_control's env
+    keeps its model) and reseeding draws them again, and in the vector env's rows (row i
+    seeded 0 + i), which keep them across an autoreset, and in a pickled copy."""
+    domain, task = DMC[env_id]
+    seeds = range(4)
+    theirs = [dmc_oracle.load(domain, task, s).physics.model for s in seeds]
+    env = gym.make(env_id)
+    fields, sim = _drawn_fields(env), env.unwrapped.physics.sim
+
+    def assert_dm_controls(sim, row: int, seed: int, where: str) -> None:
+        """Row `row`'s drawn parameters are those of dm_control's env seeded `seed`."""
+        for f in fields:
+            ours, model = sim.get_param(f)[row], getattr(theirs[seed], f)
+            assert np.array_equal(ours, model), f"{where}: {f} is {ours}, dm_control's (seed {seed}) {model}"
+
+    for s in seeds:
+        env.reset(seed=s)
+        assert_dm_controls(sim, 0, s, f"{env_id} seed {s}")
+        env.step(np.zeros(env.action_space.shape))
+        env.reset()  # unseeded: the next episode of the same environment
+        assert_dm_controls(sim, 0, s, f"{env_id} seed {s}, unseeded reset")
+    venv = gym.make_vec(env_id, num_envs=len(seeds), max_episode_steps=2)
+    venv.reset(seed=0)
+    for step in range(4):  # the rows autoreset after step 2
+        for i in seeds:
+            assert_dm_controls(venv.physics.sim, i, i, f"{env_id} vector row {i}, step {step}")
+        venv.step(np.zeros(venv.action_space.shape))
+    clone = pickle.loads(pickle.dumps(venv))
+    for i in seeds:
+        assert_dm_controls(clone.physics.sim, i, i, f"{env_id} pickled vector env, row {i}")
+    first = {f: getattr(theirs[0], f).round(3).tolist() for f in fields}
+    print(f"\n{env_id}: drawn {fields} equal dm_control's for seeds {list(seeds)} (seed 0: {first})")
 
 
 # --- dict_observation=True: dm_control's keys as a Dict space ---------------------------------------
@@ -489,13 +616,17 @@ def _without_mocap(path: Path, body: str) -> mujoco.MjModel:
 @pytest.mark.parametrize("env_id", BUILT)
 def test_built_models_compile_to_dm_controls(env_id, tmp_path, monkeypatch):
     """A model dm_control builds in Python (swimmer6, swimmer15, manipulator without its unused
-    props, cartpole's chains of poles, stacker without its unused boxes), built by our edit of
-    the same suite file into
+    props, cartpole's chains of poles, stacker without its unused boxes, lqr's chains), built
+    by our edit of the same suite file into
     ROBODYN_CACHE_DIR, compiles to dm_control's MjModel: every array of it equal. insert_ball's
     cup, which dm_control moves by editing the model, is our one change, a mocap body whose
-    contacts with the world are excluded: without it, the same equality."""
+    contacts with the world are excluded: without it, the same equality. The parameters
+    dm_control draws as it builds the model (lqr's stiffness and damping) are each row's own
+    (the file holds placeholders): row 0 seeded 0 holds those of dm_control's env seeded 0."""
     monkeypatch.setenv("ROBODYN_CACHE_DIR", str(tmp_path))
-    task = gym.make(env_id).unwrapped.task
+    env = gym.make(env_id)
+    env.reset(seed=0)
+    task = env.unwrapped.task
     path = Path(task.model_file)
     assert path.parent == tmp_path / "dmc" and [p.name for p in path.parent.iterdir()] == [path.name]
     receptacle = getattr(task, "receptacle", None)
@@ -506,11 +637,15 @@ def test_built_models_compile_to_dm_controls(env_id, tmp_path, monkeypatch):
     else:
         ours = mujoco.MjModel.from_xml_path(str(path))
     theirs = dmc_oracle.load(*DMC[env_id], 0).physics.model.ptr
+    # the parameters dm_control draws as it builds the model (lqr's stiffness and damping) are
+    # the rows' own, the file's values placeholders: row 0 seeded 0 holds dm_control's seed 0's
+    drawn = _drawn_fields(env) if env_id in DRAWS else []
     compared = 0
     for name in dir(theirs):
         value = getattr(theirs, name)
         if isinstance(value, np.ndarray):
-            np.testing.assert_array_equal(getattr(ours, name), value, err_msg=name)
+            mine = env.unwrapped.physics.sim.get_param(name)[0] if name in drawn else getattr(ours, name)
+            np.testing.assert_array_equal(mine, value, err_msg=name)
             compared += 1
     assert compared > 100
     assert gym.make(env_id).unwrapped.task.model_file == str(path)  # built once, then reused

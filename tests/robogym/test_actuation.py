@@ -130,3 +130,32 @@ def test_ctrl_drives_a_site_actuator(tmp_path):
     # a 1 kg box with 15 N up through its axis: az = 15 - 9.81, no rotation
     np.testing.assert_allclose(p.data.qacc[0, :3], [0.0, 0.0, 15.0 - 9.81], atol=1e-12)
     np.testing.assert_allclose(p.data.qacc[0, 3:], 0.0, atol=1e-12)
+
+
+UNLIMITED_MOTOR = """<mujoco><option><flag contact="disable" constraint="disable"/></option><worldbody>
+  <body name="cart"><joint name="x" type="slide" axis="1 0 0"/><geom type="sphere" size=".1"/>
+    <body name="bob"><joint name="y" type="slide" axis="0 1 0"/><geom type="sphere" size=".1"/></body>
+  </body></worldbody>
+  <actuator>
+    <motor name="limited" joint="x" ctrllimited="true" ctrlrange="-2 3"/>
+    <motor name="free" joint="y"/>
+  </actuator>
+</mujoco>"""
+
+
+def test_raw_ctrl_bounds_an_actuator_without_ctrlrange_only_when_asked(tmp_path):
+    """raw_ctrl refuses an actuator without a ctrlrange, or with `unlimited` bounds it by
+    +-unlimited (dm_control's action_spec: +-mjMAXVAL) while a ctrlrange stays the bound; the
+    action is the control itself either way."""
+    path = tmp_path / "sliders.xml"
+    path.write_text(UNLIMITED_MOTOR)
+    p = Physics(path, 1)
+    with pytest.raises(ValueError, match="no ctrlrange"):
+        Actuation.raw_ctrl(p)
+    with pytest.raises(ValueError, match="unlimited must be a finite bound"):
+        Actuation.raw_ctrl(p, unlimited=np.inf)
+    act = Actuation.raw_ctrl(p, unlimited=1e10)
+    np.testing.assert_array_equal(act.low, [-2.0, -1e10])
+    np.testing.assert_array_equal(act.high, [3.0, 1e10])
+    act.apply(p.sim, np.array([[1.5, -123.25]]), 1)
+    np.testing.assert_array_equal(p.data.ctrl[0], [1.5, -123.25])

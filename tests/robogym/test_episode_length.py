@@ -38,8 +38,25 @@ def test_every_registered_task_states_its_length_in_its_spec():
     for entry in robogym.TASKS:
         spec = gym.spec(entry.id)
         assert type(spec) is EpisodeSpec
-        assert spec.max_episode_steps == entry.max_episode_steps > 0
+        assert spec.max_episode_steps == entry.max_episode_steps
+        assert entry.max_episode_steps is None or entry.max_episode_steps > 0  # None: no time limit
         assert "max_episode_steps" not in spec.kwargs  # one source: the spec's own field
+
+
+def test_a_task_without_a_time_limit_never_truncates_unless_made_with_one():
+    """A task registered without a length (dm_control's lqr, time_limit=inf): gym.make gives
+    the env itself, which never truncates, as does the vector env; gym.make's own
+    max_episode_steps still sets one."""
+    unlimited = "RoboDyn/dmc-lqr-lqr_2_1-v0"
+    assert gym.spec(unlimited).max_episode_steps is None
+    env = gym.make(unlimited)
+    assert type(env).__name__ == "DmcLqrLqr21Env" and env.max_episode_steps is None
+    env.reset(seed=0)
+    assert not any(env.step(ZERO)[3] for _ in range(450))
+    assert gym.make_vec(unlimited, num_envs=2).max_episode_steps is None
+    short = gym.make(unlimited, max_episode_steps=7)
+    short.reset(seed=0)
+    assert [short.step(ZERO)[3] for _ in range(7)] == [False] * 6 + [True]
 
 
 def test_gym_make_returns_the_env_itself_which_truncates_at_exactly_the_spec_length():

@@ -63,10 +63,12 @@ def test_registered_with_string_entry_points(env_id):
         assert (spec.entry_point, spec.vector_entry_point) == (entry.entry_point, entry.vector_entry_point)
         assert spec.max_episode_steps == entry.max_episode_steps
         assert isinstance(gym.make("robogym:" + env_id), robogym.RoboDynEnv)
-    # the spec states the episode length and the env owns it, with its order checks: gym.make
-    # adds no wrapper, so the env it returns has snapshot() and restore()
+    # the spec states the episode length (None for a task without a time limit, dm_control's
+    # lqr) and the env owns it, with its order checks: gym.make adds no wrapper, so the env it
+    # returns has snapshot() and restore()
     env = gym.make(env_id)
-    assert isinstance(env, robogym.RoboDynEnv) and isinstance(spec.max_episode_steps, int)
+    assert isinstance(env, robogym.RoboDynEnv)
+    assert spec.max_episode_steps is None or isinstance(spec.max_episode_steps, int)
     assert env.max_episode_steps == spec.max_episode_steps == env.spec.max_episode_steps
     assert "max_episode_steps" not in spec.kwargs
     venv = gym.make_vec(env_id, num_envs=2)

@@ -16,6 +16,7 @@ from robodyn.training.cli import SAVED_POLICIES
 from robodyn.training.evaluate import (
     BlockResult,
     EnvLayout,
+    EvaluationError,
     RandomPolicy,
     episode_blocks,
     evaluate,
@@ -105,3 +106,20 @@ def test_model_files_are_what_loading_reads(tmp_path):
     for p in files:
         (copy / p.name).write_bytes(p.read_bytes())
     assert load_sb3_policy(copy / "crane_ppo.zip").obs_normalizer is not None
+
+
+def test_a_task_without_a_time_limit_needs_one():
+    """dm_control's lqr ends its episodes only at rest: evaluating it without
+    max_episode_steps is refused by name (it could run forever), and with one it runs."""
+    with pytest.raises(EvaluationError, match="lqr_2_1-v0 has no time limit"):
+        evaluate("RoboDyn/dmc-lqr-lqr_2_1-v0", "random", episodes=1, num_envs=1, record=0)
+    res = evaluate(
+        "RoboDyn/dmc-lqr-lqr_2_1-v0",
+        "random",
+        episodes=2,
+        num_envs=2,
+        record=0,
+        env_kwargs={"max_episode_steps": 20},
+    )
+    assert [e["length"] for e in res.episodes] == [20, 20]
+    assert all(e["truncated"] and not e["terminated"] for e in res.episodes)
