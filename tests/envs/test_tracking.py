@@ -357,9 +357,9 @@ def test_shipped_residual_ppo_beats_the_best_pd():
     numbers, through training.evaluate as `robodyn eval` runs it: on the fixed scenario (10
     episodes on 8 envs, the command's defaults) its final rms_error is 0.0033 rad, 2.0x better
     than the best PD's (ratio 0.499 seen on one CPU, 0.501 on an AMD EPYC, whose libm rounds
-    the physics differently; the README prints 2.0x); on 16 randomized episodes (seeded 0..15, 16 envs) it is lower than
-    the PD's in every one (ratios 0.42-0.78), 0.0052 against 0.0096 rad on average. It is rebuilt
-    as clip(pd + scale * ppo)."""
+    the physics differently; the README prints 2.0x); on 16 randomized episodes (seeded 0..15,
+    16 envs) it is lower than the PD's in every one (ratios 0.42-0.78), 0.0052 against 0.0096
+    rad on average. It is rebuilt as clip(pd + scale * ppo)."""
     from robodyn.training.cli import SAVED_POLICIES
     from robodyn.training.evaluate import evaluate
     from robodyn.training.residual import ResidualPolicy
