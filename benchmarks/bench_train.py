@@ -55,6 +55,7 @@ import stable_baselines3.common.on_policy_algorithm as on_policy
 import torch
 
 import robogym  # noqa: F401  (registers RoboDyn/*)
+from robodyn.training.cli import _count
 from robodyn.training.train import (
     ALGOS,
     FinalMetricsCallback,
@@ -211,23 +212,8 @@ def default_timesteps(algo: str, num_envs: list[int]) -> int:
 
 
 def _num_envs(text: str) -> list[int]:
-    try:
-        values = [int(v) for v in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a comma-separated list of integers, got {text!r}") from None
-    if any(v < 1 for v in values):
-        raise argparse.ArgumentTypeError(f"every num_envs must be >= 1, got {text!r}")
-    return values
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
+    """An argparse type: a comma-separated list of integers >= 1."""
+    return [_count(1)(v) for v in text.split(",")]
 
 
 def _row(r: dict) -> str:
@@ -243,9 +229,9 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--env", default="RoboDyn/Quadruped-v0", help="a registered task id")
     p.add_argument("--algo", default="ppo", choices=ALGOS)
     p.add_argument("--num-envs", type=_num_envs, default=list(NUM_ENVS), help="comma-separated, e.g. 64,256")
-    p.add_argument("--timesteps", type=_positive, help="steps a row trains (default: see the docstring)")
-    p.add_argument("--torch-threads", type=_positive, help="torch.set_num_threads (default: torch's own)")
-    p.add_argument("--engine-threads", type=_positive, help="the engine's nthread (default: one per core)")
+    p.add_argument("--timesteps", type=_count(1), help="steps a row trains (default: see the docstring)")
+    p.add_argument("--torch-threads", type=_count(1), help="torch.set_num_threads (default: torch's own)")
+    p.add_argument("--engine-threads", type=_count(1), help="the engine's nthread (default: one per core)")
     p.add_argument("--vecnormalize", action="store_true", help="normalize observations and rewards")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", help="also write every number to this file")

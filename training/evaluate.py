@@ -471,6 +471,12 @@ def evaluate(
     n = min(num_envs, episodes)
     env = gym.make_vec(env_id, num_envs=n, autoreset_mode=AutoresetMode.DISABLED, **env_kwargs)
     try:
+        max_steps = getattr(env.unwrapped, "max_episode_steps", None)
+        if max_steps is None:  # an episode that never ends would hang the evaluation
+            raise EvaluationError(
+                f"{env_id} has no time limit (its episodes end only when the task says so): give "
+                "one, e.g. --env-kwargs '{\"max_episode_steps\": 10000}' (env_kwargs=...)"
+            )
         label, pol = make_policy(policy, env, seed)
         layout = EnvLayout.of(env)
         t0 = time.perf_counter()
@@ -482,12 +488,6 @@ def evaluate(
                 progress(len(done), episodes)
 
         blocks = episode_blocks(episodes, n)
-        max_steps = getattr(env.unwrapped, "max_episode_steps", None)
-        if max_steps is None:  # an episode that never ends would hang the evaluation
-            raise EvaluationError(
-                f"{env_id} has no time limit (its episodes end only when the task says so): give "
-                "one, e.g. --env-kwargs '{\"max_episode_steps\": 10000}' (env_kwargs=...)"
-            )
         parts = []
         for b, block in enumerate(blocks):
             on_step = None
