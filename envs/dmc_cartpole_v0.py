@@ -200,6 +200,24 @@ DmcCartpoleSwingupEnv, DmcCartpoleSwingupVectorEnv = register_dmc(
     module=__name__,
     summary="dm_control's cartpole-swingup: swing the pole up and balance it",
     doc=_doc(Swingup, "Swing a hanging pole up by pushing its cart, and balance it.", _SMOOTH, _HANGING),
+    # the settings of the shipped dmc_cartpole_swingup_ppo (training/README.md): without
+    # target_kl the same run collapsed after 1.25M steps
+    training={
+        "ppo": {
+            "timesteps": 1_500_000,
+            "num_envs": 16,
+            "vecnormalize": True,
+            "algo_kwargs": {
+                "n_steps": 256,
+                "batch_size": 256,
+                "n_epochs": 10,
+                "gamma": 0.99,
+                "use_sde": False,
+                "target_kl": 0.02,
+                "policy_kwargs": {"log_std_init": 0.0},
+            },
+        }
+    },
 )
 DmcCartpoleSwingupSparseEnv, DmcCartpoleSwingupSparseVectorEnv = register_dmc(
     SwingupSparse,

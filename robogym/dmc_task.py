@@ -550,11 +550,13 @@ class DmcTask(Task):
         return self.physics.named.ctrl.all
 
 
-def register_dmc(task_class: type[DmcTask], *, module: str, summary: str, doc: str):
+def register_dmc(
+    task_class: type[DmcTask], *, module: str, summary: str, doc: str, training: dict | None = None
+):
     """(single env class, vector env class) of a dm_control task, registered as
     RoboDyn/dmc-<domain>-<task>-v0 with dm_control's episode length (None for a task without
-    a time limit), the classes named Dmc<Domain><Task>Env and Dmc<Domain><Task>VectorEnv
-    (the module binds them)."""
+    a time limit) and its own `robodyn train` settings where given (task_envs), the classes
+    named Dmc<Domain><Task>Env and Dmc<Domain><Task>VectorEnv (the module binds them)."""
     words = f"{task_class.domain}_{task_class.task}".split("_")
     return task_envs(
         task_class,
@@ -563,6 +565,7 @@ def register_dmc(task_class: type[DmcTask], *, module: str, summary: str, doc: s
         module=module,
         max_episode_steps=task_class.episode_steps(),
         summary=summary,
+        training=training,
         name="Dmc" + "".join(w.capitalize() for w in words),
     )
 

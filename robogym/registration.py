@@ -9,8 +9,10 @@ to `TASKS`, which the tools above read, so that they work on any task without a 
 their own: `baselines` (name -> "module:factory", factory(env, **kwargs) -> a Policy for a
 vector env of the task; `envs.baselines.make_baseline` looks them up here), `scenarios`
 (name -> env keywords of a fixed evaluation scenario, e.g. the crane's "fixed": no reset
-noise) and `tuning` (baseline name -> how `robodyn tune` sweeps that baseline's gain;
-training.experiments reads it).
+noise), `tuning` (baseline name -> how `robodyn tune` sweeps that baseline's gain;
+training.experiments reads it) and `training` (algorithm -> the task's own settings for
+`robodyn train` where they differ from its general defaults: TRAINING_KEYS; training.train
+reads them).
 
 Importing robogym imports every package that declares tasks under the entry-point group
 `robodyn.tasks` (Python package metadata: RoboDyn's own tasks are the `envs` package's, and
@@ -47,6 +49,37 @@ class TaskEntry:
     baselines: dict = field(default_factory=dict)  # name -> "module:factory"
     scenarios: dict = field(default_factory=dict)  # name -> env keywords
     tuning: dict = field(default_factory=dict)  # baseline name -> its gain sweep (envs.tuning.Tuning)
+    training: dict = field(default_factory=dict)  # "ppo"/"sac" -> {key of TRAINING_KEYS: value}
+
+
+# what a task may declare for `robodyn train`, per algorithm: its step budget, the rows of its
+# vector env, whether VecNormalize wraps it, and keywords of the algorithm's constructor
+TRAINING_KEYS = ("timesteps", "num_envs", "vecnormalize", "algo_kwargs")
+TRAINING_ALGOS = ("ppo", "sac")
+
+
+def check_training(task_id: str, training: dict) -> dict:
+    """A task's declared training settings, checked: algorithm names of TRAINING_ALGOS,
+    each a dict of TRAINING_KEYS (counts at least 1, vecnormalize a bool, algo_kwargs a
+    dict); an InvalidArgumentError naming the task and the entry otherwise."""
+    for algo, settings in training.items():
+        where = f"task {task_id!r}: training[{algo!r}]"
+        if algo not in TRAINING_ALGOS:
+            raise InvalidArgumentError(f"{where}: the algorithm must be one of {TRAINING_ALGOS}")
+        if not isinstance(settings, dict):
+            raise InvalidArgumentError(f"{where} must be a dict of {TRAINING_KEYS}, got {settings!r}")
+        for key, value in settings.items():
+            if key not in TRAINING_KEYS:
+                raise InvalidArgumentError(f"{where}: unknown key {key!r}; known: {', '.join(TRAINING_KEYS)}")
+            ok = {
+                "timesteps": isinstance(value, int) and not isinstance(value, bool) and value >= 1,
+                "num_envs": isinstance(value, int) and not isinstance(value, bool) and value >= 1,
+                "vecnormalize": isinstance(value, bool),
+                "algo_kwargs": isinstance(value, dict),
+            }[key]
+            if not ok:
+                raise InvalidArgumentError(f"{where}[{key!r}]: invalid value {value!r}")
+    return {algo: dict(settings) for algo, settings in training.items()}
 
 
 # every registered task, in registration order (a live list: register appends to it)
@@ -105,6 +138,15 @@ def entry(task_id: str) -> TaskEntry:
         if t.id == task_id:
             return t
     raise UnknownNameError(f"no RoboDyn task {task_id!r}; registered: {', '.join(t.id for t in TASKS)}")
+
+
+def training_settings(task_id: str, algo: str) -> dict:
+    """The settings a registered task declares for training with `algo` ({} for a task that
+    declares none, or an id that is not a RoboDyn task)."""
+    for t in TASKS:
+        if t.id == task_id:
+            return dict(t.training.get(algo, {}))
+    return {}
 
 
 def entry_of(env) -> TaskEntry | None:

@@ -3,6 +3,7 @@
     CraneEnv, CraneVectorEnv = task_envs(
         CraneTask, "RoboDyn/Crane-v0", _DOC, module=__name__, max_episode_steps=400,
         summary="...", baselines={...}, scenarios={...},
+        training={"ppo": {"timesteps": 400_000, "vecnormalize": True}},
     )
 
 makes the single env (RoboDynEnv) and the native vector env (RoboDynVectorEnv) of the task,
@@ -12,13 +13,16 @@ and registers them (robogym.registration.register) under string entry points int
 which must bind the two classes to those names (as the assignment above does), so that
 Gymnasium and pickling find them there. `env_classes` makes the two classes alone, for a
 task registered some other way (robogym/mjcf_env.py: Gymnasium's registry only, not
-`robogym.TASKS`, whose every task is made without keywords by the generic checks)."""
+`robogym.TASKS`, whose every task is made without keywords by the generic checks).
+`training` holds the task's own `robodyn train` settings per algorithm (its step budget,
+rows, VecNormalize, algorithm keywords: robogym.registration.TRAINING_KEYS), which the
+command uses where its user gives none."""
 
 from __future__ import annotations
 
 from robogym.declare import arguments_section
 from robogym.env import RoboDynEnv
-from robogym.registration import TaskEntry, register
+from robogym.registration import TaskEntry, check_training, register
 from robogym.task import Task
 from robogym.vector_env import RoboDynVectorEnv
 
@@ -34,6 +38,7 @@ def task_envs(
     baselines: dict | None = None,
     scenarios: dict | None = None,
     tuning: dict | None = None,
+    training: dict | None = None,
     name: str | None = None,
 ) -> tuple[type[RoboDynEnv], type[RoboDynVectorEnv]]:
     """(single env class, vector env class) of `task_class`, registered as `env_id` (the
@@ -49,6 +54,7 @@ def task_envs(
             baselines=dict(baselines or {}),
             scenarios=dict(scenarios or {}),
             tuning=dict(tuning or {}),
+            training=check_training(env_id, dict(training or {})),
         )
     )
     return single, vector

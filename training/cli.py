@@ -205,15 +205,52 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--algo", choices=("ppo", "sac"), default=None, help="default ppo, or the algorithm of --init"
     )
-    s.add_argument("--timesteps", type=_count(1), default=1_000_000, help="environment steps to train for")
-    s.add_argument("--num-envs", type=_count(1), default=64, help="environments of the training vector env")
+    s.add_argument(
+        "--timesteps",
+        type=_count(1),
+        default=None,
+        help="environment steps to train for (default: the task's own setting, else 1,000,000)",
+    )
+    s.add_argument(
+        "--num-envs",
+        type=_count(1),
+        default=None,
+        help="environments of the training vector env (default: the task's own setting, else 64)",
+    )
     s.add_argument("--seed", type=_count(0), default=0, help="seed of the run (envs, policy, sampling)")
     s.add_argument(
         "--out", type=Path, default=None, help="output directory (default runs/train-<env>-<algo>)"
     )
-    s.add_argument("--vecnormalize", action="store_true", help="normalize observations and rewards")
+    s.add_argument(
+        "--vecnormalize",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="normalize observations and rewards (default: the task's own setting, else not)",
+    )
     s.add_argument("--env-kwargs", type=_json_object, default={}, help="task keywords as a JSON object")
-    s.add_argument("--algo-kwargs", type=_json_object, default={}, help="algorithm keywords as a JSON object")
+    s.add_argument(
+        "--algo-kwargs",
+        type=_json_object,
+        default={},
+        help="algorithm keywords as a JSON object, over the task's own and RoboDyn's defaults",
+    )
+    s.add_argument(
+        "--wall-time",
+        type=_positive,
+        default=None,
+        metavar="SECONDS",
+        help="also stop after this many seconds of training (evaluations left out) and save the policy "
+        "as at the end of --timesteps",
+    )
+    s.add_argument(
+        "--eval-every",
+        type=_count(0),
+        default=0,
+        help="evaluate the policy deterministically at the start, every this many steps and at the end "
+        "(curve.json, learning_curve.png); 0: never (default)",
+    )
+    s.add_argument("--eval-episodes", type=_count(1), default=64, help="episodes of each evaluation")
+    s.add_argument("--eval-seed", type=_count(0), default=1000, help="episode k of each evaluation: seed + k")
     s.add_argument(
         "--checkpoint-every", type=_count(1), default=200_000, help="environment steps between checkpoints"
     )
@@ -997,7 +1034,7 @@ def cmd_train(args) -> int:
         raise CLIError("--residual-scale only applies with --residual BASELINE")
     env_kwargs = _env_kwargs(env_id, args.env_kwargs, None)
     out = args.out or Path("runs") / f"train-{_slug(env_id)}-{algo}"
-    files = [f"{algo}.zip", f"{algo}.json", f"{algo}_vecnormalize.pkl"]
+    files = [f"{algo}.zip", f"{algo}.json", f"{algo}_vecnormalize.pkl", "curve.json", "learning_curve.png"]
     check_out_dir(out, "--out", files, dirs=["checkpoints", "tb"])
     try:
         train(
@@ -1018,6 +1055,10 @@ def cmd_train(args) -> int:
             log_every=args.log_every,
             command=shlex.join(["robodyn", *args.argv]),
             hyperparams=args.hyperparams,
+            wall_time=args.wall_time,
+            eval_every=args.eval_every,
+            eval_episodes=args.eval_episodes,
+            eval_seed=args.eval_seed,
         )
     except TrainError as e:  # refused before anything was written
         raise CLIError(str(e)) from None

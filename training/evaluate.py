@@ -468,35 +468,60 @@ def evaluate(
     (dm_control's lqr) needs env_kwargs["max_episode_steps"], else EvaluationError."""
     check_evaluation(episodes, num_envs, seed)
     env_kwargs = dict(env_kwargs or {})
-    n = min(num_envs, episodes)
-    env = gym.make_vec(env_id, num_envs=n, autoreset_mode=AutoresetMode.DISABLED, **env_kwargs)
+    env = make_eval_env(env_id, min(num_envs, episodes), env_kwargs)
     try:
-        max_steps = getattr(env.unwrapped, "max_episode_steps", None)
-        if max_steps is None:  # an episode that never ends would hang the evaluation
-            raise EvaluationError(
-                f"{env_id} has no time limit (its episodes end only when the task says so): give "
-                "one, e.g. --env-kwargs '{\"max_episode_steps\": 10000}' (env_kwargs=...)"
-            )
-        label, pol = make_policy(policy, env, seed)
-        layout = EnvLayout.of(env)
-        t0 = time.perf_counter()
-        done = []
-
-        def finished(k: int) -> None:
-            done.append(k)
-            if progress is not None:
-                progress(len(done), episodes)
-
-        blocks = episode_blocks(episodes, n)
-        parts = []
-        for b, block in enumerate(blocks):
-            on_step = None
-            if step_progress is not None:
-                on_step = functools.partial(step_progress, b, len(blocks), max_steps=max_steps)
-            parts.append(run_block(env, pol, block, seed, record, finished, on_step))
-        return merge_blocks(env_id, label, env_kwargs, seed, n, layout, parts, time.perf_counter() - t0)
+        return evaluate_on(env, env_id, policy, episodes, seed, env_kwargs, record, progress, step_progress)
     finally:
         env.close()
+
+
+def make_eval_env(env_id: str, num_envs: int, env_kwargs: dict):
+    """The vector env evaluate() runs its blocks on: `num_envs` rows, autoreset disabled; an
+    EvaluationError for a task without a time limit (dm_control's lqr) unless env_kwargs
+    give one (an episode that never ends would hang the evaluation)."""
+    env = gym.make_vec(env_id, num_envs=num_envs, autoreset_mode=AutoresetMode.DISABLED, **env_kwargs)
+    if getattr(env.unwrapped, "max_episode_steps", None) is None:
+        env.close()
+        raise EvaluationError(
+            f"{env_id} has no time limit (its episodes end only when the task says so): give "
+            "one, e.g. --env-kwargs '{\"max_episode_steps\": 10000}' (env_kwargs=...)"
+        )
+    return env
+
+
+def evaluate_on(
+    env,
+    env_id: str,
+    policy,
+    episodes: int,
+    seed: int | None,
+    env_kwargs: dict,
+    record: int = 3,
+    progress=None,
+    step_progress=None,
+) -> EvalResults:
+    """evaluate() on a vector env of make_eval_env's, which it leaves open (an evaluation
+    repeated during training reuses its env)."""
+    n = env.num_envs
+    max_steps = env.unwrapped.max_episode_steps
+    label, pol = make_policy(policy, env, seed)
+    layout = EnvLayout.of(env)
+    t0 = time.perf_counter()
+    done = []
+
+    def finished(k: int) -> None:
+        done.append(k)
+        if progress is not None:
+            progress(len(done), episodes)
+
+    blocks = episode_blocks(episodes, n)
+    parts = []
+    for b, block in enumerate(blocks):
+        on_step = None
+        if step_progress is not None:
+            on_step = functools.partial(step_progress, b, len(blocks), max_steps=max_steps)
+        parts.append(run_block(env, pol, block, seed, record, finished, on_step))
+    return merge_blocks(env_id, label, env_kwargs, seed, n, layout, parts, time.perf_counter() - t0)
 
 
 GYMNASIUM_PREFIX = "RoboDyn/"

@@ -15,6 +15,11 @@
 - `plot_final_metrics`: per task metric, a bar per policy with the mean value at the end of
   the episodes (whiskers: min and max), on a log axis when the bars span decades; for the
   crane, swing_amplitude is the residual swing and position_error the final position error.
+- `learning_curve`: a training run's curve (training.train's `curve.json`): the mean return,
+  and the success rate where the task reports one, against training seconds (left) and
+  environment steps (right); the training episodes' statistics (the progress lines: the last
+  100 episodes, stochastic actions) and, where the run evaluated, the deterministic
+  evaluations'.
 """
 
 from __future__ import annotations
@@ -191,6 +196,36 @@ def plot_final_metrics(results: list[EvalResults], path: str | Path) -> Path:
     fig.suptitle(
         f"{first.env_id}: end of episode, {n} episodes ({_kwargs_text(first.env_kwargs)})", fontsize=10
     )
+    return _save(fig, path)
+
+
+def learning_curve(curve: dict, path: str | Path) -> Path:
+    """The run's learning curve (module docstring): rows return and success (where any point
+    has a success rate), columns against training seconds and against steps."""
+    series = [("training episodes (last 100)", "C0", "o", curve.get("train") or [])]
+    if curve.get("eval"):
+        n = curve["eval"]["episodes"]
+        series.append((f"evaluation ({n} episodes, deterministic)", "C1", "s", curve["eval"]["points"]))
+    rows = [("mean_return", "mean return", 1.0)]
+    if any(p.get("success_rate") is not None for _, _, _, points in series for p in points):
+        rows.append(("success_rate", "success (%)", 100.0))
+    fig = Figure(figsize=(10, 3.2 * len(rows)), layout="constrained")
+    axes = fig.subplots(len(rows), 2, squeeze=False)
+    for (key, label, scale), row in zip(rows, axes, strict=True):
+        axes_x = zip(row, ("seconds", "steps"), ("training seconds", "environment steps"), strict=True)
+        for ax, x_key, x_label in axes_x:
+            for name, color, marker, points in series:
+                kept = [p for p in points if p.get(key) is not None]
+                x = [p[x_key] for p in kept]
+                ax.plot(x, [scale * p[key] for p in kept], color=color, marker=marker, ms=3, label=name)
+            ax.set_xlabel(x_label, fontsize=9)
+            ax.set_ylabel(label, fontsize=9)
+            if key == "success_rate":
+                ax.set_ylim(-5, 105)
+            ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    stopped = " (stopped by its wall-time budget)" if curve.get("stopped") == "wall_time" else ""
+    fig.suptitle(f"{curve['env_id']}: {curve['algo'].upper()}, seed {curve['seed']}{stopped}", fontsize=10)
     return _save(fig, path)
 
 

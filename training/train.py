@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import collections
 import collections.abc
+import contextlib
 import copy
 import functools
 import inspect
+import math
 import platform
 import shlex
 import time
@@ -38,6 +40,7 @@ import typing
 from dataclasses import dataclass
 from pathlib import Path
 
+import gymnasium
 import numpy as np
 import stable_baselines3
 import torch
@@ -45,10 +48,19 @@ from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback
 from stable_baselines3.common.vec_env import VecNormalize
 
 from robodyn.engine.errors import RoboDynError
-from robodyn.training import jsonio
-from robodyn.training.evaluate import PolicyError, load_sb3_model, load_vecnormalize, read_model_meta
-from robodyn.training.residual import ResidualError, ResidualVectorEnv, check_scale
+from robodyn.training import jsonio, plots
+from robodyn.training.evaluate import (
+    PolicyError,
+    SB3Policy,
+    evaluate_on,
+    load_sb3_model,
+    load_vecnormalize,
+    make_eval_env,
+    read_model_meta,
+)
+from robodyn.training.residual import ResidualError, ResidualPolicy, ResidualVectorEnv, check_scale
 from robodyn.training.zoo import zoo_settings
+from robogym.registration import training_settings
 from robogym.sb3 import make_sb3_env, task_metric_names
 
 ALGOS = ("ppo", "sac")
@@ -116,16 +128,129 @@ class FinalMetricsCallback(BaseCallback):
                 v.clear()
 
 
+class RunClock:
+    """A run's training time: wall time since training started, less the time its evaluations
+    took (TrainingEval), so that the progress lines, the learning curve and the wall-time
+    budget read what the same run takes without them."""
+
+    def __init__(self):
+        self._t0: float | None = None
+        self.paused = 0.0  # seconds spent inside pause()
+
+    def start(self) -> None:
+        self._t0, self.paused = time.perf_counter(), 0.0
+
+    @property
+    def started(self) -> bool:
+        return self._t0 is not None
+
+    def seconds(self) -> float:
+        return time.perf_counter() - self._t0 - self.paused
+
+    @contextlib.contextmanager
+    def pause(self):
+        t = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.paused += time.perf_counter() - t
+
+
+class WallTimeStop(BaseCallback):
+    """Ends training once the run's training time (RunClock) reaches `budget` seconds: the
+    step that crosses it returns False, SB3 leaves its loop (PPO drops the unfinished
+    rollout), and train() saves the model as at the end of its step budget."""
+
+    def __init__(self, budget: float, clock: RunClock):
+        super().__init__()
+        self.budget, self.clock = float(budget), clock
+        self.stopped = False
+
+    def _on_step(self) -> bool:
+        if self.clock.seconds() >= self.budget:
+            self.stopped = True
+        return not self.stopped
+
+
+class TrainingEval(BaseCallback):
+    """Evaluates the policy being trained, deterministically, on `episodes` episodes from
+    `seed` (training.evaluate's episodes: episode k from seed + k, on one vector env of its
+    own, with the run's VecNormalize statistics as they stand), when training starts, at the
+    first rollout start after every `every` steps (the policy after its latest update) and
+    when training ends. Each evaluation is a point of the learning curve: steps, training
+    seconds (RunClock, the evaluations left out), mean return and success rate, the final
+    task metrics. The evaluation uses no random stream of the run: a run trains the same
+    model with or without it."""
+
+    def __init__(self, env_id, env_kwargs, every, episodes, seed, clock, residual=None, out=print):
+        super().__init__()
+        self.env_id, self.env_kwargs = env_id, dict(env_kwargs)
+        self.every, self.episodes, self.seed = int(every), int(episodes), int(seed)
+        self.clock, self.residual, self.out = clock, residual, out
+        self.points: list[dict] = []
+        self._env = None
+
+    def _on_training_start(self) -> None:
+        self._start = self.num_timesteps
+        self._next = self.every
+        with self.clock.pause():
+            self._env = make_eval_env(self.env_id, min(64, self.episodes), self.env_kwargs)
+        self._evaluate()
+
+    def _on_rollout_start(self) -> None:
+        if self.num_timesteps - self._start >= self._next:
+            self._evaluate()
+            done = self.num_timesteps - self._start
+            self._next = (done // self.every + 1) * self.every
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_training_end(self) -> None:
+        if not self.points or self.points[-1]["steps"] != self.num_timesteps - self._start:
+            self._evaluate()
+        self._env.close()
+
+    def _evaluate(self) -> None:
+        seconds = self.clock.seconds()
+        with self.clock.pause():
+            policy = SB3Policy(self.model, self.model.get_vec_normalize_env(), name="training")
+            if self.residual is not None:
+                policy = ResidualPolicy(self.residual["base"], policy, self.residual["scale"], "training")
+            r = evaluate_on(
+                self._env, self.env_id, policy, self.episodes, self.seed, self.env_kwargs, record=0
+            ).summary()
+        steps = self.num_timesteps - self._start
+        point = {"steps": steps, "seconds": round(seconds, 3), "eval_seconds": round(r["seconds"], 3)}
+        point.update({k: v for k, v in r.items() if k not in ("policy", "seconds")})
+        self.points.append(point)
+        text = f"  eval at {steps:,} steps ({seconds:,.1f} s): mean return {r['mean_return']:.2f}"
+        if r["success_rate"] is not None:
+            text += f", success {100 * r['success_rate']:.0f}%"
+        self.out(f"{text} ({r['episodes']} episodes, deterministic)", flush=True)
+
+
 class TrainingLog(BaseCallback):
     """Prints a line every `every` environment steps of the run (up to `total`; a run that goes
     past it to finish a rollout prints the rest at its end) and once at its end: steps
-    done of `total`, steps/s, episodes finished, and over the last `window` episodes (those in
-    VecMonitor's "episode" info, as FinalMetricsCallback reads them) the mean return and, for
-    a task with a `success` metric, the fraction of episodes whose final success was 1."""
+    done of `total`, training seconds (`clock`), steps/s, episodes finished, and over the
+    last `window` episodes (those in VecMonitor's "episode" info, as FinalMetricsCallback
+    reads them) the mean return and, for a task with a `success` metric, the fraction of
+    episodes whose final success was 1. `points` keeps every line's numbers."""
 
-    def __init__(self, total: int, every: int, metrics: tuple[str, ...], window: int = 100, out=print):
+    def __init__(
+        self,
+        total: int,
+        every: int,
+        metrics: tuple[str, ...],
+        window: int = 100,
+        out=print,
+        clock: RunClock | None = None,
+    ):
         super().__init__()
         self.total, self.every = int(total), int(every)
+        self.clock = clock if clock is not None else RunClock()  # a clock of its own starts with training
+        self.points: list[dict] = []  # the numbers of every line: the training curve
         self.has_success = "success" in metrics
         self.recent: collections.deque[dict] = collections.deque(maxlen=window)
         self.episodes = 0
@@ -135,7 +260,8 @@ class TrainingLog(BaseCallback):
     def _on_training_start(self) -> None:
         self._start = self.num_timesteps
         self._next = self.every
-        self._t0 = time.perf_counter()
+        if not self.clock.started:
+            self.clock.start()
         self._last = -1
 
     def _on_step(self) -> bool:
@@ -169,10 +295,11 @@ class TrainingLog(BaseCallback):
 
     def _print(self, done: int) -> None:
         self._last = done
-        seconds = time.perf_counter() - self._t0
+        seconds = self.clock.seconds()
         s = self.summary()
+        self.points.append({"steps": done, "seconds": round(seconds, 3), **s})
         text = (
-            f"  {done:,}/{self.total:,} steps ({100 * done / self.total:.0f}%), "
+            f"  {done:,}/{self.total:,} steps ({100 * done / self.total:.0f}%), {seconds:,.1f} s, "
             f"{done / max(seconds, 1e-9):,.0f} steps/s, {s['episodes']:,} episodes"
         )
         if s["mean_return"] is None:
@@ -188,11 +315,11 @@ class TrainingLog(BaseCallback):
 def train(
     env_id: str,
     algo: str = "ppo",
-    total_timesteps: int = 1_000_000,
-    num_envs: int = 64,
+    total_timesteps: int | None = None,
+    num_envs: int | None = None,
     seed: int = 0,
     out_dir: str | Path = "runs/train",
-    vecnormalize: bool = False,
+    vecnormalize: bool | None = None,
     env_kwargs: dict | None = None,
     algo_kwargs: dict | None = None,
     checkpoint_every: int = 200_000,
@@ -206,11 +333,30 @@ def train(
     log_every: int | None = None,
     command: str | None = None,
     hyperparams: str = "robodyn",
+    wall_time: float | None = None,
+    eval_every: int = 0,
+    eval_episodes: int = 64,
+    eval_seed: int = 1000,
 ) -> TrainResult:
     """Train `algo` ("ppo" or "sac", default MLP policy) for `total_timesteps` environment
     steps on `num_envs` rows of one RoboDyn vector env; save the model, the sidecar JSON, the
     VecNormalize statistics (if used), checkpoints every `checkpoint_every` steps and
     TensorBoard logs under `out_dir`. Prints and returns the training time.
+
+    total_timesteps, num_envs, vecnormalize: None takes the task's own setting where its
+    registration declares one for `algo` (robogym.registration.training_settings), else
+    1,000,000 steps, 64 envs, no VecNormalize. The algorithm keywords the task declares come
+    between train()'s defaults and `algo_kwargs` (not for a continued model, nor with the
+    Zoo's settings, which replace the task's too).
+
+    wall_time: a second budget, in seconds of training (evaluations left out): training
+    ends at whichever of it and total_timesteps comes first, and the model is saved as at
+    the end of the step budget (the sidecar's `stopped` says which ended it).
+
+    eval_every: evaluate the policy deterministically on `eval_episodes` episodes from
+    `eval_seed` (training.evaluate's episodes) at the start, every this many steps and at
+    the end (TrainingEval); 0: never. The points, with the progress lines' (steps, training
+    seconds, mean return, success), go to `curve.json` and `learning_curve.png`.
 
     init_model: continue training a saved model (its algorithm, VecNormalize statistics and
     residual baseline come from its sidecar) for `total_timesteps` more steps; algo_kwargs
@@ -255,10 +401,18 @@ def train(
     algo = algo.lower()
     if algo not in ALGOS:
         raise TrainError(f"algo must be one of {ALGOS}, got {algo!r}")
+    task = {} if hyperparams == "zoo" else training_settings(env_id, algo)
+    total_timesteps = task.get("timesteps", 1_000_000) if total_timesteps is None else total_timesteps
+    num_envs = task.get("num_envs", 64) if num_envs is None else num_envs
+    vecnormalize = task.get("vecnormalize", False) if vecnormalize is None else vecnormalize
+    task_kwargs = task.get("algo_kwargs", {}) if init_model is None else {}
     for name, value, least in (
         ("total_timesteps", total_timesteps, 1),
         ("num_envs", num_envs, 1),
         ("checkpoint_every", checkpoint_every, 1),
+        ("eval_every", eval_every, 0),
+        ("eval_episodes", eval_episodes, 1),
+        ("eval_seed", eval_seed, 0),
         ("seed", seed, 0),
         ("log_every", 1 if log_every is None else log_every, 0),
     ):
@@ -266,6 +420,8 @@ def train(
             raise TrainError(f"{name} must be >= {least}, got {value}")
     if seed >= 2**32:  # SB3 seeds numpy's legacy generator too, which takes 0 to 2**32 - 1
         raise TrainError(f"seed must be below 2**32 (stable-baselines3 seeds numpy with it), got {seed}")
+    if wall_time is not None and not (isinstance(wall_time, int | float) and 0 < wall_time < math.inf):
+        raise TrainError(f"wall_time must be a positive number of seconds, got {wall_time!r}")
     if hyperparams not in HYPERPARAMS:
         raise TrainError(f"hyperparams must be one of {HYPERPARAMS}, got {hyperparams!r}")
     if hyperparams == "zoo":
@@ -278,6 +434,12 @@ def train(
         num_envs, vecnormalize = zoo["n_envs"], zoo["normalize"]
         algo_kwargs = {**zoo["algo_kwargs"], **(algo_kwargs or {})}
     algo_kwargs = check_algo_kwargs(algo, algo_kwargs)
+    build_kwargs = {**check_algo_kwargs(algo, task_kwargs), **algo_kwargs}
+    if eval_every and max_episode_steps(env_id, env_kwargs or {}) is None:
+        raise TrainError(
+            f"eval_every: {env_id} has no time limit, so an evaluation would never end; give one in "
+            "env_kwargs (max_episode_steps)"
+        )
     out = Path(out_dir)
     env_kwargs = dict(env_kwargs or {})
     wrap = None
@@ -293,7 +455,7 @@ def train(
     try:
         metrics = task_metric_names(env.unwrapped.vec_env)
         env, model = _model(
-            env_id, algo, env, num_envs, seed, vecnormalize, algo_kwargs, init_model, init_meta, hyperparams
+            env_id, algo, env, num_envs, seed, vecnormalize, build_kwargs, init_model, init_meta, hyperparams
         )
     except BaseException:
         env.close()
@@ -318,6 +480,8 @@ def train(
             residual_scale,
             log_every,
             hyperparams,
+            wall_time,
+            (eval_every, eval_episodes, eval_seed),
         )
     run_meta = {
         "command": command,
@@ -329,9 +493,12 @@ def train(
         "total_timesteps": total_timesteps,
         "hyperparams": hyperparams,
         "algo_kwargs": used_algo_kwargs(
-            algo, model, algo_kwargs, init_meta if init_model else None, hyperparams
+            algo, model, build_kwargs, init_meta if init_model else None, hyperparams
         ),
         "algo_kwargs_given": algo_kwargs,
+        "task_settings": task or None,
+        "wall_time": wall_time,
+        "eval": {"every": eval_every, "episodes": eval_episodes, "seed": eval_seed} if eval_every else None,
         "vecnormalize_kwargs": _vecnormalize_kwargs(env) if isinstance(env, VecNormalize) else None,
         "checkpoint_every": checkpoint_every,
         "log_every": log_every,
@@ -353,14 +520,24 @@ def train(
         ),
         FinalMetricsCallback(metrics),
     ]
+    clock = RunClock()
+    log = TrainingLog(total_timesteps, log_every, metrics, window=_stats_window(model), clock=clock)
     if log_every > 0:
-        callbacks.append(TrainingLog(total_timesteps, log_every, metrics, window=_stats_window(model)))
+        callbacks.append(log)
+    stop = WallTimeStop(wall_time, clock) if wall_time is not None else None
+    callbacks += [stop] if stop is not None else []
+    residual_meta = run_meta["residual"]
+    tracker = None
+    if eval_every:
+        tracker = TrainingEval(env_id, env_kwargs, eval_every, eval_episodes, eval_seed, clock, residual_meta)
+        callbacks.append(tracker)
+    budget = f", at most {wall_time:g} s" if wall_time is not None else ""
     print(
-        f"training {algo.upper()} on {env_id}: {total_timesteps:,} steps, {num_envs} envs, "
+        f"training {algo.upper()} on {env_id}: {total_timesteps:,} steps{budget}, {num_envs} envs, "
         f"seed {seed} -> {out}"
     )
     start = model.num_timesteps
-    t0 = time.perf_counter()
+    clock.start()
     model.learn(
         total_timesteps=total_timesteps,
         callback=callbacks,
@@ -368,7 +545,7 @@ def train(
         tb_log_name=algo,
         reset_num_timesteps=init_model is None,
     )
-    seconds = time.perf_counter() - t0
+    seconds = clock.seconds()
 
     model_path = out / f"{algo}.zip"
     model.save(model_path)
@@ -376,19 +553,35 @@ def train(
     if vecnormalize:
         vn_path = out / f"{algo}_vecnormalize.pkl"
         env.save(str(vn_path))
+    stopped = "wall_time" if stop is not None and stop.stopped else "timesteps"
     meta = {
         **run_meta,
         "timesteps": int(model.num_timesteps),
         "seconds": round(seconds, 1),
+        "eval_seconds": round(clock.paused, 1),
+        "stopped": stopped,
         "vecnormalize": vn_path.name if vn_path else None,
     }
     model_path.with_suffix(".json").write_text(jsonio.dumps(meta))
     env.close()
+    curve = {
+        "env_id": env_id,
+        "algo": algo,
+        "seed": seed,
+        "command": command,
+        "stopped": stopped,
+        "train": log.points,
+        "eval": {**run_meta["eval"], "points": tracker.points} if tracker is not None else None,
+    }
+    (out / "curve.json").write_text(jsonio.dumps(curve))
+    if log.points or tracker is not None:
+        plots.learning_curve(curve, out / "learning_curve.png")
     steps = model.num_timesteps - start
     rate = steps / seconds
+    why = f" (the wall-time budget of {wall_time:g} s)" if stopped == "wall_time" else ""
     print(
-        f"trained {steps:,} steps in {seconds:.1f} s ({rate:,.0f} steps/s, {model.num_timesteps:,} in all); "
-        f"saved {model_path}"
+        f"trained {steps:,} steps in {seconds:.1f} s{why} ({rate:,.0f} steps/s, {model.num_timesteps:,} in "
+        f"all); saved {model_path}"
     )
     return TrainResult(model_path, vn_path, seconds, int(model.num_timesteps))
 
@@ -409,20 +602,27 @@ def train_command(
     residual_scale,
     log_every,
     hyperparams="robodyn",
+    wall_time=None,
+    evaluation=(0, 64, 1000),
 ) -> str:
-    """The `robodyn train` command line that runs train() with these arguments."""
+    """The `robodyn train` command line that runs train() with these arguments (`evaluation`:
+    eval_every, eval_episodes, eval_seed)."""
     argv = ["robodyn", "train", env_id, "--algo", algo, "--timesteps", str(total_timesteps)]
     if hyperparams == "zoo":  # the Zoo's settings set num_envs and vecnormalize
         argv += ["--hyperparams", "zoo", "--seed", str(seed), "--out", str(out)]
     else:
         argv += ["--num-envs", str(num_envs), "--seed", str(seed), "--out", str(out)]
-        argv += ["--vecnormalize"] if vecnormalize else []
+        argv += ["--vecnormalize"] if vecnormalize else ["--no-vecnormalize"]
     argv += ["--env-kwargs", jsonio.dumps(env_kwargs, indent=None).strip()] if env_kwargs else []
     argv += ["--algo-kwargs", jsonio.dumps(algo_kwargs, indent=None).strip()] if algo_kwargs else []
     argv += ["--checkpoint-every", str(checkpoint_every), "--log-every", str(log_every)]
     argv += ["--init", str(init_model)] if init_model is not None else []
     if residual is not None:
         argv += ["--residual", residual, "--residual-scale", repr(residual_scale)]
+    argv += ["--wall-time", f"{wall_time:g}"] if wall_time is not None else []
+    every, episodes, eval_seed = evaluation
+    if every:
+        argv += ["--eval-every", str(every), "--eval-episodes", str(episodes), "--eval-seed", str(eval_seed)]
     return shlex.join(argv)
 
 
@@ -493,9 +693,6 @@ def _vecnormalize_kwargs(env: VecNormalize) -> dict:
 
 def _versions() -> dict:
     """The versions of Python and the libraries a run's result depends on."""
-    import gymnasium
-    import torch
-
     return {
         "python": platform.python_version(),
         "stable_baselines3": stable_baselines3.__version__,
@@ -503,6 +700,13 @@ def _versions() -> dict:
         "gymnasium": gymnasium.__version__,
         "numpy": np.__version__,
     }
+
+
+def max_episode_steps(env_id: str, env_kwargs: dict) -> int | None:
+    """The episode length of the task's envs made with env_kwargs (None: no time limit)."""
+    if env_kwargs.get("max_episode_steps") is not None:
+        return env_kwargs["max_episode_steps"]
+    return gymnasium.spec(env_id).max_episode_steps
 
 
 def _stats_window(model) -> int:
@@ -524,7 +728,10 @@ def check_settings(
     algo = algo.lower()
     if algo not in ALGOS:
         raise TrainError(f"algo must be one of {ALGOS}, got {algo!r}")
-    algo_kwargs = check_algo_kwargs(algo, algo_kwargs)
+    algo_kwargs = {
+        **check_algo_kwargs(algo, training_settings(env_id, algo).get("algo_kwargs", {})),
+        **check_algo_kwargs(algo, algo_kwargs),
+    }
     env = _make_env(env_id, num_envs, 0, None, dict(env_kwargs or {}), None)
     try:
         env, _ = _model(env_id, algo, env, num_envs, 0, vecnormalize, algo_kwargs, None, {}, "robodyn")

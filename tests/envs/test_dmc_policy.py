@@ -16,11 +16,14 @@ for it, measured as `robodyn eval RoboDyn/dmc-cartpole-swingup-v0 --episodes 64
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 import robogym  # noqa: F401  (registers RoboDyn/ ids)
 from robodyn.training.cli import SAVED_POLICIES
 from robodyn.training.evaluate import evaluate
+from robogym.registration import training_settings
 
 TASK_ID = "RoboDyn/dmc-cartpole-swingup-v0"
 PPO = str(SAVED_POLICIES / "dmc_cartpole_swingup_ppo.zip")
@@ -40,3 +43,15 @@ def test_shipped_ppo_returns_the_readmes_and_the_published_range():
     assert abs(returns.mean() - README_MEAN) <= 0.01 * README_MEAN
     assert returns.min() > CLEANRL_PPO[0]
     assert returns.mean() > CLEANRL_PPO[1]
+
+
+def test_the_shipped_policys_settings_are_the_tasks_defaults():
+    """`robodyn train RoboDyn/dmc-cartpole-swingup-v0` with nothing else trains with the
+    settings the shipped policy was trained with (the task's registration declares them)."""
+    meta = json.loads((SAVED_POLICIES / "dmc_cartpole_swingup_ppo.json").read_text())
+    declared = training_settings(TASK_ID, "ppo")
+    assert declared["num_envs"] == meta["num_envs"] and declared["timesteps"] == meta["total_timesteps"]
+    assert declared["vecnormalize"] is True and meta["vecnormalize"] is not None
+    assert declared["algo_kwargs"] == meta["algo_kwargs_given"]
+    for key, value in declared["algo_kwargs"].items():
+        assert meta["algo_kwargs"][key] == value, key
