@@ -325,17 +325,19 @@ def _ppo_finals(name: str, **env_kwargs) -> dict[str, np.ndarray]:
 
 def test_shipped_ppo_tracks_commands_and_never_falls():
     """training/policies/quadruped_ppo.zip on 64 randomized episodes (commands and starts
-    seeded 0..63), README.md's row and envs/README.md: velocity_error 0.092 m/s on average and
-    0.160 at worst, no falls, 98 % success (63 of 64); the bar envs/README.md sets for a trained
-    policy (under 0.15 m/s, under 5 % falls) is far looser. Asserted to the digits the READMEs
-    print, success at least 63."""
+    seeded 0..63), README.md's row and envs/README.md: velocity_error 0.079 m/s on average and
+    0.122 at worst, no falls, 100 % success (64 of 64); the bar envs/README.md sets for a
+    trained policy (under 0.15 m/s, under 5 % falls) is far looser. Asserted to the digits the
+    READMEs print; success at least 63 (the policy acts in float32 through torch, whose
+    kernels round differently on other CPUs, and an episode near the 0.15 m/s threshold can
+    cross it)."""
     f = _ppo_finals("quadruped_ppo.zip")
     error, falls, success = f["velocity_error"], int(f["fallen"].sum()), int(f["success"].sum())
     print(
         f"quadruped_ppo: velocity_error {error.mean():.4f} m/s (max {error.max():.4f}), {falls} falls, "
         f"success {success} of 64"
     )
-    assert error.mean() < 0.0925 and error.max() < 0.1605 and falls == 0 and success >= 63
+    assert error.mean() < 0.0795 and error.max() < 0.1225 and falls == 0 and success >= 63
 
 
 def test_shipped_randomized_ppo_holds_the_bar_on_randomized_robots():
