@@ -301,9 +301,24 @@ def _parser() -> argparse.ArgumentParser:
         help="an algorithm keyword and the values to sweep, each JSON (e.g. learning_rate=1e-4,3e-4); "
         "repeat to cross several",
     )
-    s.add_argument("--timesteps", type=_count(1), default=1_000_000, help="environment steps of each run")
-    s.add_argument("--num-envs", type=_count(1), default=64, help="environments of each run's vector env")
-    s.add_argument("--vecnormalize", action="store_true", help="normalize observations and rewards")
+    s.add_argument(
+        "--timesteps",
+        type=_count(1),
+        default=None,
+        help="environment steps of each run (default: the task's own setting, else 1,000,000)",
+    )
+    s.add_argument(
+        "--num-envs",
+        type=_count(1),
+        default=None,
+        help="environments of each run's vector env (default: the task's own setting, else 64)",
+    )
+    s.add_argument(
+        "--vecnormalize",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="normalize observations and rewards (default: the task's own setting, else not)",
+    )
     s.add_argument("--env-kwargs", type=_json_object, default={}, help="task keywords as a JSON object")
     s.add_argument(
         "--algo-kwargs", type=_json_object, default={}, help="algorithm keywords every run shares (JSON)"
@@ -1084,6 +1099,12 @@ def cmd_sweep(args) -> int:
     except SweepError as e:
         raise CLIError(str(e)) from None
     runs = make_runs(seeds, grid)
+    from robogym.registration import training_settings
+
+    task = training_settings(env_id, args.algo)  # what `robodyn train` takes where none is given
+    for name, default in (("timesteps", 1_000_000), ("num_envs", 64), ("vecnormalize", False)):
+        if getattr(args, name) is None:
+            setattr(args, name, task.get(name, default))
     env_kwargs = _env_kwargs(env_id, args.env_kwargs, None)
     out = args.out or Path("runs") / f"sweep-{_slug(env_id)}-{args.algo}"
     _check_sweep_out(out, runs)

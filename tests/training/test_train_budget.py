@@ -201,3 +201,12 @@ def test_the_users_settings_override_the_tasks(tmp_path, declared):
 def test_a_bad_training_declaration_is_refused_at_registration(training, message):
     with pytest.raises(InvalidArgumentError, match=message):
         check_training("Me/Task-v0", training)
+
+
+def test_a_sweep_takes_the_tasks_settings_as_train_does(tmp_path, declared):
+    args = ["sweep", ENV_ID, "--seeds", "0", "--eval-episodes", "2", "--eval-num-envs", "2"]
+    assert main([*args, "--out", str(tmp_path)]) == 0
+    (sidecar,) = tmp_path.glob("*/ppo.json")
+    meta = json.loads(sidecar.read_text())
+    assert meta["num_envs"] == 3 and meta["total_timesteps"] == 96 and meta["vecnormalize"] is not None
+    assert meta["task_settings"] == declared and meta["algo_kwargs"]["gamma"] == 0.9
