@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 
 import numpy as np
 import pytest
@@ -98,7 +99,10 @@ def test_the_evaluation_points_are_evaluates_numbers_for_the_policy(evaluated):
     # at the start, at the first rollout start past every 256 steps, at the end
     assert [p["steps"] for p in points] == [0, 256, 512, 768]
     seconds = [p["seconds"] for p in points]
-    assert seconds == sorted(seconds) and seconds[0] < 1.0
+    assert (
+        seconds == sorted(seconds)
+        and seconds[-1] <= json.loads((evaluated["evaluated"] / "ppo.json").read_text())["seconds"] + 0.1
+    )
     # the last point is the saved model, evaluated as `robodyn eval` does (its statistics too)
     final = evaluate(ENV_ID, evaluated["evaluated"] / "ppo.zip", episodes=6, num_envs=6, seed=40,
                      env_kwargs=SHORT, record=0).summary()  # fmt: skip
@@ -147,8 +151,9 @@ def test_run_clock_leaves_out_the_paused_time():
     clock.start()
     with clock.pause():
         t = clock.seconds()
-        sum(range(200_000))
-    assert clock.paused > 0 and abs(clock.seconds() - t) < clock.paused
+        time.sleep(0.3)
+    # the 0.3 s inside the pause are not training time; what remains is the calls' own time
+    assert clock.paused >= 0.3 and clock.seconds() - t < 0.2
 
 
 # --- a task's own training settings ----------------------------------------------------------
