@@ -434,7 +434,8 @@ def train(
         num_envs, vecnormalize = zoo["n_envs"], zoo["normalize"]
         algo_kwargs = {**zoo["algo_kwargs"], **(algo_kwargs or {})}
     algo_kwargs = check_algo_kwargs(algo, algo_kwargs)
-    build_kwargs = {**check_algo_kwargs(algo, task_kwargs), **algo_kwargs}
+    task_kwargs = check_algo_kwargs(algo, task_kwargs)
+    build_kwargs = {**task_kwargs, **algo_kwargs}
     if eval_every and max_episode_steps(env_id, env_kwargs or {}) is None:
         raise TrainError(
             f"eval_every: {env_id} has no time limit, so an evaluation would never end; give one in "
@@ -455,7 +456,17 @@ def train(
     try:
         metrics = task_metric_names(env.unwrapped.vec_env)
         env, model = _model(
-            env_id, algo, env, num_envs, seed, vecnormalize, build_kwargs, init_model, init_meta, hyperparams
+            env_id,
+            algo,
+            env,
+            num_envs,
+            seed,
+            vecnormalize,
+            algo_kwargs,
+            init_model,
+            init_meta,
+            hyperparams,
+            task_kwargs,
         )
     except BaseException:
         env.close()
@@ -728,13 +739,13 @@ def check_settings(
     algo = algo.lower()
     if algo not in ALGOS:
         raise TrainError(f"algo must be one of {ALGOS}, got {algo!r}")
-    algo_kwargs = {
-        **check_algo_kwargs(algo, training_settings(env_id, algo).get("algo_kwargs", {})),
-        **check_algo_kwargs(algo, algo_kwargs),
-    }
+    algo_kwargs = check_algo_kwargs(algo, algo_kwargs)
+    task_kwargs = check_algo_kwargs(algo, training_settings(env_id, algo).get("algo_kwargs", {}))
     env = _make_env(env_id, num_envs, 0, None, dict(env_kwargs or {}), None)
     try:
-        env, _ = _model(env_id, algo, env, num_envs, 0, vecnormalize, algo_kwargs, None, {}, "robodyn")
+        env, _ = _model(
+            env_id, algo, env, num_envs, 0, vecnormalize, algo_kwargs, None, {}, "robodyn", task_kwargs
+        )
     finally:
         env.close()
 
@@ -755,10 +766,25 @@ def _make_env(env_id, num_envs, seed, wrap, env_kwargs, nthread):
         raise TrainError(f"{env_id} refused env_kwargs {env_kwargs}: {e}") from None
 
 
-def _model(env_id, algo, env, num_envs, seed, vecnormalize, algo_kwargs, init_model, init_meta, hyperparams):
+def _model(
+    env_id,
+    algo,
+    env,
+    num_envs,
+    seed,
+    vecnormalize,
+    algo_kwargs,
+    init_model,
+    init_meta,
+    hyperparams,
+    task_kwargs=None,
+):
     """(env, model): a new model of `algo` on env, or the saved `init_model` (with its
     VecNormalize statistics) onto it; env wrapped in VecNormalize if used. A TrainError for a
-    model or statistics that do not load onto this task, or keywords the algorithm refuses."""
+    model or statistics that do not load onto this task, or keywords the algorithm refuses.
+    task_kwargs: the task's own algorithm keywords, under algo_kwargs (a new model only)."""
+    task_kwargs = task_kwargs or {}
+    merged = {**task_kwargs, **algo_kwargs}
     if init_meta.get("vecnormalize"):
         try:
             stats = load_vecnormalize(Path(init_model), init_meta["vecnormalize"])
@@ -772,19 +798,20 @@ def _model(env_id, algo, env, num_envs, seed, vecnormalize, algo_kwargs, init_mo
         env = stats
         env.training = True
     elif vecnormalize:
-        env = VecNormalize(env, norm_obs=True, norm_reward=True, gamma=_gamma(algo, algo_kwargs))
+        env = VecNormalize(env, norm_obs=True, norm_reward=True, gamma=_gamma(algo, merged))
     if init_model is not None:
         model = _load_init(Path(init_model), algo, env, algo_kwargs)
         model.set_random_seed(seed)
         return env, model
-    kwargs = _new_model_kwargs(algo, num_envs, algo_kwargs, hyperparams)
+    kwargs = _new_model_kwargs(algo, num_envs, merged, hyperparams)
     cls = getattr(stable_baselines3, algo.upper())
     try:
         return env, cls("MlpPolicy", env, seed=seed, device="cpu", **kwargs)
     except (ValueError, TypeError, AssertionError, RuntimeError) as e:  # SB3's and torch's checks
-        if not algo_kwargs:
+        if not algo_kwargs and not task_kwargs:
             raise  # our own defaults: a bug, not a user error
-        raise TrainError(f"{algo.upper()} refused its settings {algo_kwargs}: {e}") from None
+        task = f" (over the task's own {task_kwargs})" if task_kwargs else ""
+        raise TrainError(f"{algo.upper()} refused its settings {algo_kwargs}{task}: {e}") from None
 
 
 def _new_model_kwargs(algo: str, num_envs: int, algo_kwargs: dict, hyperparams: str = "robodyn") -> dict:

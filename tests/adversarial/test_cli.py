@@ -424,11 +424,13 @@ def test_main_refuses(ws, argv, match, capsys):
 
 def test_algorithm_refusing_its_settings_writes_nothing(ws, capsys):
     """Keywords of the right type that the algorithm itself refuses when it is built (after
-    the env is): still one line, and the output directory is not created."""
+    the env is): still one line naming the user's keywords and the task's own ones beneath
+    them (the crane declares n_epochs), and the output directory is not created."""
+    task = r" \(over the task's own \{'n_epochs': 5\}\): "
     argv = [*TRAIN, *OUT, "--algo-kwargs", '{"batch_size": 1}']
-    refused(argv, ws, r"PPO refused its settings \{'batch_size': 1\}: .*batch_size", capsys)
+    refused(argv, ws, r"PPO refused its settings \{'batch_size': 1\}" + task + ".*batch_size", capsys)
     argv = [*TRAIN, *OUT, "--algo-kwargs", '{"policy_kwargs": {"net_arch": [-4]}}']
-    refused(argv, ws, r"PPO refused its settings \{'policy_kwargs': \{'net_arch': \[-4\]\}\}: ", capsys)
+    refused(argv, ws, r"PPO refused its settings \{'policy_kwargs': \{'net_arch': \[-4\]\}\}" + task, capsys)
     argv = [*TRAIN, *OUT, "--algo-kwargs", '{"policy_kwargs": {"activation": "relu"}}']
     refused(argv, ws, r"PPO refused its settings .*activation", capsys)
 
