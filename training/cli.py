@@ -142,6 +142,25 @@ def _json_object(text: str) -> dict:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _training_size_arguments(s, steps: str, envs: str) -> None:
+    """--timesteps, --num-envs and --[no-]vecnormalize of `train` and `sweep`: None where not
+    given, so that the task's own settings (robogym.registration.training_settings) apply."""
+    task = "(default: the task's own setting, else {})"
+    s.add_argument(
+        "--timesteps",
+        type=_count(1),
+        default=None,
+        help=f"environment steps {steps} {task.format('1,000,000')}",
+    )
+    s.add_argument("--num-envs", type=_count(1), default=None, help=f"environments {envs} {task.format(64)}")
+    s.add_argument(
+        "--vecnormalize",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=f"normalize observations and rewards {task.format('not')}",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="robodyn", description="RoboDyn environments: list, evaluate, train, tune baselines.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -205,27 +224,10 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--algo", choices=("ppo", "sac"), default=None, help="default ppo, or the algorithm of --init"
     )
-    s.add_argument(
-        "--timesteps",
-        type=_count(1),
-        default=None,
-        help="environment steps to train for (default: the task's own setting, else 1,000,000)",
-    )
-    s.add_argument(
-        "--num-envs",
-        type=_count(1),
-        default=None,
-        help="environments of the training vector env (default: the task's own setting, else 64)",
-    )
+    _training_size_arguments(s, "to train for", "of the training vector env")
     s.add_argument("--seed", type=_count(0), default=0, help="seed of the run (envs, policy, sampling)")
     s.add_argument(
         "--out", type=Path, default=None, help="output directory (default runs/train-<env>-<algo>)"
-    )
-    s.add_argument(
-        "--vecnormalize",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="normalize observations and rewards (default: the task's own setting, else not)",
     )
     s.add_argument("--env-kwargs", type=_json_object, default={}, help="task keywords as a JSON object")
     s.add_argument(
@@ -301,24 +303,7 @@ def _parser() -> argparse.ArgumentParser:
         help="an algorithm keyword and the values to sweep, each JSON (e.g. learning_rate=1e-4,3e-4); "
         "repeat to cross several",
     )
-    s.add_argument(
-        "--timesteps",
-        type=_count(1),
-        default=None,
-        help="environment steps of each run (default: the task's own setting, else 1,000,000)",
-    )
-    s.add_argument(
-        "--num-envs",
-        type=_count(1),
-        default=None,
-        help="environments of each run's vector env (default: the task's own setting, else 64)",
-    )
-    s.add_argument(
-        "--vecnormalize",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="normalize observations and rewards (default: the task's own setting, else not)",
-    )
+    _training_size_arguments(s, "of each run", "of each run's vector env")
     s.add_argument("--env-kwargs", type=_json_object, default={}, help="task keywords as a JSON object")
     s.add_argument(
         "--algo-kwargs", type=_json_object, default={}, help="algorithm keywords every run shares (JSON)"
