@@ -1084,12 +1084,11 @@ def cmd_sweep(args) -> int:
     except SweepError as e:
         raise CLIError(str(e)) from None
     runs = make_runs(seeds, grid)
+    from robodyn.training.train import run_size
     from robogym.registration import training_settings
 
-    task = training_settings(env_id, args.algo)  # what `robodyn train` takes where none is given
-    for name, default in (("timesteps", 1_000_000), ("num_envs", 64), ("vecnormalize", False)):
-        if getattr(args, name) is None:
-            setattr(args, name, task.get(name, default))
+    size = run_size(training_settings(env_id, args.algo), args.timesteps, args.num_envs, args.vecnormalize)
+    args.timesteps, args.num_envs, args.vecnormalize = size  # as `robodyn train` sizes a run
     env_kwargs = _env_kwargs(env_id, args.env_kwargs, None)
     out = args.out or Path("runs") / f"sweep-{_slug(env_id)}-{args.algo}"
     _check_sweep_out(out, runs)

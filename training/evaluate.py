@@ -135,6 +135,14 @@ class SB3Policy:
         return action
 
 
+def acting_policy(policy: SB3Policy):
+    """What acts for a trained model: the model itself or, for a residual learner (a
+    correction to a baseline), the sum it was trained on (training.residual.ResidualPolicy)."""
+    if policy.residual is None:
+        return policy
+    return ResidualPolicy(policy.residual["base"], policy, policy.residual["scale"], policy.name)
+
+
 def load_sb3_policy(path: str | Path) -> SB3Policy:
     """Load a stable-baselines3 model zip. The algorithm comes from the sidecar JSON that
     training.train writes beside it (<name>.json, which also names the VecNormalize
@@ -299,8 +307,8 @@ def make_policy(spec, env, seed: int | None = None) -> tuple[str, Policy]:
                     f"{spec!r} was trained on {what} of shape {getattr(theirs, 'shape', theirs)}; this "
                     f"env's are {mine.shape} (a policy of another task?)"
                 )
-        if policy.residual is not None:  # a correction to a baseline: rebuild the sum
-            policy = ResidualPolicy(policy.residual["base"], policy, policy.residual["scale"], policy.name)
+        policy = acting_policy(policy)
+        if isinstance(policy, ResidualPolicy):
             try:
                 policy.base_for(env)  # the task must have that baseline
             except ResidualError as e:

@@ -52,13 +52,14 @@ from robodyn.training import jsonio, plots
 from robodyn.training.evaluate import (
     PolicyError,
     SB3Policy,
+    acting_policy,
     evaluate_on,
     load_sb3_model,
     load_vecnormalize,
     make_eval_env,
     read_model_meta,
 )
-from robodyn.training.residual import ResidualError, ResidualPolicy, ResidualVectorEnv, check_scale
+from robodyn.training.residual import ResidualError, ResidualVectorEnv, check_scale
 from robodyn.training.zoo import zoo_settings
 from robogym.registration import training_settings
 from robogym.sb3 import make_sb3_env, task_metric_names
@@ -89,6 +90,8 @@ PPO_DEFAULTS = dict(
     policy_kwargs=dict(log_std_init=-1.0),
 )
 SAC_DEFAULTS = dict(learning_starts=1000, batch_size=256, gamma=0.99, buffer_size=300_000)
+# a run's size where neither the caller nor the task's own training settings give it
+RUN_SIZE = {"timesteps": 1_000_000, "num_envs": 64, "vecnormalize": False}
 # "robodyn": the defaults above; "zoo": the RL Baselines3 Zoo's tuned settings (training.zoo)
 HYPERPARAMS = ("robodyn", "zoo")
 # policy activations a JSON keyword can name
@@ -126,6 +129,12 @@ class FinalMetricsCallback(BaseCallback):
             if v:
                 self.logger.record(f"rollout/final_{m}", float(np.mean(v)))
                 v.clear()
+
+
+def next_multiple(done: int, every: int) -> int:
+    """The first multiple of `every` after `done` steps: when a callback that acts every
+    `every` steps acts next."""
+    return (done // every + 1) * every
 
 
 class RunClock:
@@ -200,8 +209,7 @@ class TrainingEval(BaseCallback):
     def _on_rollout_start(self) -> None:
         if self.num_timesteps - self._start >= self._next:
             self._evaluate()
-            done = self.num_timesteps - self._start
-            self._next = (done // self.every + 1) * self.every
+            self._next = next_multiple(self.num_timesteps - self._start, self.every)
 
     def _on_step(self) -> bool:
         return True
@@ -214,9 +222,8 @@ class TrainingEval(BaseCallback):
     def _evaluate(self) -> None:
         seconds = self.clock.seconds()
         with self.clock.pause():
-            policy = SB3Policy(self.model, self.model.get_vec_normalize_env(), name="training")
-            if self.residual is not None:
-                policy = ResidualPolicy(self.residual["base"], policy, self.residual["scale"], "training")
+            vn = self.model.get_vec_normalize_env()
+            policy = acting_policy(SB3Policy(self.model, vn, name="training", residual=self.residual))
             r = evaluate_on(
                 self._env, self.env_id, policy, self.episodes, self.seed, self.env_kwargs, record=0
             ).summary()
@@ -273,7 +280,7 @@ class TrainingLog(BaseCallback):
         done = self.num_timesteps - self._start
         if done >= self._next and self._next <= self.total:  # past the total (a rollout's end): at the end
             self._print(done)
-            self._next = (done // self.every + 1) * self.every
+            self._next = next_multiple(done, self.every)
         return True
 
     def _on_training_end(self) -> None:
@@ -402,9 +409,7 @@ def train(
     if algo not in ALGOS:
         raise TrainError(f"algo must be one of {ALGOS}, got {algo!r}")
     task = {} if hyperparams == "zoo" else training_settings(env_id, algo)
-    total_timesteps = task.get("timesteps", 1_000_000) if total_timesteps is None else total_timesteps
-    num_envs = task.get("num_envs", 64) if num_envs is None else num_envs
-    vecnormalize = task.get("vecnormalize", False) if vecnormalize is None else vecnormalize
+    total_timesteps, num_envs, vecnormalize = run_size(task, total_timesteps, num_envs, vecnormalize)
     task_kwargs = task.get("algo_kwargs", {}) if init_model is None else {}
     for name, value, least in (
         ("total_timesteps", total_timesteps, 1),
@@ -535,11 +540,12 @@ def train(
     log = TrainingLog(total_timesteps, log_every, metrics, window=_stats_window(model), clock=clock)
     if log_every > 0:
         callbacks.append(log)
-    stop = WallTimeStop(wall_time, clock) if wall_time is not None else None
-    callbacks += [stop] if stop is not None else []
-    residual_meta = run_meta["residual"]
-    tracker = None
+    stop = tracker = None
+    if wall_time is not None:
+        stop = WallTimeStop(wall_time, clock)
+        callbacks.append(stop)
     if eval_every:
+        residual_meta = run_meta["residual"]
         tracker = TrainingEval(env_id, env_kwargs, eval_every, eval_episodes, eval_seed, clock, residual_meta)
         callbacks.append(tracker)
     budget = f", at most {wall_time:g} s" if wall_time is not None else ""
@@ -595,6 +601,14 @@ def train(
         f"all); saved {model_path}"
     )
     return TrainResult(model_path, vn_path, seconds, int(model.num_timesteps))
+
+
+def run_size(task: dict, timesteps: int | None, num_envs: int | None, vecnormalize: bool | None):
+    """(timesteps, num_envs, vecnormalize) of a run: the caller's where given, else the task's
+    own (`task`: its registration's training settings for the algorithm), else 1,000,000
+    steps, 64 envs, no VecNormalize. `robodyn sweep` sizes its runs with it too."""
+    given = {"timesteps": timesteps, "num_envs": num_envs, "vecnormalize": vecnormalize}
+    return tuple(task.get(k, RUN_SIZE[k]) if v is None else v for k, v in given.items())
 
 
 def train_command(

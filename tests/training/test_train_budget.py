@@ -215,3 +215,21 @@ def test_a_sweep_takes_the_tasks_settings_as_train_does(tmp_path, declared):
     meta = json.loads(sidecar.read_text())
     assert meta["num_envs"] == 3 and meta["total_timesteps"] == 96 and meta["vecnormalize"] is not None
     assert meta["task_settings"] == declared and meta["algo_kwargs"]["gamma"] == 0.9
+
+
+def test_a_residual_runs_evaluations_act_as_the_saved_residual_does(tmp_path):
+    """The evaluations of a residual learner act with its baseline added (the sum it trains
+    on): the last point equals `evaluate()` of the saved residual model."""
+    train(
+        ENV_ID, total_timesteps=256, num_envs=4, out_dir=tmp_path, env_kwargs=SHORT, algo_kwargs=TINY,
+        residual="pd", residual_scale=0.3, eval_every=128, eval_episodes=4,
+        progress_bar=False, tensorboard=False,
+    )  # fmt: skip
+    points = json.loads((tmp_path / "curve.json").read_text())["eval"]["points"]
+    final = evaluate(
+        ENV_ID, tmp_path / "ppo.zip", episodes=4, num_envs=4, seed=1000, env_kwargs=SHORT, record=0
+    )
+    print(f"last point {points[-1]['mean_return']!r}, evaluate {final.summary()['mean_return']!r}")
+    assert final.policy == "ppo" and [p["steps"] for p in points] == [0, 128, 256]
+    assert points[-1]["mean_return"] == final.summary()["mean_return"]
+    assert points[-1]["final_position_error_mean"] == final.summary()["final_position_error_mean"]
