@@ -179,6 +179,10 @@ class HumanoidTask(Task):
         low = named.geom_xpos[FEET, rows][:, :, 2] - np.sum(np.abs(rz) * self._foot_size, axis=2)
         return low.min(axis=1)
 
+    def hide_future(self, rows) -> None:
+        """A planner's copies get no push: their schedules' next push is never due."""
+        self._push_schedule.next[rows] = -1
+
     @property
     def pushes(self) -> np.ndarray:
         """(B,) pushes received since the reset."""
@@ -355,7 +359,10 @@ HumanoidPushEnv, HumanoidPushVectorEnv = task_envs(
     module=__name__,
     max_episode_steps=1000,
     summary="1.65 m, 55 kg humanoid on a free base: stay standing 20 s under pushes (pd_target)",
-    baselines={"pd": "robodyn.envs.baselines.humanoid:humanoid_pd"},
+    baselines={
+        "pd": "robodyn.envs.baselines.humanoid:humanoid_pd",
+        "mpc": "robodyn.envs.baselines.humanoid:humanoid_mpc",
+    },
     scenarios={"fixed": {"reset_noise_scale": 0.0}, "no_push": {"push_magnitude": 0.0}},
     # `robodyn train RoboDyn/HumanoidPush-v0`: per-step Gaussian exploration of std exp(-3)
     # in action units (gSDE's larger perturbations of the stiff PD fell within ~70 steps),

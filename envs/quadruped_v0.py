@@ -23,6 +23,7 @@ JOINT_NOISE = 0.1  # rad: uniform joint-angle noise about the home pose at reset
 # scales, at its noise level 1): gyro (rad/s), gravity direction, joint angle (rad), joint rate (rad/s)
 NOISE_GYRO, NOISE_GRAVITY, NOISE_ANGLE, NOISE_RATE = 0.2, 0.05, 0.03, 1.5
 SUCCESS_VELOCITY_ERROR = 0.15  # m/s: the task's bar for success on velocity_error
+PLAN_HEIGHT_WEIGHT = 50.0  # 1/m^2: planning_reward's cost on the trunk's height off home's
 
 
 def _check_command(name: str, command) -> tuple[float, float] | None:
@@ -181,6 +182,14 @@ class QuadrupedTask(Task):
                 qpos[2] += self._home_foot_z - self._lowest_foot(qpos)
             p.named.qpos.all[r] = qpos
             p.named.qvel.all[r] = 0.0
+
+    def planning_reward(self, reward: np.ndarray) -> np.ndarray:
+        """The reward less PLAN_HEIGHT_WEIGHT (z - z_home)^2, z the trunk's height: the reward
+        does not care how low the trunk goes, and a plan that looks a fraction of a second
+        ahead walks lower and lower until the trunk touches the floor (MuJoCo MPC's quadruped
+        cost holds a body height the same way)."""
+        dz = self.height() - self._home_qpos[2]
+        return reward - PLAN_HEIGHT_WEIGHT * dz * dz
 
     def apply_action(self, action) -> None:
         """The observation shown this step enters the sensor model's delay line, the PD runs

@@ -191,6 +191,18 @@ class Task:
         """Write the initial state of environments `rows`, drawing from rngs[i] for rows[i]."""
         raise NotImplementedError
 
+    def hide_future(self, rows: np.ndarray) -> None:  # override where the task schedules events
+        """Make `rows`, a planner's copies of real environments, blind to what an agent cannot
+        know ahead: a task whose snapshot carries a schedule of future disturbances (pushes
+        drawn at reset) cancels them here, so that a plan cannot brace for them. By default
+        nothing is hidden."""
+
+    def planning_reward(self, reward: np.ndarray) -> np.ndarray:  # override to shape plans
+        """(B,) what a planner maximises at each step of its rollouts, given the step's
+        reward (B,): by default the reward itself. A task whose reward leaves out what a
+        short-sighted plan needs to stay out of trouble (a height to keep) adds it here."""
+        return reward
+
     def apply_action(self, action: np.ndarray) -> None:
         """Advance every environment by frame_skip physics steps under action (B, k), through
         the task's actuation (a task that keeps track of its actions extends this)."""

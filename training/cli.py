@@ -197,6 +197,13 @@ def _parser() -> argparse.ArgumentParser:
         "--record", type=_count(0), default=3, help="episodes whose trajectories are saved and plotted"
     )
     s.add_argument(
+        "--planner-samples",
+        type=_count(2),
+        default=None,
+        help="candidate plans per control step of a sampling planner (the `sampling` baseline every "
+        "task has): more plan better and cost more time",
+    )
+    s.add_argument(
         "--video",
         action="store_true",
         help="also write episodes.mp4 (a GIF where no MP4 encoder is installed): the recorded episodes of "
@@ -475,6 +482,10 @@ def cmd_eval(args) -> int:
     files += ["episodes.mp4", "episodes.gif"] if args.video else []
     check_out_dir(out, "--out", files)
     policies = _load_policies(env_id, specs, env_kwargs, args.env_kwargs)
+    if args.planner_samples is not None:
+        if args.ray is not None:
+            raise CLIError("--planner-samples runs here only: leave out --ray")
+        policies = _with_planner_samples(env_id, specs, policies, args.planner_samples)
 
     if args.ray is None:
         results, on_ray = _evaluate_here(args, env_id, policies, specs, env_kwargs), None
@@ -649,10 +660,12 @@ def _check_ray(args) -> None:
 
 
 def _check_policy_names(env_id: str, specs: list[str]) -> None:
-    """Every policy is "random", a baseline the task declares, or a .zip file that exists."""
+    """Every policy is "random", a baseline of the task (its own or a generic one), or a .zip
+    file that exists."""
+    from robodyn.envs.baselines import task_baselines
     from robogym import registration
 
-    baselines = registration.entry(env_id).baselines
+    baselines = task_baselines(registration.entry(env_id))
     for spec in specs:
         if spec.endswith(".zip"):
             if Path(spec).is_dir():
@@ -662,6 +675,41 @@ def _check_policy_names(env_id: str, specs: list[str]) -> None:
         elif spec != "random" and spec not in baselines:
             known = ", ".join(["random", *baselines, "FILE.zip"])
             raise CLIError(f"unknown policy {spec!r} for {env_id}; choose one of {known}")
+
+
+def _with_planner_samples(env_id: str, specs: list[str], policies: list, samples: int) -> list:
+    """--planner-samples: each baseline whose factory takes `samples` is made with it (and
+    keeps its name); a CLIError when no policy named takes it."""
+    import functools
+    import inspect
+
+    from robodyn.envs.baselines import GENERIC
+    from robogym import registration
+
+    entry = registration.entry(env_id)
+    out = []
+    for spec, policy in zip(specs, policies, strict=True):
+        factory = None
+        if isinstance(policy, str) and spec != "random" and not spec.endswith(".zip"):
+            factory = registration.load(entry.baselines.get(spec) or GENERIC[spec])
+        if factory is not None and "samples" in inspect.signature(factory).parameters:
+            policy = functools.partial(_named_baseline, spec, {"samples": samples})
+        out.append(policy)
+    if all(o is p for o, p in zip(out, policies, strict=True)):
+        raise CLIError(
+            f"--planner-samples: none of {', '.join(specs)} is a sampling planner "
+            f"(every task has one: --policy sampling)"
+        )
+    return out
+
+
+def _named_baseline(name: str, kwargs: dict, env):
+    """The baseline `name` of env's task made with kwargs, labelled with its name."""
+    from robodyn.envs.baselines import make_baseline
+
+    policy = make_baseline(name, env, **kwargs)
+    policy.name = name
+    return policy
 
 
 def _load_policies(env_id: str, specs: list[str], env_kwargs: dict, user_kwargs: dict) -> list:

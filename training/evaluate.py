@@ -48,7 +48,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from robodyn.engine.errors import RoboDynError
-from robodyn.envs.baselines import BASELINES, Policy, make_baseline
+from robodyn.envs.baselines import BASELINES, Policy, make_baseline, task_baselines
 from robodyn.training import jsonio
 from robodyn.training.residual import ResidualError, ResidualPolicy
 from robogym import registration
@@ -315,7 +315,7 @@ def make_policy(spec, env, seed: int | None = None) -> tuple[str, Policy]:
                 raise PolicyError(f"{spec!r} is a residual: {e}") from None
         return policy.name, policy
     entry = registration.entry_of(env)
-    declared = BASELINES if entry is None else tuple(entry.baselines)
+    declared = BASELINES if entry is None else task_baselines(entry)
     if spec not in declared:
         known = ", ".join(["random", *declared, "FILE.zip"])
         raise PolicyError(f"unknown policy {spec!r}; choose one of {known}")

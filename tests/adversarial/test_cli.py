@@ -247,7 +247,7 @@ SUBPROCESS_CASES = [
             "--residual",
             "mpc",
         ],
-        r"RoboDyn/Quadruped-v0 has no baseline 'mpc' \(its baselines: pd\)",
+        r"RoboDyn/Quadruped-v0 has no baseline 'mpc' \(its baselines: pd, sampling\)",
     ),
     (
         "ray address nobody listens at",
@@ -336,7 +336,7 @@ ARGUMENT_CASES = [
     ),
     (
         [*EVAL, *OUT, "--policy", "lqr"],
-        r"unknown policy 'lqr' for RoboDyn/Crane-v0; choose one of random, pd, mpc",
+        r"unknown policy 'lqr' for RoboDyn/Crane-v0; choose one of random, pd, mpc, sampling",
     ),
     ([*EVAL, *OUT, "--policy", "{ws}/missing.zip"], r"policy file '.*missing\.zip' does not exist"),
     ([*EVAL, *OUT, "--policy", "{ws}/adir.zip"], r"policy '.*adir\.zip' is a directory, not a model \.zip"),
@@ -395,6 +395,17 @@ ARGUMENT_CASES = [
         r"--init: .*statistics '.*novn_vecnormalize\.pkl'.* are missing",
     ),
     ([*TRAIN, *OUT, "--init", "{ws}/sac.zip", "--algo", "ppo"], r"--algo ppo: the --init model is SAC"),
+    # eval --planner-samples
+    ([*EVAL, *OUT, "--planner-samples", "1"], r"argument --planner-samples: must be an integer >= 2, got 1"),
+    (
+        [*EVAL, *OUT, "--policy", "pd", "--planner-samples", "8"],
+        r"--planner-samples: none of random, pd is a sampling planner \(every task has one: "
+        r"--policy sampling\)",
+    ),
+    (
+        [*EVAL, *OUT, "--policy", "sampling", "--planner-samples", "8", "--ray"],
+        r"--planner-samples runs here only: leave out --ray",
+    ),
     # tune
     (
         ["tune", "Crane-v0", "mpc", "--out", "{ws}/out/t.json"],

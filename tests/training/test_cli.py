@@ -169,6 +169,26 @@ def test_baselines_through_evaluate():
     assert (pd.summary()["success_rate"], mpc.summary()["success_rate"]) == (0.0, 1.0)
 
 
+def test_eval_runs_the_sampling_planner_with_the_samples_asked(tmp_path, monkeypatch, capsys):
+    """`--policy sampling --planner-samples 3`: the generic planner, made with 3 candidates,
+    evaluated under its own name beside the PD."""
+    import robodyn.envs.baselines.sampling as sampling
+
+    made = []
+    real = sampling.SamplingPlanner.__init__
+
+    def record(self, env, **kwargs):
+        made.append(kwargs["samples"])
+        real(self, env, **kwargs)
+
+    monkeypatch.setattr(sampling.SamplingPlanner, "__init__", record)
+    argv = ["eval", ENV_ID, "--policy", "pd", "--policy", "sampling", "--planner-samples", "3"]
+    assert main([*argv, "--episodes", "1", "--num-envs", "1", "--record", "0", "--out", str(tmp_path)]) == 0
+    assert made == [3]
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert list(doc["policies"]) == ["pd", "sampling"]
+
+
 def test_train_continues_from_a_saved_model(trained, tmp_path):
     out = tmp_path / "more"
     argv = ["train", ENV_ID, "--init", str(trained / "ppo.zip"), "--timesteps", "128", "--num-envs", "4"]
