@@ -106,8 +106,6 @@ class Spline:
 
 
 class SamplingPlanner:
-    name = "sampling"  # its label in an evaluation
-
     """Sampling-based MPC over the rows of a RoboDynVectorEnv (Policy protocol: reset, act);
     see the module docstring.
 
