@@ -23,7 +23,9 @@ JOINT_NOISE = 0.1  # rad: uniform joint-angle noise about the home pose at reset
 # scales, at its noise level 1): gyro (rad/s), gravity direction, joint angle (rad), joint rate (rad/s)
 NOISE_GYRO, NOISE_GRAVITY, NOISE_ANGLE, NOISE_RATE = 0.2, 0.05, 0.03, 1.5
 SUCCESS_VELOCITY_ERROR = 0.15  # m/s: the task's bar for success on velocity_error
-PLAN_HEIGHT_WEIGHT = 50.0  # 1/m^2: planning_reward's cost on the trunk's height off home's
+# planning_reward's costs (per control step): the trunk's height off home's (1/m^2), its tilt
+# (the world's up axis off the trunk's z, squared), the hips' angles off home (1/rad^2)
+PLAN_HEIGHT_WEIGHT, PLAN_TILT_WEIGHT, PLAN_HIP_WEIGHT = 50.0, 50.0, 5.0
 
 
 def _check_command(name: str, command) -> tuple[float, float] | None:
@@ -184,12 +186,22 @@ class QuadrupedTask(Task):
             p.named.qvel.all[r] = 0.0
 
     def planning_reward(self, reward: np.ndarray) -> np.ndarray:
-        """The reward less PLAN_HEIGHT_WEIGHT (z - z_home)^2, z the trunk's height: the reward
-        does not care how low the trunk goes, and a plan that looks a fraction of a second
-        ahead walks lower and lower until the trunk touches the floor (MuJoCo MPC's quadruped
-        cost holds a body height the same way)."""
+        """The reward less the costs a short plan needs, which the reward leaves out or weighs
+        lightly (MuJoCo MPC's quadruped cost holds a body height, an upright trunk and a
+        posture the same way):
+
+            reward - PLAN_HEIGHT_WEIGHT (z - z_home)^2 - PLAN_TILT_WEIGHT (u_x^2 + u_y^2)
+                   - PLAN_HIP_WEIGHT sum_legs (q_hip - q_hip,home)^2
+
+        z the trunk's height, u the world's up axis in the trunk frame. Without the height term
+        a plan that looks a fraction of a second ahead walks lower and lower until the trunk
+        touches the floor; without the tilt and hip terms plans that pitch the trunk or splay
+        the hips score as well as level ones until, past the horizon, the robot falls."""
         dz = self.height() - self._home_qpos[2]
-        return reward - PLAN_HEIGHT_WEIGHT * dz * dz
+        u = self.up()
+        hips = self.joint_angles()[:, 0::3] - self._home_qpos[7::3]
+        cost = PLAN_HEIGHT_WEIGHT * dz * dz + PLAN_TILT_WEIGHT * (u[:, 0] ** 2 + u[:, 1] ** 2)
+        return reward - cost - PLAN_HIP_WEIGHT * np.sum(hips * hips, axis=1)
 
     def apply_action(self, action) -> None:
         """The observation shown this step enters the sensor model's delay line, the PD runs
@@ -352,7 +364,10 @@ QuadrupedEnv, QuadrupedVectorEnv = task_envs(
     module=__name__,
     max_episode_steps=1000,
     summary="Go1-sized quadruped on a floor: walk at a commanded forward speed and yaw rate (pd_target)",
-    baselines={"pd": "robodyn.envs.baselines.quadruped:quadruped_pd"},
+    baselines={
+        "pd": "robodyn.envs.baselines.quadruped:quadruped_pd",
+        "mpc": "robodyn.envs.baselines.quadruped:quadruped_mpc",
+    },
     scenarios={
         "fixed": {"reset_noise_scale": 0.0, "command": (0.5, 0.0)},
         "stand": {"reset_noise_scale": 0.0, "command": (0.0, 0.0)},

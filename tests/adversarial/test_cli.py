@@ -245,9 +245,9 @@ SUBPROCESS_CASES = [
             "--no-progress",
             *OUT,
             "--residual",
-            "mpc",
+            "mpc_nopreview",
         ],
-        r"RoboDyn/Quadruped-v0 has no baseline 'mpc' \(its baselines: pd, sampling\)",
+        r"RoboDyn/Quadruped-v0 has no baseline 'mpc_nopreview' \(its baselines: pd, mpc, sampling\)",
     ),
     (
         "ray address nobody listens at",
