@@ -17,7 +17,6 @@ real time, by that factor).
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import time
 from pathlib import Path
@@ -27,7 +26,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 import robogym  # noqa: F401  (registers RoboDyn/*)
-from robodyn.envs.baselines import make_baseline
+from robodyn.envs.baselines import make_baseline, takes_samples
 from robodyn.envs.baselines.sampling import SamplingPlanner
 from robodyn.training.cli import _count
 from robogym import registration
@@ -43,9 +42,8 @@ def measure(env_id: str, samples: int, num_envs: int, warmup: int, ticks: int) -
     """One row: the mpc baseline of env_id with `samples` candidates (see the module docstring)."""
     env = gym.make_vec(env_id, num_envs=num_envs, autoreset_mode=AutoresetMode.NEXT_STEP)
     obs, _ = env.reset(seed=list(range(num_envs)))
-    mpc = registration.entry(env_id).baselines.get("mpc")
-    takes_samples = mpc is not None and "samples" in inspect.signature(registration.load(mpc)).parameters
-    name = "mpc" if takes_samples else "sampling"
+    entry = registration.entry(env_id)
+    name = "mpc" if "mpc" in entry.baselines and takes_samples(entry, "mpc") else "sampling"
     planner = make_baseline(name, env.unwrapped, samples=samples)
     if not isinstance(planner, SamplingPlanner):
         raise TypeError(f"{env_id}'s {name!r} is no SamplingPlanner")

@@ -681,18 +681,15 @@ def _with_planner_samples(env_id: str, specs: list[str], policies: list, samples
     """--planner-samples: each baseline whose factory takes `samples` is made with it (and
     keeps its name); a CLIError when no policy named takes it."""
     import functools
-    import inspect
 
-    from robodyn.envs.baselines import GENERIC
+    from robodyn.envs.baselines import takes_samples
     from robogym import registration
 
     entry = registration.entry(env_id)
     out = []
     for spec, policy in zip(specs, policies, strict=True):
-        factory = None
-        if isinstance(policy, str) and spec != "random" and not spec.endswith(".zip"):
-            factory = registration.load(entry.baselines.get(spec) or GENERIC[spec])
-        if factory is not None and "samples" in inspect.signature(factory).parameters:
+        baseline = isinstance(policy, str) and spec != "random" and not spec.endswith(".zip")
+        if baseline and takes_samples(entry, spec):
             policy = functools.partial(_named_baseline, spec, {"samples": samples})
         out.append(policy)
     if all(o is p for o, p in zip(out, policies, strict=True)):

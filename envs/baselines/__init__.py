@@ -17,6 +17,7 @@ are evaluated when named, never by default.
 
 from __future__ import annotations
 
+import inspect
 from typing import Protocol
 
 import numpy as np
@@ -47,6 +48,18 @@ def task_baselines(entry) -> tuple[str, ...]:
     return (*entry.baselines, *(g for g in GENERIC if g not in entry.baselines))
 
 
+def baseline_factory(entry, name: str):
+    """The factory of task entry's baseline `name`: the one the task registered, else the
+    generic one (a name in task_baselines(entry))."""
+    return registration.load(entry.baselines.get(name) or GENERIC[name])
+
+
+def takes_samples(entry, name: str) -> bool:
+    """Whether entry's baseline `name` is a sampling planner made with a number of candidate
+    plans: its factory takes `samples`."""
+    return "samples" in inspect.signature(baseline_factory(entry, name)).parameters
+
+
 def make_baseline(name: str, env, **kwargs) -> Policy:
     """The baseline `name` of env's task (its registered factory, or a generic one, called
     with env and kwargs). Raises InvalidArgumentError naming the task's baselines for a name
@@ -61,7 +74,15 @@ def make_baseline(name: str, env, **kwargs) -> Policy:
         declared = "none" if entry is None else ", ".join(task_baselines(entry))
         task_name = type(task).__name__ if entry is None else entry.id
         raise InvalidArgumentError(f"{task_name} has no baseline {name!r} (its baselines: {declared})")
-    return registration.load(entry.baselines.get(name) or GENERIC[name])(env, **kwargs)
+    return baseline_factory(entry, name)(env, **kwargs)
 
 
-__all__ = ["BASELINES", "GENERIC", "Policy", "make_baseline", "task_baselines"]
+__all__ = [
+    "BASELINES",
+    "GENERIC",
+    "Policy",
+    "baseline_factory",
+    "make_baseline",
+    "takes_samples",
+    "task_baselines",
+]
