@@ -256,6 +256,7 @@ CraneEnv, CraneVectorEnv = task_envs(
     baselines={
         "pd": "robodyn.envs.baselines.crane:crane_pd",
         "mpc": "robodyn.envs.baselines.crane:crane_mpc",
+        "mpc_sampling": "robodyn.envs.baselines.mpc:sampling_on_mpc",
     },
     scenarios={"fixed": {"reset_noise_scale": 0.0}},
     tuning={

@@ -368,6 +368,7 @@ RocketEnv, RocketVectorEnv = task_envs(
     baselines={
         "pd": "robodyn.envs.baselines.rocket:rocket_pd",
         "mpc": "robodyn.envs.baselines.rocket:rocket_mpc",
+        "mpc_sampling": "robodyn.envs.baselines.mpc:sampling_on_mpc",
     },
     scenarios={"fixed": {"reset_noise_scale": 0.0}},
     tuning={

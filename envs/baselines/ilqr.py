@@ -36,7 +36,8 @@ never counts on a control the box forbids, and the forward pass clamps every con
 
 Everything is vectorised over the batch (numpy matmul/einsum); Python loops run only over time
 knots (and, for m > 1, inside the small per-knot box QP). The line search rolls every alpha out
-at once, as extra rows of one batched rollout.
+at once, as extra rows of one batched rollout. Open-loop plans roll out through
+envs/baselines/rollout.py's `rollout`, the one the sampling planner's model rollouts use.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
+from robodyn.envs.baselines.rollout import rollout
 from robogym.errors import InvalidArgumentError
 
 ALPHAS = np.array([1.0, 0.5, 0.25, 0.1, 0.05, 0.01])  # line-search steps, tried in this order
@@ -97,16 +99,6 @@ def tracking_cost(x, u, x_ref, Q, R, Qf) -> np.ndarray:
     eT = e[..., -1:, :]
     term = 0.5 * np.sum((eT @ Qf) * eT, axis=(-2, -1))
     return run + ctrl + term
-
-
-def rollout(dynamics: Dynamics, x0: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """(B, T+1, n) states x_{t+1} = f(x_t, u_t) from x0 (B, n) under u (B, T, m)."""
-    B, T, _ = u.shape
-    x = np.empty((B, T + 1, x0.shape[-1]))
-    x[:, 0] = x0
-    for t in range(T):
-        x[:, t + 1] = dynamics.step(x[:, t], u[:, t])
-    return x
 
 
 def solve(

@@ -172,3 +172,39 @@ def task_mpc(env, Q, R, x_goal=None, u_goal=None, horizon: int = 40, **kwargs) -
         return dynamics.engine.difference(np.concatenate([d.qpos, d.qvel], axis=1), dynamics.x_op)
 
     return MPC(env, dynamics, state, Q=Q, R=R, horizon=horizon, **kwargs)
+
+
+def sampling_on_mpc(
+    env,
+    samples: int = 32,
+    knots: int = 4,
+    noise: float = 0.1,
+    update: str = "best",
+    **kwargs,
+):
+    """The sampling planner (envs/baselines/sampling.py) on the problem env's task's iLQR MPC
+    solves: its planning model, its state readout and its tracking cost about its reference
+    over its horizon (rollout.ModelRollouts.of_mpc), so that the two optimizers are compared
+    on the same problem; the registered baseline "mpc_sampling" (predictive sampling: the best
+    of `samples` plans of `knots` knots, perturbed by `noise`). kwargs go to SamplingPlanner.
+    Raises InvalidArgumentError if the task's "mpc" is not an iLQR MPC."""
+    from robodyn.envs.baselines import make_baseline
+    from robodyn.envs.baselines.rollout import ModelRollouts
+    from robodyn.envs.baselines.sampling import SamplingPlanner
+
+    mpc = make_baseline("mpc", env)
+    if not isinstance(mpc, MPC):
+        raise InvalidArgumentError(
+            f"{type(env.task).__name__}'s mpc is a {type(mpc).__name__}, not an iLQR MPC: no model "
+            "and cost to plan on"
+        )
+    return SamplingPlanner(
+        env,
+        samples=samples,
+        horizon=mpc.T,
+        knots=knots,
+        noise=noise,
+        update=update,
+        rollouts=ModelRollouts.of_mpc(mpc),
+        **kwargs,
+    )

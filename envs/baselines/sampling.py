@@ -3,7 +3,9 @@
 Every control tick, for each env row b:
   1. the row's state (physics, task state, random generators: `env.snapshot`) is copied into
      `samples` rows of a private planning env of the same task, and the task hides from
-     those copies what the agent cannot know ahead (Task.hide_future: the scheduled pushes);
+     those copies what the agent cannot know ahead (Task.hide_future: the scheduled pushes)
+     (rollout.TaskRollouts; or, with `rollouts=ModelRollouts(...)`, the row's state is read
+     for a planning model and a cost: an iLQR MPC's own, ModelRollouts.of_mpc);
   2. candidate plans are the row's nominal plan and samples - 1 perturbations of it: a plan
      is `knots` control values spread evenly over `horizon` control steps, read between knots
      by linear interpolation (`interpolation="linear"`) or held (`"zero"`), and a
@@ -12,7 +14,7 @@ Every control tick, for each env row b:
   3. all B x samples candidates run `horizon` steps in one batched call per step, each
      scored by its return over the horizon, sum_t gamma^t r_t, with the task's own reward,
      counted until the candidate's episode terminates (after that it earns nothing, as in
-     the episode's own return);
+     the episode's own return), or by -cost on a planning model (envs/baselines/rollout.py);
   4. the nominal becomes the best candidate (`update="best"`: predictive sampling, Howell
      et al., "Predictive Sampling: Real-time Behaviour Synthesis with MuJoCo", 2022) or the
      return-weighted average of all of them (`update="mppi"`: w_i = exp((J_i - max J) /
@@ -37,32 +39,11 @@ import time
 
 import numpy as np
 
-from robogym.core import EnvSnapshot
+from robodyn.envs.baselines.rollout import TaskRollouts
 from robogym.errors import InvalidArgumentError
 
 UPDATES = ("best", "mppi")
 INTERPOLATIONS = ("linear", "zero")
-
-
-def repeat_snapshot(snap: EnvSnapshot, n: int) -> EnvSnapshot:
-    """The snapshot of k rows with every row repeated n times in place (row i becomes rows
-    i n ... i n + n - 1): the state to restore into k n planning rows."""
-    p = snap.physics
-    own = None if p.params is None else {k: np.repeat(v, n, axis=0) for k, v in p.params.items()}
-    physics = p._replace(
-        rows=np.arange(len(p.rows) * n),
-        fields={k: np.repeat(v, n, axis=0) for k, v in p.fields.items()},
-        params=own,
-    )
-    return EnvSnapshot(
-        kind=snap.kind,
-        signature=snap.signature,
-        physics=physics,
-        rng_states=tuple(s for s in snap.rng_states for _ in range(n)),
-        elapsed=np.repeat(snap.elapsed, n),
-        task_state={k: np.repeat(v, n, axis=0) for k, v in snap.task_state.items()},
-        extra={k: np.repeat(v, n, axis=0) for k, v in snap.extra.items()},
-    )
 
 
 class Spline:
@@ -114,12 +95,15 @@ class SamplingPlanner:
     noise: the perturbations' std in action units (a scalar or one per action component)
     update: "best" (predictive sampling) or "mppi" (return-weighted average, `temperature`)
     iterations: sample-and-update rounds per planning tick; replan_every: plan every k ticks
-    gamma: the returns' discount; seed: the noise's seed
+    gamma: the task return's discount; seed: the noise's seed
     zero_candidate: the last candidate of every round is the plan of zeros (for a task whose
         zero action holds a pose, the fallback of doing nothing) instead of a noisy one
     prior: None, or an open-loop schedule the plans are offsets from: prior(env, steps) with
         steps (B, n) env step counts (since each row's reset) returns the (B, n, m) actions
         the schedule gives there (a gait's clock); the env gets clip(prior + plan)
+    rollouts: what scores the candidates (envs/baselines/rollout.py): by default the task's
+        own return on copies of the env (TaskRollouts, discounted by gamma); a ModelRollouts
+        plans on a model and a cost instead (gamma must then stay 1)
     """
 
     name = "sampling"  # its label in an evaluation
@@ -140,6 +124,7 @@ class SamplingPlanner:
         seed: int = 0,
         prior=None,
         zero_candidate: bool = True,
+        rollouts=None,
     ):
         _check_int("samples", samples, 2)
         _check_int("horizon", horizon, 1)
@@ -160,8 +145,6 @@ class SamplingPlanner:
             )
         if not (np.isfinite(temperature) and temperature > 0):
             raise InvalidArgumentError(f"temperature must be finite and > 0, got {temperature!r}")
-        if not (np.isfinite(gamma) and 0 < gamma <= 1):
-            raise InvalidArgumentError(f"gamma must be in (0, 1], got {gamma!r}")
         space = env.single_action_space
         self.lo, self.hi = np.asarray(space.low, dtype=np.float64), np.asarray(space.high, dtype=np.float64)
         m = self.lo.shape[0]
@@ -172,7 +155,6 @@ class SamplingPlanner:
         self.replan_every, self.update, self.temperature = int(replan_every), update, float(temperature)
         self.noise = noise
         self.spline = Spline(self.horizon, int(knots), interpolation)
-        self.discount = float(gamma) ** np.arange(self.horizon)
         B = env.num_envs
         self.nominal = np.zeros((B, int(knots), m))
         self.fresh = np.ones(B, dtype=bool)  # no plan yet: start from the zero plan
@@ -180,7 +162,17 @@ class SamplingPlanner:
         self.rngs = [np.random.default_rng([int(seed), b]) for b in range(B)]
         self.prior = prior
         self.zero_candidate = bool(zero_candidate)
-        self._planner_env = _planning_env(env, B * self.samples)
+        if rollouts is None:
+            rollouts = TaskRollouts(env, self.samples, gamma)
+        elif gamma != 1.0:
+            raise InvalidArgumentError(
+                "gamma discounts the task's return; a ModelRollouts scores by its cost"
+            )
+        if rollouts.horizon not in (None, self.horizon):
+            raise InvalidArgumentError(
+                f"horizon={self.horizon}, but the rollouts' cost is written for {rollouts.horizon} steps"
+            )
+        self.rollouts = rollouts
         self.plan_seconds = 0.0  # wall time spent planning
         self.ticks = 0  # act() calls
         self.last_returns: np.ndarray | None = None  # (B, samples) of the last iteration
@@ -231,11 +223,11 @@ class SamplingPlanner:
         """Improve the nominal plans of the `due` rows by `iterations` rounds of sampling.
         Every row is rolled out (splitting the batch costs more than it saves); the other
         rows' candidates are all their nominal, and their plans are kept as they are."""
-        snap = repeat_snapshot(env.snapshot(), self.samples)
+        self.rollouts.begin(env)
         nominal = self.nominal.copy()
         for _ in range(self.iterations):
             candidates = self._candidates(nominal, due)  # (B, S, knots, m)
-            returns = self._returns(env, snap, candidates)  # (B, S)
+            returns = self._returns(env, candidates)  # (B, S)
             nominal = self._update(candidates, returns)
             self.last_returns = returns
         self.nominal[due] = nominal[due]
@@ -253,32 +245,15 @@ class SamplingPlanner:
         width = 0.0 if self.prior is None else self.hi - self.lo
         return np.clip(c, self.lo - width, self.hi + width)
 
-    def _returns(self, env, snap: EnvSnapshot, candidates: np.ndarray) -> np.ndarray:
-        """(B, S) discounted returns of the candidates over the horizon, each from its row's
-        state, counted until the candidate's episode terminates."""
-        penv = self._planner_env
-        penv.restore(snap, np.arange(penv.num_envs))
-        penv.task.hide_future(np.arange(penv.num_envs))
+    def _returns(self, env, candidates: np.ndarray) -> np.ndarray:
+        """(B, S) returns of the candidates (knots) over the horizon, each from its row's state
+        at the last rollouts.begin: their controls (plus the prior), clipped to the box, rolled
+        out by self.rollouts."""
         B, S, K, m = candidates.shape
         u = self.spline.controls(candidates)  # (B, S, horizon, m)
         if self.prior is not None:
             u = u + self._prior(env, self.horizon)[:, None]
-        u = np.clip(u, self.lo, self.hi).reshape(B * S, self.horizon, m)
-        total = np.zeros(B * S)
-        alive = np.ones(B * S, dtype=bool)
-        for t in range(self.horizon):
-            _, reward, terminated, _ = penv.core.step(np.ascontiguousarray(u[:, t]))
-            reward = penv.task.planning_reward(reward)
-            total += np.where(alive, self.discount[t] * reward, 0.0)
-            alive &= ~terminated
-            if not alive.any():
-                break
-        if not np.all(np.isfinite(total)):
-            bad = np.flatnonzero(~np.isfinite(total))[0]
-            raise FloatingPointError(
-                f"planning rollout of env {bad // S}, candidate {bad % S} returned {total[bad]}"
-            )
-        return total.reshape(B, S)
+        return self.rollouts.returns(env, np.clip(u, self.lo, self.hi))
 
     def _update(self, candidates: np.ndarray, returns: np.ndarray) -> np.ndarray:
         """(B, knots, m): the best candidate, or the return-weighted average (mppi)."""
@@ -294,20 +269,6 @@ class SamplingPlanner:
 def _check_int(name: str, value, least: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
         raise InvalidArgumentError(f"{name} must be an integer >= {least}, got {value!r}")
-
-
-def _planning_env(env, rows: int):
-    """A private vector env of env's task and parameters with `rows` rows (never reset: each
-    plan restores into all of its rows), on env's thread count."""
-    task_kwargs = getattr(env, "_task_kwargs", None)
-    if task_kwargs is None or not hasattr(env, "snapshot"):
-        raise InvalidArgumentError(
-            "SamplingPlanner needs a RoboDyn vector env (it plans on a copy of its task), "
-            f"got {type(env).__name__}"
-        )
-    return type(env)(
-        num_envs=rows, autoreset_mode="disabled", max_episode_steps=None, nthread=env._nthread, **task_kwargs
-    )
 
 
 def sampling_planner(env, samples: int = 32, **kwargs) -> SamplingPlanner:

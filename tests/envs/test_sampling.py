@@ -18,7 +18,7 @@ from gymnasium.vector import AutoresetMode
 
 import robogym  # noqa: F401  (registers RoboDyn/ ids)
 from robodyn.envs.baselines import BASELINES, GENERIC, make_baseline
-from robodyn.envs.baselines.sampling import SamplingPlanner, Spline, repeat_snapshot
+from robodyn.envs.baselines.sampling import SamplingPlanner, Spline
 from robogym import registration
 from robogym.errors import InvalidArgumentError
 from tests.helpers import report
@@ -66,7 +66,8 @@ def test_a_candidates_score_is_the_return_the_env_gives_it():
     env.unwrapped.physics.sim.forward([2])
     planner = SamplingPlanner(env.unwrapped, samples=S, horizon=H, knots=3, noise=0.5, seed=3)
     candidates = planner._candidates(np.zeros((B, 3, 12)), np.ones(B, dtype=bool))
-    returns = planner._returns(env.unwrapped, repeat_snapshot(env.unwrapped.snapshot(), S), candidates)
+    planner.rollouts.begin(env.unwrapped)
+    returns = planner._returns(env.unwrapped, candidates)
     actions = np.clip(planner.spline.controls(candidates), -1, 1)  # (B, S, H, 12)
 
     copy = vector_env("RoboDyn/Quadruped-v0", 1)
@@ -115,10 +116,8 @@ def test_the_planner_finds_the_cranes_known_first_move():
     env = vector_env("RoboDyn/Crane-v0", 1, control_weight=0.0, jerk_weight=0.0, **fixed)
     obs, _ = env.reset(seed=0)
     planner = SamplingPlanner(env.unwrapped, samples=16, horizon=20, knots=2, noise=0.5, iterations=8, seed=0)
-    snap = repeat_snapshot(env.unwrapped.snapshot(), 16)
-    zero, optimum = (
-        planner._returns(env.unwrapped, snap, np.full((1, 16, 2, 1), a))[0, 0] for a in (0.0, 1.0)
-    )
+    planner.rollouts.begin(env.unwrapped)
+    zero, optimum = (planner._returns(env.unwrapped, np.full((1, 16, 2, 1), a))[0, 0] for a in (0.0, 1.0))
     action = planner.act(env.unwrapped, obs)
     best = planner.last_returns.max()
     print(f"[sampling] crane: zero plan {zero:.5f}, optimum {optimum:.5f}, planned {best:.5f}")
@@ -135,8 +134,9 @@ def test_the_planners_copies_see_no_scheduled_push():
     task = env.unwrapped.task
     task._push_schedule.next[0] = task.elapsed[0]  # due now
     planner = SamplingPlanner(env.unwrapped, samples=2, horizon=3, knots=1, noise=0.0)
-    planner._returns(env.unwrapped, repeat_snapshot(env.unwrapped.snapshot(), 2), np.zeros((1, 2, 1, 21)))
-    assert planner._planner_env.task.pushes.tolist() == [0, 0]
+    planner.rollouts.begin(env.unwrapped)
+    planner._returns(env.unwrapped, np.zeros((1, 2, 1, 21)))
+    assert planner.rollouts.env.task.pushes.tolist() == [0, 0]
     env.step(np.zeros((1, 21)))
     assert task.pushes.tolist() == [1]
 

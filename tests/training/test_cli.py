@@ -220,8 +220,8 @@ def test_eval_without_policy_compares_baselines_and_saved_policies():
     from robodyn.training.cli import SAVED_POLICIES, default_policies
 
     specs = default_policies(ENV_ID)
-    assert specs[:2] == ["pd", "mpc"]
-    saved = specs[2:]
+    assert specs[:3] == ["pd", "mpc", "mpc_sampling"]
+    saved = specs[3:]
     assert saved, f"a trained crane policy should be saved in {SAVED_POLICIES}"
     for spec in saved:
         sidecar = json.loads(Path(spec).with_suffix(".json").read_text())
