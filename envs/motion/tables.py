@@ -1,0 +1,45 @@
+"""Correspondence tables: which capture joint each robot sample point follows.
+
+HUMANOID: RoboDyn's humanoid (assets/humanoid.xml) and a capture skeleton with the joint
+names of the common motion-capture rigs (Hips, Spine, Neck, Head, Left/RightArm,
+ForeArm, Hand, UpLeg, Leg, Foot, ToeBase: the names of the holosoma-retargeting captures,
+envs/motion/holosoma.py). Every sample sits at the joint centre the capture joint marks:
+the hips' centre 7 cm under the pelvis origin, the abdomen at the torso's origin, the base
+of the neck 0.36 m up the torso, the head's centre, the shoulders, elbows, wrists (the
+forearm's end), hips, knees, ankles, and the ball of each foot. The torso carries three
+(neck and both shoulders) and so its whole orientation; the pelvis carries three (its
+centre, both hips). A foot carries two (ankle and ball): its roll about that line is not in
+the capture, and the posture term holds it.
+"""
+
+from __future__ import annotations
+
+from robodyn.envs.motion.retarget import Sample, Table
+from robogym.physics import asset_path
+
+
+def _limbs(side: str, cap: str) -> tuple[Sample, ...]:
+    s = side
+    return (
+        Sample(f"{cap}UpLeg", f"{s}_thigh", (0.0, 0.0, 0.0), "Hips"),
+        Sample(f"{cap}Leg", f"{s}_shin", (0.0, 0.0, 0.0), f"{cap}UpLeg"),
+        Sample(f"{cap}Foot", f"{s}_foot", (0.0, 0.0, 0.0), f"{cap}Leg"),
+        Sample(f"{cap}ToeBase", f"{s}_foot", (0.12, 0.0, -0.05), f"{cap}Foot"),
+        Sample(f"{cap}Arm", f"{s}_upper_arm", (0.0, 0.0, 0.0), "Neck"),
+        Sample(f"{cap}ForeArm", f"{s}_forearm", (0.0, 0.0, 0.0), f"{cap}Arm"),
+        Sample(f"{cap}Hand", f"{s}_forearm", (0.0, 0.0, -0.265), f"{cap}ForeArm"),
+    )
+
+
+def humanoid_table() -> Table:
+    return Table(
+        str(asset_path("humanoid.xml")),
+        (
+            Sample("Hips", "pelvis", (0.0, 0.0, -0.07), None),
+            Sample("Spine", "torso", (0.0, 0.0, 0.0), "Hips"),
+            Sample("Neck", "torso", (0.0, 0.0, 0.36), "Spine"),
+            Sample("Head", "head", (0.0, 0.0, 0.11), "Neck"),
+            *_limbs("left", "Left"),
+            *_limbs("right", "Right"),
+        ),
+    )
