@@ -378,6 +378,10 @@ def _parser() -> argparse.ArgumentParser:
         "--out", type=Path, default=None, help="where to write (default: where the baseline reads it)"
     )
     s.set_defaults(func=cmd_tune)
+
+    from robodyn.training import retarget_cli
+
+    retarget_cli.add_parsers(sub, _positive)
     return p
 
 

@@ -187,3 +187,31 @@ def test_the_holosoma_reader_on_a_wheel_shaped_zip(tmp_path, monkeypatch):
     assert holosoma.wheel_path() == tmp_path / "empty" / holosoma.WHEEL
     with pytest.raises(InvalidArgumentError, match="robodyn data fetch"):
         holosoma.capture_names()
+
+
+def test_the_retarget_command_on_a_npy_capture(tmp_path, capsys, monkeypatch):
+    """`robodyn retarget FILE.npy --names ... --fps ...` writes the trajectory, its metrics and
+    the side-by-side video; `robodyn data list` without the wheel says how to fetch it."""
+    from robodyn.training.cli import main
+
+    table = humanoid_table()
+    robot = Robot(table)
+    q = known_trajectory(robot, T=6)
+    capture = fk_capture(robot, table, q)
+    path = tmp_path / "walk.npy"
+    np.save(path, capture.positions)
+    out = tmp_path / "out"
+    argv = ["retarget", str(path), "--names", ",".join(capture.names), "--fps", "30", "--out", str(out), "--video"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "residual per point: mean 0.00 cm" in printed and "retarget.mp4" in printed
+    saved = np.load(out / "retarget.npz")
+    np.testing.assert_allclose(saved["qpos"][:, 7:], q[:, 7:], atol=1e-6)
+    assert saved["fps"] == 30.0 and (out / "retarget.mp4").stat().st_size > 0
+    assert (out / "metrics.json").read_text().count("residual_worst_cm") == 1
+
+    assert main(["retarget", str(path), "--out", str(out)]) == 2
+    assert "a .npy capture needs --names" in capsys.readouterr().err
+    monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path / "empty"))
+    assert main(["data", "list"]) == 2
+    assert "run `robodyn data fetch`" in capsys.readouterr().err
