@@ -6,7 +6,7 @@ capture says where each should be (its target t_k), and every frame solves
 
     E(q) = sum_k w_k |T_b(q) s_bk - t_k|^2                      (points, m^2)
            + kappa sum_j beta(q_j)^2                              (joint limits)
-           + lambda |q (-) q_prev|^2                              (posture)
+           + sum_i lambda_i (q (-) q_prev)_i^2                       (posture)
 
 over the free base and every joint, by Gauss-Newton with a Levenberg-Marquardt shift on the
 engine's point Jacobians (d(T_b s)/dq = jacp of the point), warm-started at the previous
@@ -18,9 +18,12 @@ the pose flips between the answers on either side of the wall): for a limited hi
 distance d from its nearer limit, beta = margin / d - 1 inside `margin` and 0 outside, which
 grows without bound at the limit; each step is shortened so that no coordinate covers more
 than `FRACTION` of its distance to a limit, so no iterate ever leaves the range. The
-posture term is a tie-breaker with a small weight: it picks, of the poses the points leave
-free (the roll of a foot that carries two points, the twist of a straight leg), the one
-nearest the previous frame.
+posture term is a tie-breaker with a small weight lambda on every dof: it picks, of the poses
+the points leave free (the twist of a straight leg), the one nearest the previous frame. A
+table may hold a joint the points barely see with a larger weight of its own (`Table.hold`:
+the humanoid's ankle rolls, which the two points on each foot see only through the ball's
+5 cm below the roll axis, and which otherwise flip from one limit to the other between
+frames when the capture's foot turns out).
 
 Targets (`targets`): the scale s is the robot's total length over the capture's total
 length, summed over the bones (parent -> child sample pairs) the table links, each capture
@@ -68,6 +71,7 @@ class Table:
 
     model: str  # an MJCF path
     samples: tuple[Sample, ...]
+    hold: tuple[tuple[str, float], ...] = ()  # (joint, posture weight added to lambda)
 
     def __post_init__(self):
         seen: set[str] = set()
@@ -96,7 +100,7 @@ class Table:
             for s in self.samples
             if s.joint not in drop
         )
-        return Table(self.model, kept)
+        return Table(self.model, kept, self.hold)
 
 
 class Robot:
@@ -118,11 +122,15 @@ class Robot:
         self.limited_dof = m.jnt_dofadr[hinge]
         self.range = m.jnt_range[hinge]
         self.nq, self.nv = m.nq, m.nv
+        self.hold = np.zeros(m.nv)  # the table's extra posture weight per dof
+        for joint, weight in table.hold:
+            self.hold[m.jnt_dofadr[self._id(mujoco.mjtObj.mjOBJ_JOINT, joint)]] += weight
 
     def _id(self, kind, name: str) -> int:
         i = mujoco.mj_name2id(self.mj, kind, name)
         if i < 0:
-            raise InvalidArgumentError(f"the robot model has no body {name!r}")
+            what = "body" if kind == mujoco.mjtObj.mjOBJ_BODY else "joint"
+            raise InvalidArgumentError(f"the robot model has no {what} {name!r}")
         return i
 
     def positions(self, qpos: np.ndarray) -> np.ndarray:
@@ -242,14 +250,14 @@ def _limit_terms(robot: Robot, q: np.ndarray, st: Settings):
     return r, dr
 
 
-def _energy(robot, q, t, q_prev, st) -> np.ndarray:
+def _energy(robot, q, t, q_prev, st, lam) -> np.ndarray:
     e = robot.positions(q) - t
     r, _ = _limit_terms(robot, q, st)
     dp = robot.sim.differentiate_pos(q_prev, q, 1.0)
     return (
         np.einsum("k,bk->b", robot.weights, np.sum(e * e, axis=2))
         + np.sum(r * r, axis=1)
-        + st.posture * np.sum(dp * dp, axis=1)
+        + np.sum(lam * dp * dp, axis=1)
     )
 
 
@@ -264,13 +272,23 @@ def _max_step(robot: Robot, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
     return np.minimum(1.0, a.min(axis=1, initial=np.inf))
 
 
-def solve_frame(robot: Robot, t: np.ndarray, q: np.ndarray, q_prev: np.ndarray, st: Settings, max_iter: int):
-    """Minimise E over qpos for B rows from q (B, nq), targets t (B, K, 3). Returns the
-    qpos (B, nq) and the iterations taken (B,)."""
+def solve_frame(
+    robot: Robot,
+    t: np.ndarray,
+    q: np.ndarray,
+    q_prev: np.ndarray,
+    st: Settings,
+    max_iter: int,
+    hold: bool = True,
+):
+    """Minimise E over qpos for B rows from q (B, nq), targets t (B, K, 3), the posture term
+    about q_prev (B, nq) with the table's held joints (`hold`; the first frame, with no frame
+    before it, has none). Returns the qpos (B, nq) and the iterations taken (B,)."""
+    lam = st.posture + (robot.hold if hold else np.zeros(robot.nv))
     B = len(q)
     w = np.repeat(robot.weights, 3)
     mu = np.full(B, 1e-6)
-    E = _energy(robot, q, t, q_prev, st)
+    E = _energy(robot, q, t, q_prev, st, lam)
     its = np.zeros(B, dtype=np.int64)
     active = np.ones(B, dtype=bool)
     for _ in range(max_iter):
@@ -281,8 +299,8 @@ def solve_frame(robot: Robot, t: np.ndarray, q: np.ndarray, q_prev: np.ndarray, 
         e = (p - t).reshape(B, -1)
         r, dr = _limit_terms(robot, q, st)
         dp = robot.sim.differentiate_pos(q_prev, q, 1.0)
-        H = np.einsum("bki,k,bkj->bij", J, w, J) + st.posture * np.eye(robot.nv)
-        g = np.einsum("bki,k,bk->bi", J, w, e) + st.posture * dp
+        H = np.einsum("bki,k,bkj->bij", J, w, J) + np.diag(lam)
+        g = np.einsum("bki,k,bk->bi", J, w, e) + lam * dp
         dofs = np.concatenate([robot.limited_dof, robot.limited_dof])
         Hd = np.zeros((B, robot.nv))
         np.add.at(Hd.T, dofs, (dr * dr).T)
@@ -294,7 +312,7 @@ def solve_frame(robot: Robot, t: np.ndarray, q: np.ndarray, q_prev: np.ndarray, 
         dq = -np.linalg.solve(H, g[:, :, None])[:, :, 0]
         dq *= _max_step(robot, q, dq)[:, None]
         q_new = robot.sim.integrate_pos(q, dq, 1.0)
-        E_new = _energy(robot, q_new, t, q_prev, st)
+        E_new = _energy(robot, q_new, t, q_prev, st, lam)
         better = active & (E_new <= E)
         q[better], E[better] = q_new[better], E_new[better]
         mu = np.where(better, np.maximum(mu / 10, 1e-12), mu * 10)
@@ -346,7 +364,7 @@ def retarget(
         scale = np.array([measure_scale(table, cb, lengths) for cb in c])
         t = np.stack([targets(table, c[b], lengths, scale[b], position_pull) for b in range(len(caps))])
         q0 = _initial_pose(robot, table, t[:, 0], st.margin)
-        q0, _ = solve_frame(robot, t[:, 0], q0, q0.copy(), st, 10 * st.max_iter)
+        q0, _ = solve_frame(robot, t[:, 0], q0, q0.copy(), st, 10 * st.max_iter, hold=False)
         miss_k = np.max(np.linalg.norm(robot.positions(q0) - t[:, 0], axis=2), axis=0)
         miss_k[[s.parent is None for s in table.samples]] = 0.0  # the root stays
         worst = int(np.argmax(miss_k))

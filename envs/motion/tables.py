@@ -8,8 +8,11 @@ the hips' centre 7 cm under the pelvis origin, the abdomen at the torso's origin
 of the neck 0.36 m up the torso, the head's centre, the shoulders, elbows, wrists (the
 forearm's end), hips, knees, ankles, and the ball of each foot. The torso carries three
 (neck and both shoulders) and so its whole orientation; the pelvis carries three (its
-centre, both hips). A foot carries two (ankle and ball): its roll about that line is not in
-the capture, and the posture term holds it.
+centre, both hips). A foot carries two (ankle and ball), which see its roll only through
+the ball's 5 cm below the roll axis: the table holds the ankle rolls with a posture weight
+of ANKLE_HOLD (m^2 per rad^2; without it, on the climbing captures a roll flips from one
+limit to the other within a frame, 0.6 rad, where the capture's bones turn at most 0.15 rad
+per frame).
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ def _limbs(side: str, cap: str) -> tuple[Sample, ...]:
     )
 
 
+ANKLE_HOLD = 1e-3
+
+
 def humanoid_table() -> Table:
     return Table(
         str(asset_path("humanoid.xml")),
@@ -42,4 +48,5 @@ def humanoid_table() -> Table:
             *_limbs("left", "Left"),
             *_limbs("right", "Right"),
         ),
+        hold=(("left_ankle_x", ANKLE_HOLD), ("right_ankle_x", ANKLE_HOLD)),
     )

@@ -29,7 +29,8 @@ FPS = 30.0
 def known_trajectory(robot: Robot, T: int = 45, seed: int = 0, depth: float = 0.5) -> np.ndarray:
     """(T, nq): the base walking 0.3 m/s ahead while turning 0.4 rad/s and bobbing; every
     limited hinge a sinusoid (0.3-0.8 Hz, random phase) about the middle of its range,
-    `depth` of the way to its limits."""
+    `depth` of the way to its limits, except the joints the table holds (the ankle rolls,
+    which its posture weight keeps where they were), held still at a random angle."""
     t = np.arange(T) / FPS
     rng = np.random.default_rng(seed)
     q = np.repeat(robot.rest(1), T, axis=0)
@@ -37,6 +38,8 @@ def known_trajectory(robot: Robot, T: int = 45, seed: int = 0, depth: float = 0.
     half = 0.5 * (robot.range[:, 1] - robot.range[:, 0])
     phase, freq = rng.uniform(0, 2 * np.pi, len(mid)), rng.uniform(0.3, 0.8, len(mid))
     q[:, robot.limited_qpos] = mid + depth * half * np.sin(2 * np.pi * freq * t[:, None] + phase)
+    held = robot.hold[robot.limited_dof] > 0
+    q[:, robot.limited_qpos[held]] = (mid + depth * half * np.sin(phase))[held]
     q[:, 0], q[:, 1], q[:, 2] = 0.3 * t, 0.1 * np.sin(t), 1.0 + 0.03 * np.sin(3 * t)
     yaw = 0.4 * t
     q[:, 3], q[:, 6] = np.cos(yaw / 2), np.sin(yaw / 2)
@@ -201,7 +204,17 @@ def test_the_retarget_command_on_a_npy_capture(tmp_path, capsys, monkeypatch):
     path = tmp_path / "walk.npy"
     np.save(path, capture.positions)
     out = tmp_path / "out"
-    argv = ["retarget", str(path), "--names", ",".join(capture.names), "--fps", "30", "--out", str(out), "--video"]
+    argv = [
+        "retarget",
+        str(path),
+        "--names",
+        ",".join(capture.names),
+        "--fps",
+        "30",
+        "--out",
+        str(out),
+        "--video",
+    ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "residual per point: mean 0.00 cm" in printed and "retarget.mp4" in printed
