@@ -34,7 +34,7 @@ def _limbs(side: str, cap: str) -> tuple[Sample, ...]:
     )
 
 
-ANKLE_HOLD = 1e-3
+ANKLE_HOLD = 1e-2
 
 
 def humanoid_table() -> Table:
