@@ -1,6 +1,7 @@
-"""Retargeting the five real climbing captures onto the humanoid: quality and speed.
+"""Retargeting the five real climbing captures onto the humanoid or the G1: quality and speed.
 
     python -m benchmarks.bench_retarget                         # all five, whole, position_pull 0.3
+    python -m benchmarks.bench_retarget --robot g1              # onto holosoma's Unitree G1
     python -m benchmarks.bench_retarget --captures mocap_climb_seq_1 --stop 20 --json out.json
 
 The captures are holosoma-retargeting's (envs/motion/holosoma.py; fetched once into the user
@@ -19,15 +20,15 @@ from pathlib import Path
 
 from robodyn.envs.motion import holosoma, metrics
 from robodyn.envs.motion.retarget import capture_points, retarget
-from robodyn.envs.motion.tables import humanoid_table
+from robodyn.envs.motion.tables import robot_table
 
 
-def run(name: str, stop: float | None, pull: float) -> dict:
+def run(name: str, stop: float | None, pull: float, robot: str) -> dict:
     capture = holosoma.load(name)
     if stop is not None:
         capture = capture.segment(0.0, min(stop, capture.duration))
     t0 = time.perf_counter()
-    result = retarget(capture, humanoid_table(), position_pull=pull)
+    result = retarget(capture, robot_table(robot), position_pull=pull)
     seconds = time.perf_counter() - t0
     row = metrics.report(result, capture_points(capture, result.table), capture.fps, holosoma.boxes(name))
     row.update(
@@ -41,6 +42,7 @@ def main(argv=None) -> int:
     p.add_argument("--captures", default=None, help="comma-separated capture names (default: all)")
     p.add_argument("--stop", type=float, default=None, help="use the first STOP seconds of each")
     p.add_argument("--position-pull", type=float, default=0.3)
+    p.add_argument("--robot", choices=("humanoid", "g1"), default="humanoid")
     p.add_argument("--json", type=Path, default=None, help="also write the rows here")
     args = p.parse_args(argv)
     holosoma.fetch()
@@ -52,7 +54,7 @@ def main(argv=None) -> int:
     )
     print("  penetr.  ms/frame")
     for name in names:
-        r = run(name, args.stop, args.position_pull)
+        r = run(name, args.stop, args.position_pull, args.robot)
         rows.append(r)
         resid = f"{r['residual_mean_cm']:8.2f} / {r['residual_worst_cm']:5.2f}"
         step = f"{r['largest_joint_step_rad']:.3f} ({r['capture_largest_bone_rotation_rad']:.3f})"

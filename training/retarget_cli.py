@@ -22,8 +22,6 @@ import numpy as np
 from robodyn.training.cli import CLIError
 from robogym.errors import InvalidArgumentError
 
-ROBOTS = ("humanoid",)
-
 
 def add_parsers(sub, positive) -> None:
     """The `data` and `retarget` subcommands, on training.cli's subparsers."""
@@ -39,7 +37,12 @@ def add_parsers(sub, positive) -> None:
     s.add_argument(
         "capture", help="a capture of `robodyn data list`, or a .npy file (T, J, 3) with --names and --fps"
     )
-    s.add_argument("--robot", choices=ROBOTS, default="humanoid", help="the robot to retarget to")
+    s.add_argument(
+        "--robot",
+        choices=("humanoid", "g1"),
+        default="humanoid",
+        help="RoboDyn's humanoid, or holosoma's Unitree G1 (read from the fetched wheel)",
+    )
     s.add_argument("--names", default=None, help="a .npy capture's J joint names, comma-separated")
     s.add_argument("--fps", type=positive, default=None, help="a .npy capture's frame rate")
     s.add_argument("--start", type=float, default=0.0, help="first second of the capture to use")
@@ -105,11 +108,11 @@ def _capture(args):
 def cmd_retarget(args) -> int:
     from robodyn.envs.motion import metrics
     from robodyn.envs.motion.retarget import Settings, capture_points, retarget
-    from robodyn.envs.motion.tables import humanoid_table
+    from robodyn.envs.motion.tables import robot_table
 
     try:
         capture, boxes = _capture(args)
-        table = humanoid_table()
+        table = robot_table(args.robot)
         settings = Settings() if args.posture is None else Settings(posture=args.posture)
         what = f"{capture.frames} frames ({capture.duration:.1f} s) of {capture.source}"
         print(f"retargeting {what} to the {args.robot} ...")
@@ -163,7 +166,9 @@ HIDDEN = -100.0  # a height under the floor: what one tile does not show
 def scene(table, capture, boxes, scale: float) -> str:
     """The robot's MJCF with, added: a mocap sphere per capture joint, the boxes (scaled), and
     a camera on a mocap body that the video moves with the motion."""
-    root = ET.parse(table.model).getroot()
+    from robodyn.envs.motion.retarget import kinematic_mjcf
+
+    root = ET.fromstring(kinematic_mjcf(table.model))  # its meshes found from anywhere
     world = root.find("worldbody")
     eye = ET.SubElement(world, "body", name="retarget_eye", mocap="true")
     ET.SubElement(eye, "camera", name="retarget", pos="0 -3.5 0.5", xyaxes="1 0 0 0 0.15 1", fovy="50")

@@ -145,3 +145,19 @@ def boxes(name: str, wheel=None) -> list[Box]:
                 )
             )
     return out
+
+
+def g1_model(wheel=None) -> Path:
+    """The path of the package's Unitree G1 model (models/g1/g1_29dof.xml, 29 joints and a
+    free base), with its meshes extracted from the wheel once into the cache."""
+    folder = cache_dir() / "holosoma_g1"
+    path = folder / "g1_29dof.xml"
+    if not path.is_file():
+        prefix = ROOT + "models/g1/"
+        with _open(wheel) as z:
+            for member in z.namelist():
+                if member.startswith(prefix) and not member.endswith("/"):
+                    target = folder / member.removeprefix(prefix)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(z.read(member))
+    return path

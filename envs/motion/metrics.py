@@ -12,9 +12,9 @@ scale (boxes scaled by the same factor as the capture).
   the clip (a joint centre never touches the ground, so the least clearance stands for
   touching); the skating is its mean horizontal speed over pairs of planted frames. The
   capture's own feet, scaled, are measured the same way, for comparison.
-- penetration: the share of frames on which some point of the robot's box and capsule
-  geoms (box corners; capsule end spheres) is more than DEPTH (1 cm) below the floor or
-  inside a box.
+- penetration: the share of frames on which some point of the robot's geoms (box corners,
+  capsule end spheres, spheres, a mesh's vertices) is more than DEPTH (1 cm) below the
+  floor or inside a box.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from robodyn.envs.motion.retarget import Result, Robot
 
 CONTACT = 0.02  # m: a foot this close to the surface under it is planted
 DEPTH = 0.01  # m: deeper than this into the floor or a box is a penetration
+MESH_POINTS = 200  # vertices of a mesh geom checked for penetration (every k-th)
 FEET = ("LeftFoot", "LeftToeBase", "RightFoot", "RightToeBase")
 
 
@@ -64,14 +65,15 @@ def skating(feet: np.ndarray, fps: float, boxes: np.ndarray) -> float:
 
 
 def geom_points(robot: Robot, qpos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The robot's box corners and capsule end centres at qpos (T, nq): points (T, P, 3) and
-    their radii (P,) (0 for a corner)."""
+    """The points of the robot's colliding geoms at qpos (T, nq): box corners, capsule end centres, sphere
+    centres and each mesh's vertices (MuJoCo keeps them in the geom's frame); points (T, P, 3) and their radii
+    (P,) (0 for a corner)."""
     m = robot.mj
     unit = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=np.float64)
     local, owner, radii = [], [], []  # each point in its geom's frame
     for g in range(m.ngeom):
-        if m.geom_bodyid[g] == 0:
-            continue  # the world's geoms (the floor)
+        if m.geom_bodyid[g] == 0 or (m.geom_contype[g] == 0 and m.geom_conaffinity[g] == 0):
+            continue  # the world's geoms (the floor), and geoms only drawn
         size = m.geom_size[g]
         if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_BOX:
             local.append(unit * size)
@@ -79,6 +81,15 @@ def geom_points(robot: Robot, qpos: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         elif m.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE:
             local.append(np.array([[0.0, 0.0, -size[1]], [0.0, 0.0, size[1]]]))
             radii += [size[0]] * 2
+        elif m.geom_type[g] == mujoco.mjtGeom.mjGEOM_SPHERE:
+            local.append(np.zeros((1, 3)))
+            radii.append(size[0])
+        elif m.geom_type[g] == mujoco.mjtGeom.mjGEOM_MESH:  # its vertices (at most MESH_POINTS)
+            mesh = m.geom_dataid[g]
+            first, count = m.mesh_vertadr[mesh], m.mesh_vertnum[mesh]
+            every = max(1, -(-count // MESH_POINTS))
+            local.append(np.asarray(m.mesh_vert[first : first + count : every], dtype=np.float64))
+            radii += [0.0] * len(local[-1])
         else:
             continue
         owner += [g] * len(local[-1])

@@ -38,7 +38,9 @@ every point where the (scaled) performer's was.
 
 from __future__ import annotations
 
+import os
 import warnings
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 import mujoco
@@ -103,12 +105,34 @@ class Table:
         return Table(self.model, kept, self.hold)
 
 
+def kinematic_mjcf(path: str) -> str:
+    """The MJCF text of the model at `path` for kinematics alone: its mesh, texture and asset
+    folders made absolute (so the text loads from anywhere), what only drives it removed
+    (<actuator>, <sensor>, joints' actuatorfrcrange and actuatorfrclimited, which the engine
+    would refuse where it does not simulate them), and contacts and constraints off."""
+    root = ET.parse(path).getroot()
+    folder = os.path.dirname(os.path.abspath(path))
+    for compiler in root.iter("compiler"):
+        for key in ("meshdir", "texturedir", "assetdir"):
+            if compiler.get(key) is not None:
+                compiler.set(key, os.path.join(folder, compiler.get(key)))
+        if compiler.get("meshdir") is None and compiler.get("assetdir") is None:
+            compiler.set("meshdir", folder)
+    for tag in ("actuator", "sensor"):
+        for element in root.findall(tag):
+            root.remove(element)
+    for element in root.iter():
+        for key in ("actuatorfrcrange", "actuatorfrclimited"):
+            element.attrib.pop(key, None)
+    return engine.without_contacts(ET.tostring(root, encoding="unicode"))
+
+
 class Robot:
-    """The table's model on the engine (contacts off: kinematics only) with B rows: sample
+    """The table's model on the engine (kinematics only: kinematic_mjcf) with B rows: sample
     positions and their Jacobians at any qpos."""
 
     def __init__(self, table: Table, batch: int = 1):
-        text = engine.without_contacts(table.model)
+        text = kinematic_mjcf(table.model)
         self.mj = mujoco.MjModel.from_xml_string(text)
         self.sim = engine.Simulator(engine.load_mjcf(text), batch=batch, nthread=1)
         m = self.mj

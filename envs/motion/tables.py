@@ -18,6 +18,7 @@ per frame).
 from __future__ import annotations
 
 from robodyn.envs.motion.retarget import Sample, Table
+from robogym.errors import InvalidArgumentError
 from robogym.physics import asset_path
 
 
@@ -50,3 +51,58 @@ def humanoid_table() -> Table:
         ),
         hold=(("left_ankle_x", ANKLE_HOLD), ("right_ankle_x", ANKLE_HOLD)),
     )
+
+
+def _g1_limbs(side: str, cap: str) -> tuple[Sample, ...]:
+    s = side
+    return (
+        Sample(f"{cap}UpLeg", f"{s}_hip_pitch_link", (0.0, 0.0, 0.0), "Hips"),
+        Sample(f"{cap}Leg", f"{s}_knee_link", (0.0, 0.0, 0.0), f"{cap}UpLeg"),
+        Sample(f"{cap}Foot", f"{s}_ankle_pitch_link", (0.0, 0.0, 0.0), f"{cap}Leg"),
+        Sample(f"{cap}ToeBase", f"{s}_ankle_roll_sphere_5_link", (0.0, 0.0, 0.0), f"{cap}Foot"),
+        Sample(f"{cap}Arm", f"{s}_shoulder_roll_link", (0.0, 0.0, 0.0), "Neck"),
+        Sample(f"{cap}ForeArm", f"{s}_elbow_link", (0.0, 0.0, 0.0), f"{cap}Arm"),
+        Sample(f"{cap}Hand", f"{s}_wrist_pitch_link", (0.0, 0.0, 0.0), f"{cap}ForeArm"),
+        Sample(f"{cap}HandMiddle3", f"{s}_rubber_hand_link", (0.0, 0.0, 0.0), f"{cap}Hand"),
+    )
+
+
+def g1_table(model: str) -> Table:
+    """Unitree G1 (holosoma-retargeting's models/g1/g1_29dof.xml: holosoma.g1_model()) and the
+    same capture skeleton, the hand's middle finger too (the G1 has a wrist of three joints).
+    Samples sit at the body origins of the joints they stand for, as the package's own
+    mocap-to-G1 table pairs them (hips, knees, ankles, the toe sphere, shoulders, elbows, the
+    hands), plus the hips' centre 0.103 m under the pelvis and the neck and head on the torso
+    (measured on the model at rest). The ankle and wrist rolls are held, as the humanoid's
+    ankles are."""
+    return Table(
+        str(model),
+        (
+            Sample("Hips", "pelvis", (0.0, 0.0, -0.103), None),
+            Sample("Spine", "torso_link", (0.0, 0.0, 0.0), "Hips"),
+            Sample("Neck", "torso_link", (0.004, 0.0, 0.28), "Spine"),
+            Sample("Head", "torso_link", (0.004, 0.0, 0.40), "Neck"),
+            *_g1_limbs("left", "Left"),
+            *_g1_limbs("right", "Right"),
+        ),
+        hold=tuple(
+            (f"{side}_{joint}_roll_joint", ANKLE_HOLD)
+            for side in ("left", "right")
+            for joint in ("ankle", "wrist")
+        ),
+    )
+
+
+ROBOTS = ("humanoid", "g1")
+
+
+def robot_table(robot: str) -> Table:
+    """The table of `robot`: "humanoid" (assets/humanoid.xml) or "g1" (holosoma's G1, read
+    from the fetched wheel)."""
+    if robot == "humanoid":
+        return humanoid_table()
+    if robot == "g1":
+        from robodyn.envs.motion import holosoma
+
+        return g1_table(holosoma.g1_model())
+    raise InvalidArgumentError(f"robot must be one of {ROBOTS}, got {robot!r}")
