@@ -24,8 +24,10 @@ JOINT_NOISE = 0.1  # rad: uniform joint-angle noise about the home pose at reset
 NOISE_GYRO, NOISE_GRAVITY, NOISE_ANGLE, NOISE_RATE = 0.2, 0.05, 0.03, 1.5
 SUCCESS_VELOCITY_ERROR = 0.15  # m/s: the task's bar for success on velocity_error
 # planning_reward's costs (per control step): the trunk's height off home's (1/m^2), its tilt
-# (the world's up axis off the trunk's z, squared), the hips' angles off home (1/rad^2)
+# (the world's up axis off the trunk's z, squared), the hips' angles off home (1/rad^2), and a
+# fall (once, on the step it happens)
 PLAN_HEIGHT_WEIGHT, PLAN_TILT_WEIGHT, PLAN_HIP_WEIGHT = 50.0, 50.0, 5.0
+PLAN_FALL_COST = 100.0
 
 
 def _check_command(name: str, command) -> tuple[float, float] | None:
@@ -191,17 +193,21 @@ class QuadrupedTask(Task):
         posture the same way):
 
             reward - PLAN_HEIGHT_WEIGHT (z - z_home)^2 - PLAN_TILT_WEIGHT (u_x^2 + u_y^2)
-                   - PLAN_HIP_WEIGHT sum_legs (q_hip - q_hip,home)^2
+                   - PLAN_HIP_WEIGHT sum_legs (q_hip - q_hip,home)^2 - PLAN_FALL_COST [fell]
 
         z the trunk's height, u the world's up axis in the trunk frame. Without the height term
         a plan that looks a fraction of a second ahead walks lower and lower until the trunk
         touches the floor; without the tilt and hip terms plans that pitch the trunk or splay
-        the hips score as well as level ones until, past the horizon, the robot falls."""
+        the hips score as well as level ones until, past the horizon, the robot falls. Without
+        the fall cost a plan that falls stops paying its costs there (a candidate earns
+        nothing after its episode ends), so where every plan pays more in costs than it
+        earns, falling early scores best."""
         dz = self.height() - self._home_qpos[2]
         u = self.up()
         hips = self.joint_angles()[:, 0::3] - self._home_qpos[7::3]
         cost = PLAN_HEIGHT_WEIGHT * dz * dz + PLAN_TILT_WEIGHT * (u[:, 0] ** 2 + u[:, 1] ** 2)
-        return reward - cost - PLAN_HIP_WEIGHT * np.sum(hips * hips, axis=1)
+        cost = cost + PLAN_HIP_WEIGHT * np.sum(hips * hips, axis=1)
+        return reward - cost - PLAN_FALL_COST * self.fallen
 
     def apply_action(self, action) -> None:
         """The observation shown this step enters the sensor model's delay line, the PD runs

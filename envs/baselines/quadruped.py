@@ -71,7 +71,7 @@ class Trot:
     other's. Hips are left at home. Called as a SamplingPlanner prior: (env, steps (B, n)) ->
     (B, n, 12)."""
 
-    def __init__(self, period: float = 0.4, calf: float = -0.8, kv: float = 1.0, kw: float = 1.0):
+    def __init__(self, period: float = 0.4, calf: float = -0.8, kv: float = 1.25, kw: float = 1.0):
         if not (np.isfinite(period) and period > 0):
             raise InvalidArgumentError(f"period must be finite and > 0 (s), got {period!r}")
         for name, value in (("calf", calf), ("kv", kv), ("kw", kw)):

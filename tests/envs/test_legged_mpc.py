@@ -111,7 +111,8 @@ def test_the_quadrupeds_planning_reward_is_its_reward_less_the_stated_costs():
     """planning_reward against the costs recomputed from qpos: the trunk's height (qpos z) off
     its height at a noiseless reset (home), its tilt (the up axis in the trunk frame, the third
     row of R(q) from the trunk's quaternion) and the hips' angles (qpos 7, 10, 13, 16; 0 at
-    home), on rows tipped and splayed by random actions."""
+    home), on rows tipped and splayed by random actions, and the fall cost (100) on a row
+    marked fallen."""
     home = gym.make_vec("RoboDyn/Quadruped-v0", num_envs=1, reset_noise_scale=0.0)
     home.reset(seed=0)
     home_z = home.unwrapped.physics.data.qpos[0, 2]
@@ -129,5 +130,8 @@ def test_the_quadrupeds_planning_reward_is_its_reward_less_the_stated_costs():
     hips = qpos[:, [7, 10, 13, 16]]
     want = reward - 50.0 * (qpos[:, 2] - home_z) ** 2 - 50.0 * tilt - 5.0 * np.sum(hips**2, axis=1)
     assert np.all(tilt > 1e-4) and np.all(np.abs(hips).max(axis=1) > 1e-2)  # every term active
+    assert not task.fallen.any()
+    task.fallen[2] = True
+    want[2] -= 100.0
     np.testing.assert_allclose(task.planning_reward(reward), want, rtol=0, atol=1e-12)
     env.close()
