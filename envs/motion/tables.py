@@ -21,18 +21,34 @@ from robodyn.envs.motion.retarget import Sample, Table
 from robogym.errors import InvalidArgumentError
 from robogym.physics import asset_path
 
+ORIGIN = (0.0, 0.0, 0.0)
+# a side's limbs: (capture joint, robot body, point in the body, parent joint), with {c} the
+# capture's side prefix (Left, Right) and {s} the robot's (left, right)
+HUMANOID_LIMBS = (
+    ("{c}UpLeg", "{s}_thigh", ORIGIN, "Hips"),
+    ("{c}Leg", "{s}_shin", ORIGIN, "{c}UpLeg"),
+    ("{c}Foot", "{s}_foot", ORIGIN, "{c}Leg"),
+    ("{c}ToeBase", "{s}_foot", (0.12, 0.0, -0.05), "{c}Foot"),
+    ("{c}Arm", "{s}_upper_arm", ORIGIN, "Neck"),
+    ("{c}ForeArm", "{s}_forearm", ORIGIN, "{c}Arm"),
+    ("{c}Hand", "{s}_forearm", (0.0, 0.0, -0.265), "{c}ForeArm"),
+)
+G1_LIMBS = (
+    ("{c}UpLeg", "{s}_hip_pitch_link", ORIGIN, "Hips"),
+    ("{c}Leg", "{s}_knee_link", ORIGIN, "{c}UpLeg"),
+    ("{c}Foot", "{s}_ankle_pitch_link", ORIGIN, "{c}Leg"),
+    ("{c}ToeBase", "{s}_ankle_roll_sphere_5_link", ORIGIN, "{c}Foot"),
+    ("{c}Arm", "{s}_shoulder_roll_link", ORIGIN, "Neck"),
+    ("{c}ForeArm", "{s}_elbow_link", ORIGIN, "{c}Arm"),
+    ("{c}Hand", "{s}_wrist_pitch_link", ORIGIN, "{c}ForeArm"),
+    ("{c}HandMiddle3", "{s}_rubber_hand_link", ORIGIN, "{c}Hand"),
+)
 
-def _limbs(side: str, cap: str) -> tuple[Sample, ...]:
-    s = side
-    return (
-        Sample(f"{cap}UpLeg", f"{s}_thigh", (0.0, 0.0, 0.0), "Hips"),
-        Sample(f"{cap}Leg", f"{s}_shin", (0.0, 0.0, 0.0), f"{cap}UpLeg"),
-        Sample(f"{cap}Foot", f"{s}_foot", (0.0, 0.0, 0.0), f"{cap}Leg"),
-        Sample(f"{cap}ToeBase", f"{s}_foot", (0.12, 0.0, -0.05), f"{cap}Foot"),
-        Sample(f"{cap}Arm", f"{s}_upper_arm", (0.0, 0.0, 0.0), "Neck"),
-        Sample(f"{cap}ForeArm", f"{s}_forearm", (0.0, 0.0, 0.0), f"{cap}Arm"),
-        Sample(f"{cap}Hand", f"{s}_forearm", (0.0, 0.0, -0.265), f"{cap}ForeArm"),
-    )
+
+def _limbs(rows, side: str) -> tuple[Sample, ...]:
+    """The samples of `rows` for one side ("left" or "right")."""
+    c = side.capitalize()
+    return tuple(Sample(j.format(c=c), b.format(s=side), p, parent.format(c=c)) for j, b, p, parent in rows)
 
 
 ANKLE_HOLD = 1e-2
@@ -46,24 +62,10 @@ def humanoid_table() -> Table:
             Sample("Spine", "torso", (0.0, 0.0, 0.0), "Hips"),
             Sample("Neck", "torso", (0.0, 0.0, 0.36), "Spine"),
             Sample("Head", "head", (0.0, 0.0, 0.11), "Neck"),
-            *_limbs("left", "Left"),
-            *_limbs("right", "Right"),
+            *_limbs(HUMANOID_LIMBS, "left"),
+            *_limbs(HUMANOID_LIMBS, "right"),
         ),
         hold=(("left_ankle_x", ANKLE_HOLD), ("right_ankle_x", ANKLE_HOLD)),
-    )
-
-
-def _g1_limbs(side: str, cap: str) -> tuple[Sample, ...]:
-    s = side
-    return (
-        Sample(f"{cap}UpLeg", f"{s}_hip_pitch_link", (0.0, 0.0, 0.0), "Hips"),
-        Sample(f"{cap}Leg", f"{s}_knee_link", (0.0, 0.0, 0.0), f"{cap}UpLeg"),
-        Sample(f"{cap}Foot", f"{s}_ankle_pitch_link", (0.0, 0.0, 0.0), f"{cap}Leg"),
-        Sample(f"{cap}ToeBase", f"{s}_ankle_roll_sphere_5_link", (0.0, 0.0, 0.0), f"{cap}Foot"),
-        Sample(f"{cap}Arm", f"{s}_shoulder_roll_link", (0.0, 0.0, 0.0), "Neck"),
-        Sample(f"{cap}ForeArm", f"{s}_elbow_link", (0.0, 0.0, 0.0), f"{cap}Arm"),
-        Sample(f"{cap}Hand", f"{s}_wrist_pitch_link", (0.0, 0.0, 0.0), f"{cap}ForeArm"),
-        Sample(f"{cap}HandMiddle3", f"{s}_rubber_hand_link", (0.0, 0.0, 0.0), f"{cap}Hand"),
     )
 
 
@@ -82,8 +84,8 @@ def g1_table(model: str) -> Table:
             Sample("Spine", "torso_link", (0.0, 0.0, 0.0), "Hips"),
             Sample("Neck", "torso_link", (0.004, 0.0, 0.28), "Spine"),
             Sample("Head", "torso_link", (0.004, 0.0, 0.40), "Neck"),
-            *_g1_limbs("left", "Left"),
-            *_g1_limbs("right", "Right"),
+            *_limbs(G1_LIMBS, "left"),
+            *_limbs(G1_LIMBS, "right"),
         ),
         hold=tuple(
             (f"{side}_{joint}_roll_joint", ANKLE_HOLD)
