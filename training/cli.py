@@ -47,13 +47,9 @@ from pathlib import Path
 
 import numpy as np
 
-from robodyn.engine.errors import DataSizeError, RoboDynError
+from robodyn.engine.errors import DataSizeError
 from robodyn.training import jsonio
-
-
-class CLIError(RoboDynError, ValueError):
-    """A usage error reported as `robodyn: error: ...` with exit code 2."""
-
+from robodyn.training.cli_error import CLIError
 
 # env keywords each command sets itself (its own options say how), never --env-kwargs
 RESERVED_ENV_KWARGS = ("num_envs", "autoreset_mode", "render_mode")

@@ -19,7 +19,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-from robodyn.training.cli import CLIError
+from robodyn.training.cli_error import CLIError
 from robogym.errors import InvalidArgumentError
 
 

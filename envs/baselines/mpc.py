@@ -174,6 +174,19 @@ def task_mpc(env, Q, R, x_goal=None, u_goal=None, horizon: int = 40, **kwargs) -
     return MPC(env, dynamics, state, Q=Q, R=R, horizon=horizon, **kwargs)
 
 
+def model_rollouts(mpc: MPC):
+    """A rollout.ModelRollouts that scores plans on the problem `mpc` solves: its dynamics,
+    its state readout, and its tracking cost (ilqr.tracking_cost with its Q, R and Qf) about
+    its reference over its horizon."""
+    from robodyn.envs.baselines.rollout import ModelRollouts
+
+    def cost(env, x, u):
+        ref = mpc.reference(env, np.arange(env.num_envs))[:, None]  # (B, 1, T+1, n)
+        return ilqr.tracking_cost(x, u, ref, mpc.Q, mpc.R, mpc.Qf)
+
+    return ModelRollouts(mpc.dynamics, mpc.state, cost, horizon=mpc.T)
+
+
 def sampling_on_mpc(
     env,
     samples: int = 32,
@@ -184,12 +197,11 @@ def sampling_on_mpc(
 ):
     """The sampling planner (envs/baselines/sampling.py) on the problem env's task's iLQR MPC
     solves: its planning model, its state readout and its tracking cost about its reference
-    over its horizon (rollout.ModelRollouts.of_mpc), so that the two optimizers are compared
+    over its horizon (model_rollouts), so that the two optimizers are compared
     on the same problem; the registered baseline "mpc_sampling" (predictive sampling: the best
     of `samples` plans of `knots` knots, perturbed by `noise`). kwargs go to SamplingPlanner.
     Raises InvalidArgumentError if the task's "mpc" is not an iLQR MPC."""
     from robodyn.envs.baselines import make_baseline
-    from robodyn.envs.baselines.rollout import ModelRollouts
     from robodyn.envs.baselines.sampling import SamplingPlanner
 
     mpc = make_baseline("mpc", env)
@@ -205,6 +217,6 @@ def sampling_on_mpc(
         knots=knots,
         noise=noise,
         update=update,
-        rollouts=ModelRollouts.of_mpc(mpc),
+        rollouts=model_rollouts(mpc),
         **kwargs,
     )

@@ -17,7 +17,7 @@ Both planners of envs/baselines roll their plans out here:
                  (Task.planning_reward) counted until the copy's episode terminates;
   ModelRollouts  a planning model and a cost: x from `rollout` from each row's state, and the
                  return -cost(x, u) (for an iLQR MPC: its own model, reference and tracking
-                 cost, so that the two planners optimize the same problem).
+                 cost, mpc.model_rollouts, so that the two planners optimize the same problem).
 """
 
 from __future__ import annotations
@@ -118,19 +118,6 @@ class ModelRollouts:
         self.dynamics, self.state, self.cost = dynamics, state, cost
         self.horizon = None if horizon is None else int(horizon)
         self._x0: np.ndarray | None = None
-
-    @classmethod
-    def of_mpc(cls, mpc) -> ModelRollouts:
-        """The model, state and cost an iLQR MPC (envs/baselines/mpc.py) plans with: its
-        dynamics, its state readout, and its tracking cost about its reference over its
-        horizon (ilqr.tracking_cost with its Q, R and Qf)."""
-        from robodyn.envs.baselines.ilqr import tracking_cost
-
-        def cost(env, x, u):
-            ref = mpc.reference(env, np.arange(env.num_envs))[:, None]  # (B, 1, T+1, n)
-            return tracking_cost(x, u, ref, mpc.Q, mpc.R, mpc.Qf)
-
-        return cls(mpc.dynamics, mpc.state, cost, horizon=mpc.T)
 
     def begin(self, env) -> None:
         self._x0 = np.asarray(self.state(env), dtype=np.float64)

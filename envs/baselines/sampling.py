@@ -5,7 +5,7 @@ Every control tick, for each env row b:
      `samples` rows of a private planning env of the same task, and the task hides from
      those copies what the agent cannot know ahead (Task.hide_future: the scheduled pushes)
      (rollout.TaskRollouts; or, with `rollouts=ModelRollouts(...)`, the row's state is read
-     for a planning model and a cost: an iLQR MPC's own, ModelRollouts.of_mpc);
+     for a planning model and a cost: an iLQR MPC's own, mpc.model_rollouts);
   2. candidate plans are the row's nominal plan and samples - 1 perturbations of it: a plan
      is `knots` control values spread evenly over `horizon` control steps, read between knots
      by linear interpolation (`interpolation="linear"`) or held (`"zero"`), and a

@@ -336,7 +336,7 @@ ARGUMENT_CASES = [
     ),
     (
         [*EVAL, *OUT, "--policy", "lqr"],
-        r"unknown policy 'lqr' for RoboDyn/Crane-v0; choose one of random, pd, mpc, sampling",
+        r"unknown policy 'lqr' for RoboDyn/Crane-v0; choose one of random, pd, mpc, mpc_sampling, sampling",
     ),
     ([*EVAL, *OUT, "--policy", "{ws}/missing.zip"], r"policy file '.*missing\.zip' does not exist"),
     ([*EVAL, *OUT, "--policy", "{ws}/adir.zip"], r"policy '.*adir\.zip' is a directory, not a model \.zip"),

@@ -408,8 +408,8 @@ def test_mpc_beats_the_best_pd_on_the_fixed_move():
 # --- the factory ----------------------------------------------------------------------------------
 def test_make_baseline_dispatches_on_the_task(env):
     obs, _ = env.reset(seed=0)
-    # the tasks' own (crane and tracking) and the generic sampling planner
-    assert BASELINES == ("mpc", "mpc_nopreview", "pd", "sampling")
+    # the tasks' own (crane, rocket and tracking) and the generic sampling planner
+    assert BASELINES == ("mpc", "mpc_nopreview", "mpc_sampling", "pd", "sampling")
     pd = make_baseline("pd", env)
     mpc = make_baseline("mpc", env, horizon=20)
     assert isinstance(pd, PoseHold) and isinstance(mpc, MPC) and mpc.T == 20
@@ -419,7 +419,8 @@ def test_make_baseline_dispatches_on_the_task(env):
         assert a.shape == (env.num_envs, 1) and env.action_space.contains(a)
     np.testing.assert_allclose(pd.kp, TUNED_OMEGA**2)
     with pytest.raises(
-        ValueError, match=r"RoboDyn/Crane-v0 has no baseline 'lqr' \(its baselines: pd, mpc, sampling\)"
+        ValueError,
+        match=r"RoboDyn/Crane-v0 has no baseline 'lqr' \(its baselines: pd, mpc, mpc_sampling, sampling\)",
     ):
         make_baseline("lqr", env)
     arm = ArmEnv(num_envs=1)

@@ -16,8 +16,7 @@ from gymnasium.vector import AutoresetMode
 import robogym  # noqa: F401  (registers RoboDyn/ ids)
 from robodyn.envs.baselines import make_baseline
 from robodyn.envs.baselines.linearize import LinearizedDynamics
-from robodyn.envs.baselines.mpc import MPC, sampling_on_mpc
-from robodyn.envs.baselines.rollout import ModelRollouts
+from robodyn.envs.baselines.mpc import MPC, model_rollouts, sampling_on_mpc
 from robodyn.envs.baselines.sampling import SamplingPlanner
 from robogym import registration
 from robogym.errors import InvalidArgumentError
@@ -106,11 +105,11 @@ def test_model_rollouts_refuse_what_they_cannot_plan():
     mpc = make_baseline("mpc", env.unwrapped)
     assert isinstance(mpc, MPC)
     with pytest.raises(InvalidArgumentError, match="horizon=10, but the rollouts' cost is written for 40"):
-        SamplingPlanner(env.unwrapped, horizon=10, knots=2, rollouts=ModelRollouts.of_mpc(mpc))
+        SamplingPlanner(env.unwrapped, horizon=10, knots=2, rollouts=model_rollouts(mpc))
     with pytest.raises(InvalidArgumentError, match="gamma discounts the task's return"):
-        SamplingPlanner(env.unwrapped, horizon=40, gamma=0.9, rollouts=ModelRollouts.of_mpc(mpc))
+        SamplingPlanner(env.unwrapped, horizon=40, gamma=0.9, rollouts=model_rollouts(mpc))
     with pytest.raises(RuntimeError, match="before begin"):
-        ModelRollouts.of_mpc(mpc).returns(env.unwrapped, np.zeros((1, 2, 40, 1)))
+        model_rollouts(mpc).returns(env.unwrapped, np.zeros((1, 2, 40, 1)))
     humanoid = gym.make_vec("RoboDyn/HumanoidPush-v0", num_envs=1, autoreset_mode=AutoresetMode.DISABLED)
     with pytest.raises(InvalidArgumentError, match="not an iLQR MPC"):
         sampling_on_mpc(humanoid.unwrapped)

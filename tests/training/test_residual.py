@@ -77,7 +77,7 @@ def test_bad_residual_actions_are_refused_and_change_nothing(action, match):
             "nope",
             1.0,
             r"residual baseline: RoboDyn/Crane-v0 has no baseline 'nope' "
-            r"\(its baselines: pd, mpc, sampling\)",
+            r"\(its baselines: pd, mpc, mpc_sampling, sampling\)",
         ),
         ("mpc_nopreview", 1.0, r"residual baseline: RoboDyn/Crane-v0 has no baseline 'mpc_nopreview'"),
         ("pd", 0.0, r"residual scale must be positive and finite, got 0.0"),
