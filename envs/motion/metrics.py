@@ -122,7 +122,7 @@ def report(result: Result, capture_points: np.ndarray, fps: float, boxes=()) -> 
     boxes = [b.scaled(scale) for b in boxes]
     robot = Robot(table)
     qpos = result.qpos[0]
-    index = {s.joint: k for k, s in enumerate(table.samples)}
+    index = table.index()
     parents = [None if s.parent is None else index[s.parent] for s in table.samples]
     step = np.abs(np.diff(qpos[:, robot.limited_qpos], axis=0)).max(axis=1)
     res = result.residual[0]

@@ -87,6 +87,10 @@ class Table:
                 raise InvalidArgumentError(f"sample {s.joint!r}: its parent {s.parent!r} must come before it")
             seen.add(s.joint)
 
+    def index(self) -> dict[str, int]:
+        """Each capture joint's position among the samples."""
+        return {s.joint: k for k, s in enumerate(self.samples)}
+
     def without(self, joints) -> Table:
         """The table less the samples of `joints` (their children hang from their parents)."""
         drop = set(joints)
@@ -189,7 +193,7 @@ def bone_lengths(robot: Robot, table: Table) -> np.ndarray:
     root); pose-invariant when the two samples share a body or the child's body hangs from
     the parent's at the child's sample."""
     p = robot.positions(robot.rest(robot.sim.batch))[0]
-    index = {s.joint: k for k, s in enumerate(table.samples)}
+    index = table.index()
     return np.array(
         [
             0.0 if s.parent is None else np.linalg.norm(p[k] - p[index[s.parent]])
@@ -211,7 +215,7 @@ def capture_points(capture: Capture, table: Table) -> np.ndarray:
 def measure_scale(table: Table, c: np.ndarray, lengths: np.ndarray) -> float:
     """s = sum of the robot's bone lengths / sum of the capture's (each the median over the
     frames of c (T, K, 3)), over the table's bones."""
-    index = {s.joint: k for k, s in enumerate(table.samples)}
+    index = table.index()
     capture_total = 0.0
     for k, s in enumerate(table.samples):
         if s.parent is not None:
@@ -225,7 +229,7 @@ def targets(
     table: Table, c: np.ndarray, lengths: np.ndarray, scale: float, position_pull: float
 ) -> np.ndarray:
     """(T, K, 3) t = (1 - position_pull) tree + position_pull s c (module docstring)."""
-    index = {s.joint: k for k, s in enumerate(table.samples)}
+    index = table.index()
     tree = np.empty_like(c)
     for k, s in enumerate(table.samples):
         if s.parent is None:
@@ -418,11 +422,6 @@ def retarget(
     return Result(qpos, t, residual, scale, iterations, dropped, table)
 
 
-def table_index(table: Table, joint: str) -> int:
-    """The position of capture joint `joint`'s sample in the table."""
-    return next(k for k, s in enumerate(table.samples) if s.joint == joint)
-
-
 def _initial_pose(robot: Robot, table: Table, t0: np.ndarray, margin: float) -> np.ndarray:
     """(B, nq) the rest pose (every limited hinge a margin inside its range) turned about the
     vertical to the targets' heading (the yaw that best aligns the samples' horizontal
@@ -439,6 +438,6 @@ def _initial_pose(robot: Robot, table: Table, t0: np.ndarray, margin: float) -> 
     turn = np.stack([np.cos(yaw / 2), np.zeros(B), np.zeros(B), np.sin(yaw / 2)], axis=1)
     q[:, 3:7] = quat_mul(turn, q[:, 3:7])
     p = robot.positions(q)
-    root = table_index(table, next(s.joint for s in table.samples if s.parent is None))
+    root = next(k for k, s in enumerate(table.samples) if s.parent is None)
     q[:, 0:3] += t0[:, root] - p[:, root]
     return q
