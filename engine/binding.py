@@ -379,6 +379,33 @@ class Bound:
             units[f"unit_{slot}"] = int(self.model_record[offset])
         return _record(model, MODEL_PTR, units)
 
+    def with_disabled(self, rows: np.ndarray, bits: int) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Point each of `rows` at a record of its own Model (the shared one or the row's)
+        with the disable flags `bits` added, until restore_models; returns what restore_models
+        takes (the rows' record addresses before, and the new records, kept alive meanwhile).
+        Only flags the kernels read as they run may be added (the caller checks): the units
+        chosen at bind (units_for) stay those of the model's own flags."""
+        before = self.model_table[rows].copy()
+        records, shared = [], None
+        for row in rows.tolist():
+            own = self.row_models.get(row)
+            if own is None:
+                if shared is None:
+                    shared = self.record_for(
+                        self.model._replace(opt_disableflags=self.model.opt_disableflags | bits)
+                    )
+                    records.append(shared)
+                self.model_table[row] = shared.ctypes.data
+            else:
+                record = self.record_for(own._replace(opt_disableflags=own.opt_disableflags | bits))
+                records.append(record)
+                self.model_table[row] = record.ctypes.data
+        return before, records
+
+    def restore_models(self, rows: np.ndarray, saved: tuple[np.ndarray, list[np.ndarray]]) -> None:
+        """Undo with_disabled: `rows` run with the records they had before it."""
+        self.model_table[rows] = saved[0]
+
     def clear_row_model(self, row: int) -> None:
         """Run `row` with the shared Model again."""
         self.model_table[row] = self.model_address

@@ -191,16 +191,31 @@ class Simulator:
 
     # --- dynamics ------------------------------------------------------------------------
     @_serialized
-    def forward(self, rows=None) -> None:
+    def forward(self, rows=None, disable: tuple[str, ...] = ()) -> None:
         """Every derived quantity at the current state, for every row or the rows given
         (like mj_forward). Raises NonFiniteError if a qacc, mocap_pos or mocap_quat is bad,
-        whatever on_bad says (a row with a bad mocap pose is not computed)."""
+        whatever on_bad says (a row with a bad mocap pose is not computed).
+
+        disable: names of MuJoCo's disable flags (mjtDisableBit, lower case: "actuation",
+        "gravity", "spring", "damper", "clampctrl") turned on for this pass alone, on top of
+        the model's own; as dm_control's `with physics.model.disable("actuation"):
+        physics.forward()`, which its reset runs. The other flags choose which stages the
+        model compiles and cannot change per pass."""
+        bits = _disable_bits(disable)
         mask = self._all_rows
         if rows is not None:
             mask = np.zeros(self.batch, dtype=np.uint8)
             mask[self._rows(rows)] = 1
         self._job.set(JOB_FORWARD, 0, 0)
-        self._run("forward", self.nstep, mask)
+        if not bits:
+            self._run("forward", self.nstep, mask)
+            return
+        which = np.flatnonzero(mask)
+        saved = self._bound.with_disabled(which, bits)
+        try:
+            self._run("forward", self.nstep, mask)
+        finally:
+            self._bound.restore_models(which, saved)
 
     @_serialized
     def step(self, nstep: int = 1, observe_end: bool | str = False) -> None:
@@ -613,3 +628,29 @@ def _check_snapshot_fields(snap: Snapshot, data: Data, k: int) -> None:
             raise InvalidArgumentError(
                 f"snapshot field {name} holds NaN, inf or a value beyond 1e10; refusing to restore it"
             )
+
+
+# the disable flags a single forward pass may add (Simulator.forward): those the kernels read
+# as they run, not those that choose the compiled stages or size the constraint buffers
+PASS_DISABLE = {
+    "actuation": T.DSBL_ACTUATION,
+    "gravity": T.DSBL_GRAVITY,
+    "spring": T.DSBL_SPRING,
+    "damper": T.DSBL_DAMPER,
+    "clampctrl": T.DSBL_CLAMPCTRL,
+}
+
+
+def _disable_bits(names) -> int:
+    """The mjtDisableBit bits of the flag names `names` (PASS_DISABLE's keys)."""
+    if isinstance(names, str):
+        names = (names,)
+    bits = 0
+    for name in names:
+        if name not in PASS_DISABLE:
+            raise InvalidArgumentError(
+                f"forward(disable=...): {name!r} is not a flag one pass can disable; "
+                f"one of {sorted(PASS_DISABLE)}"
+            )
+        bits |= PASS_DISABLE[name]
+    return bits

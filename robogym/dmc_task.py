@@ -35,6 +35,12 @@ What every task shares with dm_control's `control.Environment` and `suite.base.T
   or with `dict_observation=True` a Dict space of dm_control's keys in its order, each a
   Box of dm_control's shape (`output_space`, `output_observation`: the env keeps the flat
   rows and builds the dict where it hands an observation out);
+- the first observation comes from a forward pass with actuation disabled, as dm_control's
+  `Physics.after_reset` runs it (`with model.disable("actuation")`): the acceleration
+  stage's sensors read the state without actuator forces (where activations or position
+  servos start away from rest, their accelerometer and force readings differ by that); the
+  first step then
+  recomputes the actuation, as dm_control's mj_step2 does;
 - every episode starts from mj_resetData's state and the task's `initialize_episode`,
   drawing from a `numpy.random.RandomState` per environment exactly as dm_control's task
   draws from its `random`, in the same order. A generator just seeded with s (a
@@ -271,6 +277,7 @@ class DmcTask(Task):
     # model parameters the task changes for every episode alike, {field: {name: value}} (a
     # field of engine.params.PARAMS, named by its object): every row gets them at bind
     model_overrides: dict[str, dict[str, float]] = {}
+    reset_disable = ("actuation",)  # dm_control's after_reset: a forward pass without actuation
     dict_observation = Param(
         False,
         "observations as a Dict of dm_control's keys, each a Box of dm_control's shape (False: the keys "

@@ -38,6 +38,12 @@ class Task:
     frame_skip: int = 1  # physics steps per env step
     # every episode starts from mj_resetData's state, or this keyframe's, before reset_rows
     reset_keyframe: str | None = None
+    # MuJoCo disable flags (Simulator.forward's names) of the forward pass that ends a reset,
+    # which computes the first observation (dm_control's tasks: ("actuation",))
+    reset_disable: tuple[str, ...] = ()
+    # the engine's contact and constraint-row capacities per environment, load_mjcf's
+    # {"nconmax": ..., "nefcmax": ...}; None: those the model's <size> gives
+    capacity: dict | None = None
     render_camera: str | None = None  # camera name in the MJCF; None: the free camera
     # the free camera placed as Gymnasium's renderer places it, then these MjvCamera attributes
     # set (an env's default_camera_config keyword replaces them); None: MuJoCo's default

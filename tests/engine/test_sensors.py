@@ -43,9 +43,11 @@ def _sensor_name(mj, i):
     return mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_SENSOR, i) or f"#{i}"
 
 
-def _run_both(m, mj, n, seed, xfrc=0.0):
-    """Forward n random states in both engines; returns (sim.data, dict of MuJoCo arrays)."""
+def _run_both(m, mj, n, seed, xfrc=0.0, ctrl_scale=1.0):
+    """Forward n random states in both engines (controls ctrl_scale x across their ranges);
+    returns (sim.data, dict of MuJoCo arrays)."""
     qpos, qvel, ctrl = random_states(mj, n, seed=seed)
+    ctrl = ctrl * ctrl_scale
     rng = np.random.default_rng(seed + 1000)
     xfrc_applied = rng.uniform(-xfrc, xfrc, (n, mj.nbody, 6))
     xfrc_applied[:, 0] = 0.0
@@ -225,3 +227,52 @@ def test_rne_post_with_contacts_and_equalities():
     assert np.sum(sim.data.ncon > 0) >= NSTATE // 2 and np.all(sim.data.ne > 0)
     for k in names:
         _assert_field(f"{k} (constraints)", getattr(sim.data, k), np.array(ref[k]))
+
+
+@pytest.mark.parametrize("flag", sorted(engine.simulator.PASS_DISABLE))
+def test_forward_with_a_flag_disabled_for_one_pass_is_mujocos_with_that_flag(pair, flag):
+    """Simulator.forward(rows, disable=(flag,)) equals MuJoCo's mj_forward on the model with
+    that disable flag set (dm_control's `with physics.model.disable(...)`), in the rows given;
+    the other rows, and the next plain forward of every row, are the model's own pass."""
+    m, mj = pair
+    n = 16
+    ours, plain = _run_both(m, mj, n, seed=3)  # the model's own pass, both engines
+    if flag == "clampctrl":  # controls beyond their ranges, or clamping changes nothing
+        ours, plain = _run_both(m, mj, n, seed=3, ctrl_scale=3.0)
+    sim = engine.Simulator(m, batch=n)
+    for name in ("time", "qpos", "qvel", "ctrl"):
+        getattr(sim.data, name)[:] = getattr(ours, name)
+    sim.forward()
+    rows = np.arange(0, n, 2)
+    sim.forward(rows, disable=(flag,))
+    md, bit, worst = mujoco.MjData(mj), engine.simulator.PASS_DISABLE[flag], 0.0
+    mj.opt.disableflags |= bit
+    try:
+        for s in rows:
+            md.time, md.qpos[:], md.qvel[:], md.ctrl[:] = (
+                ours.time[s],
+                ours.qpos[s],
+                ours.qvel[s],
+                ours.ctrl[s],
+            )
+            mujoco.mj_forward(mj, md)
+            for field in ("qacc", "sensordata", "qfrc_actuator", "qfrc_passive", "actuator_velocity"):
+                err = rel_err(getattr(sim.data, field)[s], getattr(md, field))
+                assert err <= TOL, f"{flag}: {field} of state {s} differs from MuJoCo's by {err:.3e}"
+                worst = max(worst, err)
+            changed = rel_err(md.qacc, plain["qacc"][s]) + rel_err(md.sensordata, plain["sensordata"][s])
+            assert changed > 1e-3, f"{flag}: the flag changes nothing on state {s}: a weak test"
+    finally:
+        mj.opt.disableflags &= ~bit
+    others = np.setdiff1d(np.arange(n), rows)
+    assert np.array_equal(sim.data.qacc[others], ours.qacc[others])
+    sim.forward()
+    assert np.array_equal(sim.data.qacc, ours.qacc) and np.array_equal(sim.data.sensordata, ours.sensordata)
+    report(f"forward(disable={flag!r}) on {len(rows)} of {n} rows", worst, TOL, len(rows))
+
+
+def test_forward_refuses_a_flag_one_pass_cannot_disable(pair):
+    m, _ = pair
+    sim = engine.Simulator(m, batch=1)
+    with pytest.raises(engine.InvalidArgumentError, match="'contact' is not a flag one pass can disable"):
+        sim.forward(disable=("contact",))
