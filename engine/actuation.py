@@ -159,11 +159,11 @@ def transmission(m, d, b):
 def actuator_velocity(m, d, b):
     """actuator_velocity = moment . qvel for row b; 0 with actuation disabled, as MuJoCo's
     mj_fwdVelocity leaves it (an actuatorvel sensor then reads 0)."""
-    off = m.opt_disableflags & T.DSBL_ACTUATION
-    for a in range(m.nu):
-        if off:
+    if m.opt_disableflags & T.DSBL_ACTUATION:
+        for a in range(m.nu):
             d.actuator_velocity[b, a] = 0.0
-            continue
+        return
+    for a in range(m.nu):
         s = 0.0
         for i in range(m.nv):
             s += d.actuator_moment[b, a, i] * d.qvel[b, i]

@@ -386,21 +386,16 @@ class Bound:
         Only flags the kernels read as they run may be added (the caller checks): the units
         chosen at bind (units_for) stay those of the model's own flags."""
         before = self.model_table[rows].copy()
-        records, shared = [], None
+        twins: dict[int, np.ndarray] = {}  # id of a Model -> its record with the flags added
         for row in rows.tolist():
-            own = self.row_models.get(row)
-            if own is None:
-                if shared is None:
-                    shared = self.record_for(
-                        self.model._replace(opt_disableflags=self.model.opt_disableflags | bits)
-                    )
-                    records.append(shared)
-                self.model_table[row] = shared.ctypes.data
-            else:
-                record = self.record_for(own._replace(opt_disableflags=own.opt_disableflags | bits))
-                records.append(record)
-                self.model_table[row] = record.ctypes.data
-        return before, records
+            model = self.row_models.get(row, self.model)
+            record = twins.get(id(model))
+            if record is None:
+                record = twins[id(model)] = self.record_for(
+                    model._replace(opt_disableflags=model.opt_disableflags | bits)
+                )
+            self.model_table[row] = record.ctypes.data
+        return before, list(twins.values())
 
     def restore_models(self, rows: np.ndarray, saved: tuple[np.ndarray, list[np.ndarray]]) -> None:
         """Undo with_disabled: `rows` run with the records they had before it."""

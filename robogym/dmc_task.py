@@ -39,8 +39,7 @@ What every task shares with dm_control's `control.Environment` and `suite.base.T
   `Physics.after_reset` runs it (`with model.disable("actuation")`): the acceleration
   stage's sensors read the state without actuator forces (where activations or position
   servos start away from rest, their accelerometer and force readings differ by that); the
-  first step then
-  recomputes the actuation, as dm_control's mj_step2 does;
+  first step then recomputes the actuation, as dm_control's mj_step2 does;
 - every episode starts from mj_resetData's state and the task's `initialize_episode`,
   drawing from a `numpy.random.RandomState` per environment exactly as dm_control's task
   draws from its `random`, in the same order. A generator just seeded with s (a

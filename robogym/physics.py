@@ -43,19 +43,12 @@ class Physics:
     physics.mj_model  mujoco.MjModel of the same file (names, rendering)
     """
 
-    def __init__(
-        self,
-        model_path: str | Path,
-        batch: int,
-        nthread: int | None = None,
-        nconmax: int | None = None,
-        nefcmax: int | None = None,
-    ):
+    def __init__(self, model_path: str | Path, batch: int, nthread: int | None = None):
         self.model_path = str(model_path)
         # one compilation of the MJCF; the engine's Model shares arrays with the MjModel it was
         # compiled from, so names and drawing use a copy (a renderer's drawing-only changes,
         # Task.decorate_frame, must never reach the physics)
-        self.model, compiled = load_with_mujoco(self.model_path, nconmax, nefcmax)
+        self.model, compiled = load_with_mujoco(self.model_path)
         self.mj_model = copy.copy(compiled)
         self.sim = engine.Simulator(self.model, batch=batch, nthread=nthread)
         self.batch = int(batch)
@@ -92,9 +85,6 @@ class Physics:
 
     def geom_id(self, name: str) -> int:
         return self._id(mujoco.mjtObj.mjOBJ_GEOM, name)
-
-    def site_id(self, name: str) -> int:
-        return self._id(mujoco.mjtObj.mjOBJ_SITE, name)
 
     def actuator_id(self, name: str) -> int:
         return self._id(mujoco.mjtObj.mjOBJ_ACTUATOR, name)

@@ -14,8 +14,8 @@ The MPC is the sampling planner (baselines/sampling.py) with MPPI updates, plann
 from an open-loop trot (Trot below): every control step, 32 plans of the twelve joint targets
 (4 knots over a 0.5 s horizon, linear in between, perturbed by 0.2 in action units) are rolled
 out from the robot's exact state on the task's planning reward (its reward less costs on the
-trunk's height and tilt, on the hips' splay and on a fall, QuadrupedTask.planning_reward), and their
-return-weighted average (temperature 0.1 of the returns' spread) is kept. The trot alone
+trunk's height and tilt, on the hips' splay and on a fall, QuadrupedTask.planning_reward), and
+their return-weighted average (temperature 0.1 of the returns' spread) is kept. The trot alone
 walks but drifts off the command and can fall; the planner alone, from the standing pose,
 finds no gait in a 0.5 s horizon; planning about the trot steers it and catches its
 stumbles (no fall in 16 random episodes, velocity_error 0.193 m/s on average: envs/README.md).

@@ -236,9 +236,9 @@ def test_forward_with_a_flag_disabled_for_one_pass_is_mujocos_with_that_flag(pai
     the other rows, and the next plain forward of every row, are the model's own pass."""
     m, mj = pair
     n = 16
-    ours, plain = _run_both(m, mj, n, seed=3)  # the model's own pass, both engines
-    if flag == "clampctrl":  # controls beyond their ranges, or clamping changes nothing
-        ours, plain = _run_both(m, mj, n, seed=3, ctrl_scale=3.0)
+    # the model's own pass, both engines; for clampctrl, controls beyond their ranges (else
+    # clamping changes nothing)
+    ours, plain = _run_both(m, mj, n, seed=3, ctrl_scale=3.0 if flag == "clampctrl" else 1.0)
     sim = engine.Simulator(m, batch=n)
     for name in ("time", "qpos", "qvel", "ctrl"):
         getattr(sim.data, name)[:] = getattr(ours, name)
