@@ -661,4 +661,4 @@ def test_without_dm_control_a_dmc_env_says_how_to_install_it(monkeypatch):
         with pytest.raises(RoboDynError, match=re.escape('pip install "robodyn[dmc]"')):
             gym.make_vec(env_id, num_envs=2)
     extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
-    assert extras["dmc"] == ["dm-control>=1.0.30"]
+    assert extras["dmc"] == ["dm-control==1.0.50"]
