@@ -35,6 +35,55 @@ def _local_to_global(xpos_out, xmat_out, body_xpos, body_xquat, pos, quat):
 
 
 @kernel
+def _body_inertial_frame(m, d, b, i):
+    """xipos and ximat of body i: its inertial frame (body_ipos, body_iquat) in the world,
+    the body's own frame copied where the compiler found them equal (body_sameframe)."""
+    same = m.body_sameframe[i]
+    if same == T.SAMEFRAME_NONE:
+        _local_to_global(
+            d.xipos[b, i], d.ximat[b, i], d.xpos[b, i], d.xquat[b, i], m.body_ipos[i], m.body_iquat[i]
+        )
+        return
+    if same == T.SAMEFRAME_BODY:
+        for k in range(3):
+            d.xipos[b, i, k] = d.xpos[b, i, k]
+    else:
+        p = qrot(d.xquat[b, i], m.body_ipos[i])
+        for k in range(3):
+            d.xipos[b, i, k] = d.xpos[b, i, k] + p[k]
+    for k in range(9):
+        d.ximat[b, i, k] = d.xmat[b, i, k]
+
+
+@kernel
+def _frame_pose(d, b, xpos_out, xmat_out, body, pos, quat, same):
+    """Pose of a geom's or site's frame on `body` (MuJoCo's mj_local2Global): where the
+    compiler found the frame equal to the body's or its inertial frame (`same`, mjtSameFrame,
+    to within the compiler's tolerance), the position and orientation are copied from that
+    frame, as MuJoCo copies them; else x = x_b + R_b pos, R = R(q_b * quat) (with the
+    body's or the inertial frame's rotation copied for the ...ROT kinds)."""
+    if same == T.SAMEFRAME_NONE:
+        _local_to_global(xpos_out, xmat_out, d.xpos[b, body], d.xquat[b, body], pos, quat)
+        return
+    if same == T.SAMEFRAME_BODY:
+        for k in range(3):
+            xpos_out[k] = d.xpos[b, body, k]
+    elif same == T.SAMEFRAME_INERTIA:
+        for k in range(3):
+            xpos_out[k] = d.xipos[b, body, k]
+    else:  # ...ROT: the position from the body frame
+        p = qrot(d.xquat[b, body], pos)
+        for k in range(3):
+            xpos_out[k] = d.xpos[b, body, k] + p[k]
+    if same == T.SAMEFRAME_BODY or same == T.SAMEFRAME_BODYROT:
+        for k in range(9):
+            xmat_out[k] = d.xmat[b, body, k]
+    else:
+        for k in range(9):
+            xmat_out[k] = d.ximat[b, body, k]
+
+
+@kernel
 def kinematics(m, d, b):
     """Forward kinematics of row b: xpos, xquat, xmat, xanchor, xaxis, xipos, ximat,
     geom_xpos/xmat and site_xpos/xmat from qpos, mocap_pos and mocap_quat (MuJoCo's
@@ -111,12 +160,26 @@ def kinematics(m, d, b):
         quat_to_mat(xmat[i], xquat[i])
 
     for i in range(1, m.nbody):
-        _local_to_global(d.xipos[b, i], d.ximat[b, i], xpos[i], xquat[i], m.body_ipos[i], m.body_iquat[i])
+        _body_inertial_frame(m, d, b, i)
     for g in range(m.ngeom):
-        bid = m.geom_bodyid[g]
-        gpos, gquat = m.geom_pos[g], m.geom_quat[g]
-        _local_to_global(d.geom_xpos[b, g], d.geom_xmat[b, g], xpos[bid], xquat[bid], gpos, gquat)
+        _frame_pose(
+            d,
+            b,
+            d.geom_xpos[b, g],
+            d.geom_xmat[b, g],
+            m.geom_bodyid[g],
+            m.geom_pos[g],
+            m.geom_quat[g],
+            m.geom_sameframe[g],
+        )
     for s in range(m.nsite):
-        bid = m.site_bodyid[s]
-        spos, squat = m.site_pos[s], m.site_quat[s]
-        _local_to_global(d.site_xpos[b, s], d.site_xmat[b, s], xpos[bid], xquat[bid], spos, squat)
+        _frame_pose(
+            d,
+            b,
+            d.site_xpos[b, s],
+            d.site_xmat[b, s],
+            m.site_bodyid[s],
+            m.site_pos[s],
+            m.site_quat[s],
+            m.site_sameframe[s],
+        )

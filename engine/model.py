@@ -114,6 +114,7 @@ class Model(NamedTuple):
     body_invweight0: f64[nbody, 2]  # mean inverse inertia at qpos0: translation, rotation
     body_simple: i32[nbody]  # MuJoCo's body_simple (2: no rotational dofs, invweight0 = 1/mass)
     body_treeid: i32[nbody]  # kinematic tree of the body, -1 for static bodies (the world's)
+    body_sameframe: i32[nbody]  # mjtSameFrame: the inertial frame is the body's (or its rotation)
 
     # joints
     jnt_type: i32[njnt]  # JNT_FREE, JNT_BALL, JNT_SLIDE, JNT_HINGE
@@ -154,6 +155,7 @@ class Model(NamedTuple):
     geom_bodyid: i32[ngeom]  # body the geom is attached to
     geom_pos: f64[ngeom, 3]  # position in the body frame
     geom_quat: f64[ngeom, 4]  # orientation in the body frame
+    geom_sameframe: i32[ngeom]  # mjtSameFrame: the geom's frame is the body's or its inertial frame
     geom_type: i32[ngeom]  # mjtGeom code (plane 0, sphere 2, capsule 3, cylinder 5, box 6, ...)
     geom_size: f64[ngeom, 3]  # geom-type-specific sizes
     geom_contype: i32[ngeom]  # contact type bitmask
@@ -180,6 +182,7 @@ class Model(NamedTuple):
     site_bodyid: i32[nsite]  # body the site is attached to
     site_pos: f64[nsite, 3]  # position in the body frame
     site_quat: f64[nsite, 4]  # orientation in the body frame
+    site_sameframe: i32[nsite]  # mjtSameFrame, as geom_sameframe
     site_type: i32[nsite]  # mjtGeom code of the site's volume (sphere, capsule, ellipsoid, cylinder, box)
     site_size: f64[nsite, 3]  # geom-type-specific sizes of the volume
 

@@ -3,9 +3,11 @@
 One Model is shared by every row. A row given its own parameters (`Simulator.set_param`)
 runs with a Model of its own: the shared Model's arrays, except that the parameters below
 and the constants MuJoCo derives from them (engine.setconst; the contact pairs' mixed
-friction) are the row's. Each row's Model record is reached through the binding's
-model table (engine.binding), so the kernels read `m.body_mass[i]` as always, and rows
-without parameters of their own share the one record and cost nothing extra.
+friction; which geom, site and inertial frames coincide with their body's frame or inertial
+frame, `*_sameframe`, which mj_setConst recomputes from the centres of mass) are the
+row's. Each row's Model record is reached through the binding's model table
+(engine.binding), so the kernels read `m.body_mass[i]` as always, and rows without
+parameters of their own share the one record and cost nothing extra.
 
 The fields, with MuJoCo's names and the engine's shapes:
 
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from robodyn.engine import types as T
 from robodyn.engine.errors import RoboDynError
 from robodyn.engine.types import MAXVAL, MINMU, MINVAL
 
@@ -50,11 +53,24 @@ PARAMS = {
 }
 
 # constants derived from the parameters, recomputed for a row that has its own
-DERIVED = ("body_subtreemass", "body_invweight0", "dof_invweight0", "tendon_invweight0", "cpair_friction")
+DERIVED = (
+    "body_subtreemass",
+    "body_invweight0",
+    "dof_invweight0",
+    "tendon_invweight0",
+    "cpair_friction",
+    "body_sameframe",
+    "geom_sameframe",
+    "site_sameframe",
+)
 # which parameters each derived constant depends on (the rest need no recomputation)
 _SETCONST_INPUTS = ("body_mass", "body_inertia", "body_ipos", "dof_armature")
 # what engine.setconst derives from them
 _SETCONST_OUTPUTS = ("body_subtreemass", "body_invweight0", "dof_invweight0", "tendon_invweight0")
+# which frames coincide (engine.kinematics copies one frame's pose to the other): they depend
+# on the centres of mass, and mj_setConst recomputes them before the constants
+_SAMEFRAME_OUTPUTS = ("body_sameframe", "geom_sameframe", "site_sameframe")
+SAMEFRAME_EPS = 1e-6  # MuJoCo's kSameFrameEps (engine_setconst.c): closer than this is the same
 
 
 class ParamError(RoboDynError, ValueError):
@@ -140,6 +156,53 @@ def needs_setconst(names) -> bool:
     return bool(set(_SETCONST_INPUTS).intersection(names))
 
 
+def _null_vec(v: np.ndarray) -> np.ndarray:
+    return np.all(np.abs(v) < SAMEFRAME_EPS, axis=-1)
+
+
+def _same_quat(q1: np.ndarray, q2: np.ndarray) -> np.ndarray:
+    """q1 and q2 the same rotation within SAMEFRAME_EPS (either sign: the double cover)."""
+    return np.all(np.abs(q1 - q2) < SAMEFRAME_EPS, axis=-1) | np.all(np.abs(q1 + q2) < SAMEFRAME_EPS, axis=-1)
+
+
+def _frame_kind(pos, quat, ipos, iquat) -> np.ndarray:
+    """mjtSameFrame of geoms or sites at (pos, quat) in their bodies, whose inertial frames
+    are (ipos, iquat): the body's frame (BODY, or BODYROT for its rotation alone) before the
+    inertial frame (INERTIA, INERTIAROT), as MuJoCo's setSameframe orders them."""
+    identity = np.array([1.0, 0.0, 0.0, 0.0])
+    body_rot = _same_quat(quat, identity)
+    inertia_rot = _same_quat(quat, iquat)
+    kind = np.full(len(pos), T.SAMEFRAME_NONE, dtype=np.int32)
+    kind[inertia_rot] = T.SAMEFRAME_INERTIAROT
+    kind[inertia_rot & np.all(np.abs(pos - ipos) < SAMEFRAME_EPS, axis=-1)] = T.SAMEFRAME_INERTIA
+    kind[body_rot] = T.SAMEFRAME_BODYROT
+    kind[body_rot & _null_vec(pos)] = T.SAMEFRAME_BODY
+    return kind
+
+
+def sameframe(model, body_ipos: np.ndarray) -> dict:
+    """{body_sameframe, geom_sameframe, site_sameframe} of the model with centres of mass
+    `body_ipos` (nbody, 3), as mj_setConst recomputes them (MuJoCo's setSameframe): a body's
+    inertial frame is its frame (BODY) or has its rotation (BODYROT); a geom's or site's frame
+    is its body's, or its body's inertial frame, or has the rotation of one of them. The world
+    body keeps its compiled value."""
+    iquat = np.asarray(model.body_iquat)
+    body = np.asarray(model.body_sameframe).copy()
+    rot = _same_quat(iquat[1:], np.array([1.0, 0.0, 0.0, 0.0]))
+    body[1:] = np.where(rot, T.SAMEFRAME_BODYROT, T.SAMEFRAME_NONE)
+    body[1:][rot & _null_vec(body_ipos[1:])] = T.SAMEFRAME_BODY
+    out = {"body_sameframe": body}
+    for kind in ("geom", "site"):
+        b = np.asarray(getattr(model, f"{kind}_bodyid"))
+        out[f"{kind}_sameframe"] = _frame_kind(
+            np.asarray(getattr(model, f"{kind}_pos")),
+            np.asarray(getattr(model, f"{kind}_quat")),
+            body_ipos[b],
+            iquat[b],
+        )
+    return out
+
+
 def mixed_friction(model, geom_friction: np.ndarray) -> np.ndarray:
     """(ncpair, 5) contact friction of the candidate pairs for one row's geom_friction
     (MuJoCo's mj_contactParam, as engine.collision_driver mixes it at load): the geom of
@@ -201,8 +264,11 @@ class RowParams:
         if needs_setconst(new):
             changed = [k for k in range(len(idx)) if not self._is_nominal(staged, k, _SETCONST_INPUTS)]
             for k in set(range(len(idx))) - set(changed):
-                for n in _SETCONST_OUTPUTS:
+                for n in (*_SETCONST_OUTPUTS, *_SAMEFRAME_OUTPUTS):
                     staged[n][k] = getattr(m, n)
+            for k in changed:  # before the constants, whose kinematics reads them
+                for n, v in sameframe(m, staged["body_ipos"][k]).items():
+                    staged[n][k] = v
             if changed:
                 sub = {n: staged[n][changed] for n in staged}
                 self._set_const(idx[changed], sub)

@@ -25,6 +25,14 @@ DYN_FILTER = 2  # act_dot = (ctrl - act) / tau, act += h act_dot
 DYN_FILTEREXACT = 3  # the same act_dot, act integrated exactly over the step
 
 # geom types (mjtGeom)
+# mjtSameFrame: a frame the compiler found equal (to within its tolerance) to the body's or
+# the body's inertial frame, whose pose mj_kinematics then copies (mj_local2Global)
+SAMEFRAME_NONE = 0
+SAMEFRAME_BODY = 1
+SAMEFRAME_INERTIA = 2
+SAMEFRAME_BODYROT = 3  # the rotation alone
+SAMEFRAME_INERTIAROT = 4
+
 GEOM_PLANE = 0
 GEOM_HFIELD = 1
 GEOM_SPHERE = 2

@@ -90,7 +90,7 @@ def test_derived_constants_equal_mj_setconst(name):
     rng = np.random.default_rng(1)
     draws = [random_params(model, rng, SETCONST) for _ in range(2)]
     sim.set_params([0, 2], {n: np.stack([d[n] for d in draws]) for n in SETCONST})
-    worst = 0.0
+    worst, moved = 0.0, 0  # moved: geoms, sites and bodies whose frames no longer coincide
     for row, values in zip((0, 2), draws, strict=True):
         mj = changed_mujoco(MODELS[name], values)
         for field in ("body_subtreemass", "body_invweight0", "dof_invweight0", "tendon_invweight0"):
@@ -99,6 +99,9 @@ def test_derived_constants_equal_mj_setconst(name):
             worst = max(worst, rel_err(ours, theirs))
             if field != "tendon_invweight0" or ours.size:
                 assert rel_err(theirs, getattr(model, field)) > 1e-4, f"{field} did not change"
+        for field in ("body_sameframe", "geom_sameframe", "site_sameframe"):  # recomputed first
+            np.testing.assert_array_equal(sim.get_param(field)[row], getattr(mj, field), err_msg=field)
+            moved += int(np.sum(getattr(mj, field) != getattr(mj0, field)))
         assert mj.stat.meaninertia == mj0.stat.meaninertia  # 4.0.0's mj_setConst keeps it
     # the row left alone keeps the model's constants and the model's record
     for field in DERIVED:
@@ -106,6 +109,7 @@ def test_derived_constants_equal_mj_setconst(name):
     assert sim._bound.model_table[1] == sim._bound.model_address
     assert len({int(a) for a in sim._bound.model_table}) == 3
     report(f"{name}: derived constants vs mj_setConst", worst, 1e-12, 2)
+    print(f"[params] {name}: {moved} sameframe flags changed by the new centres of mass, as mj_setConst's")
     assert worst < 1e-12
 
 
