@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from xml.etree import ElementTree
 
-import mujoco
 import numpy as np
 
 from robogym.dmc_task import XMAT, DmcTask, Key, dmc_doc, register_dmc, remove_elements, tolerance
@@ -58,13 +57,13 @@ class Stand(DmcTask):
     observation = (
         Key(
             "joint_angles",
-            lambda t: t.hinges(t.physics.named.qpos.all, "qpos"),
+            lambda t: t.hinges(t.physics.named.qpos),
             tuple(map(str, range(NHINGE))),
             doc="every hinge's angle, in the model's joint order (rad)",
         ),
         Key(
             "joint_velocites",  # (sic: dm_control's key)
-            lambda t: t.hinges(t.physics.named.qvel.all, "qvel"),
+            lambda t: t.hinges(t.physics.named.qvel),
             tuple(map(str, range(NHINGE))),
             doc="every hinge's velocity (rad/s)",
         ),
@@ -121,29 +120,26 @@ class Stand(DmcTask):
             remove_elements(mjcf, FETCH_ONLY)
 
     def bind(self, physics) -> None:
-        """The constants Stand's initialize_episode measures: the torso's and the pelvis'
-        standing heights (0.9 x theirs at the reset pose) and the body's weight."""
+        """The hinges, and the constants Stand's initialize_episode measures: the torso's and
+        the pelvis' standing heights (0.9 x theirs at the reset pose) and the body's weight."""
         super().bind(physics)
-        mj = physics.mj_model
-        hinge = mj.jnt_type == mujoco.mjtJoint.mjJNT_HINGE
-        self.hinge_qpos, self.hinge_dof = mj.jnt_qposadr[hinge], mj.jnt_dofadr[hinge]
-        if (len(self.hinge_qpos), mj.nu, mj.na) != (NHINGE, NMUSCLE, NMUSCLE):
+        self.hinge_names = physics.joint_names("hinge")
+        nu, na = physics.named_model.actuator_ctrlrange.all.shape[0], physics.named.act.all.shape[1]
+        if (len(self.hinge_names), nu, na) != (NHINGE, NMUSCLE, NMUSCLE):
             raise InvalidArgumentError(
-                f"{self.model_name}: {len(self.hinge_qpos)} hinges, {mj.nu} actuators and {mj.na} "
+                f"{self.model_name}: {len(self.hinge_names)} named hinges, {nu} actuators and {na} "
                 f"activations; the dog's observation is declared for {NHINGE}, {NMUSCLE} and {NMUSCLE}"
             )
-        torso = physics.body_id("torso")
-        pelvis = physics.body_id("pelvis")
-        sim = physics.scratch(1)
-        sim.data.qpos[0] = physics.model.qpos0
-        sim.forward()
-        self.stand_height = sim.data.xpos[0, [torso, pelvis], 2] * STAND_HEIGHT_FRACTION
-        self.body_weight = -physics.model.opt_gravity[2] * physics.model.body_subtreemass[torso]
+        qpos0 = physics.named_model.qpos0.all
+        self.stand_height = (
+            physics.body_positions(qpos0, ["torso", "pelvis"])[0, :, 2] * STAND_HEIGHT_FRACTION
+        )
+        self.body_weight = physics.gravity * physics.named_model.body_subtreemass["torso"]
 
     # --- readouts ---------------------------------------------------------------------------
-    def hinges(self, values: np.ndarray, kind: str) -> np.ndarray:
-        """(B, 73) the hinges' columns of qpos or qvel, in the model's joint order."""
-        return values[:, self.hinge_qpos if kind == "qpos" else self.hinge_dof]
+    def hinges(self, field) -> np.ndarray:
+        """(B, 73) every hinge's entry of the named field (qpos, qvel), in the model's order."""
+        return field[self.hinge_names]
 
     def torso_pelvis_height(self) -> np.ndarray:
         """(B, 2) the torso's and the pelvis' z."""
@@ -171,7 +167,7 @@ class Stand(DmcTask):
     def initialize_episode(self, row, random) -> None:
         """A uniformly random heading; the root's x, y and yaw velocities 2 N(0, 1); every
         activation uniform in its actuator's ctrlrange, actuator by actuator."""
-        named, mj = self.physics.named, self.physics.mj_model
+        named = self.physics.named
         azimuth = random.uniform(0, 2 * np.pi)
         named.qpos["root"][row, 3:] = np.cos(azimuth / 2), 0.0, 0.0, np.sin(azimuth / 2)
         qvel = named.qvel.all
@@ -179,8 +175,8 @@ class Stand(DmcTask):
         qvel[row, 1] = ROOT_SPEED * random.randn()
         qvel[row, 5] = ROOT_SPEED * random.randn()
         act = named.act.all
-        for a in range(mj.nu):
-            act[row, a] = random.uniform(*mj.actuator_ctrlrange[a])
+        for a, ctrlrange in enumerate(self.physics.named_model.actuator_ctrlrange.all):
+            act[row, a] = random.uniform(*ctrlrange)
 
     # --- reward -------------------------------------------------------------------------------
     def standing(self) -> dict[str, np.ndarray]:
@@ -265,9 +261,9 @@ class Fetch(Stand):
 
     def bind(self, physics) -> None:
         super().bind(physics)
-        mj = physics.mj_model
-        self.head_body = int(mj.site_bodyid[physics.site_id("head")])
-        self.ball_body = int(mj.geom_bodyid[physics.geom_id("ball")])
+        named_model = physics.named_model
+        self.head_body = int(named_model.site_bodyid["head"])
+        self.ball_body = int(named_model.geom_bodyid["ball"])
 
     def in_head_frame(self, v: np.ndarray) -> np.ndarray:
         return self.in_frame(v, self.physics.named.site_xmat["head"])
@@ -276,9 +272,9 @@ class Fetch(Stand):
         """(B, 3) the world velocity of a point (B, 3) moving with `body` (MuJoCo's
         mj_objectVelocity, world frame): the body's cvel, taken about its tree's subtree
         centre of mass, moved to the point: v - (point - com) x w."""
-        d, root = self.physics.data, int(self.physics.mj_model.body_rootid[body])
-        cvel = d.cvel[:, body]
-        return cvel[:, 3:] - np.cross(point - d.subtree_com[:, root], cvel[:, :3])
+        named, root = self.physics.named, int(self.physics.named_model.body_rootid.all[body])
+        cvel = named.cvel.all[:, body]
+        return cvel[:, 3:] - np.cross(point - named.subtree_com.all[:, root], cvel[:, :3])
 
     def ball_in_head_frame(self) -> np.ndarray:
         """(B, 6) the ball geom's position and velocity relative to the head site's, in the
@@ -299,7 +295,7 @@ class Fetch(Stand):
         azimuth = random.uniform(0, 2 * np.pi)
         named.qpos["ball_root"][row, :3] = radius * np.sin(azimuth), radius * np.cos(azimuth), 0.05
         height = random.uniform(0, BALL_HEIGHT)
-        up = np.sqrt(2 * -self.physics.model.opt_gravity[2] * height)
+        up = np.sqrt(2 * self.physics.gravity * height)
         speed = random.uniform(0, BALL_SPEED)
         direction = np.array(
             (-np.sin(azimuth) + BALL_AIM * random.randn(), -np.cos(azimuth) + BALL_AIM * random.randn())

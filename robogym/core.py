@@ -63,7 +63,7 @@ class EnvCore:
         # (the physics, the task and the snapshots stay float64)
         self.dtype = check_dtype("dtype", dtype)
         self.task = task
-        self.physics = _load(task.model_file, self.num_envs, nthread)
+        self.physics = _load(task.model_file, self.num_envs, nthread, task.capacity)
         self.elapsed = np.zeros(self.num_envs, dtype=np.int64)
         task.elapsed = self.elapsed  # (B,) env steps since each row's reset, counted here
         task.bind(self.physics)
@@ -324,14 +324,15 @@ class EnvFace:
         self.__dict__["_spec"] = value
 
 
-def _load(model_file: str, batch: int, nthread: int | None) -> Physics:
+def _load(model_file: str, batch: int, nthread: int | None, capacity: dict | None = None) -> Physics:
     """The Physics of a task's model: a file among the project's assets by name, or any MJCF
-    file by its absolute path. An MJCF the engine refuses raises its error with the file's
-    path in the message."""
+    file by its absolute path, with the task's contact and constraint-row capacities
+    (load_mjcf's nconmax and nefcmax; None: the model's own). An MJCF the engine refuses
+    raises its error with the file's path in the message."""
     path = Path(model_file)
     path = path if path.is_absolute() else asset_path(model_file)
     try:
-        return Physics(path, batch, nthread)
+        return Physics(path, batch, nthread, **(capacity or {}))
     except ModelError as e:
         if str(path) in str(e):
             raise

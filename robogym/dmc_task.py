@@ -38,8 +38,9 @@ What every task shares with dm_control's `control.Environment` and `suite.base.T
 - the first observation comes from a forward pass with actuation disabled, as dm_control's
   `Physics.after_reset` runs it (`with model.disable("actuation")`): the acceleration
   stage's sensors read the state without actuator forces (where activations or position
-  servos start away from rest, their accelerometer and force readings differ by that); the
-  first step then recomputes the actuation, as dm_control's mj_step2 does;
+  servos start away from rest, as the dog's do, their accelerometer and force readings
+  differ by that); the first step then recomputes the actuation, as dm_control's mj_step2
+  does;
 - every episode starts from mj_resetData's state and the task's `initialize_episode`,
   drawing from a `numpy.random.RandomState` per environment exactly as dm_control's task
   draws from its `random`, in the same order. A generator just seeded with s (a
@@ -125,8 +126,9 @@ def cache_dir() -> Path:
 def built_model(suite_file: str, name: str, edit) -> str:
     """The path of a model dm_control builds in Python from a suite file (the swimmer's
     segments, the manipulator without its unused props): the suite file's MJCF parsed,
-    `edit(root)` changing it in place as dm_control's builder does, its includes pointed at
-    the installed package's files (common/*.xml, read where they are, never copied), written
+    `edit(root)` changing it in place as dm_control's builder does, its includes and asset
+    folders pointed at the installed package's files (common/*.xml, the dog's meshes; read
+    where they are, never copied), written
     to cache_dir() as <name>-<digest of the text>.xml (once: a file of that digest is that
     model; written whole, then renamed, so a concurrent reader never sees part of it)."""
     root = ElementTree.parse(suite_file).getroot()
@@ -134,6 +136,10 @@ def built_model(suite_file: str, name: str, edit) -> str:
     folder = Path(suite_file).parent
     for include in root.iter("include"):
         include.set("file", str((folder / include.get("file")).resolve()))
+    for compiler in root.iter("compiler"):  # the dog's meshes, skin and textures, where they are
+        for folder_attr in ("meshdir", "texturedir", "assetdir"):
+            if compiler.get(folder_attr):
+                compiler.set(folder_attr, str((folder / compiler.get(folder_attr)).resolve()) + os.sep)
     text = ElementTree.tostring(root, encoding="unicode")
     path = cache_dir() / f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:16]}.xml"
     if path.is_file():

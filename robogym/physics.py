@@ -43,12 +43,19 @@ class Physics:
     physics.mj_model  mujoco.MjModel of the same file (names, rendering)
     """
 
-    def __init__(self, model_path: str | Path, batch: int, nthread: int | None = None):
+    def __init__(
+        self,
+        model_path: str | Path,
+        batch: int,
+        nthread: int | None = None,
+        nconmax: int | None = None,
+        nefcmax: int | None = None,
+    ):
         self.model_path = str(model_path)
         # one compilation of the MJCF; the engine's Model shares arrays with the MjModel it was
         # compiled from, so names and drawing use a copy (a renderer's drawing-only changes,
         # Task.decorate_frame, must never reach the physics)
-        self.model, compiled = load_with_mujoco(self.model_path)
+        self.model, compiled = load_with_mujoco(self.model_path, nconmax, nefcmax)
         self.mj_model = copy.copy(compiled)
         self.sim = engine.Simulator(self.model, batch=batch, nthread=nthread)
         self.batch = int(batch)
@@ -85,6 +92,9 @@ class Physics:
 
     def geom_id(self, name: str) -> int:
         return self._id(mujoco.mjtObj.mjOBJ_GEOM, name)
+
+    def site_id(self, name: str) -> int:
+        return self._id(mujoco.mjtObj.mjOBJ_SITE, name)
 
     def actuator_id(self, name: str) -> int:
         return self._id(mujoco.mjtObj.mjOBJ_ACTUATOR, name)
@@ -250,11 +260,22 @@ class Physics:
     def site_positions(self, qpos: np.ndarray, sites) -> np.ndarray:
         """(N, len(sites), 3) world positions of `sites` with the model at each of the N
         poses `qpos` (N, nq), from a forward pass of a scratch Simulator."""
+        ids = [self._id(mujoco.mjtObj.mjOBJ_SITE, s) for s in sites]
+        return self._posed(qpos).site_xpos[:, ids].copy()
+
+    def body_positions(self, qpos: np.ndarray, bodies) -> np.ndarray:
+        """(N, len(bodies), 3) world positions of the frames of `bodies` (xpos) with the
+        model at each of the N poses `qpos` (N, nq), as site_positions."""
+        ids = [self.body_id(b) for b in bodies]
+        return self._posed(qpos).xpos[:, ids].copy()
+
+    def _posed(self, qpos: np.ndarray) -> engine.Data:
+        """The Data of a scratch Simulator after a forward pass at the poses qpos (N, nq)."""
         qpos = np.atleast_2d(qpos)
         sim = self.scratch(len(qpos))
         sim.data.qpos[:] = qpos
         sim.forward()
-        return sim.data.site_xpos[:, [self._id(mujoco.mjtObj.mjOBJ_SITE, s) for s in sites]].copy()
+        return sim.data
 
     def solve_ik(self, body: str, pos, quat, qpos, max_iter: int = 200) -> np.ndarray:
         """(N, nq) joint positions that put `body`'s frame at the poses (pos (N, 3), quat
@@ -262,6 +283,18 @@ class Physics:
         Jacobians (engine.ik), on a scratch Simulator."""
         qpos = np.atleast_2d(qpos)
         return ik(self.scratch(len(qpos)), self.body_id(body), pos, quat, qpos=qpos, max_iter=max_iter).qpos
+
+    def joint_names(self, kind: str | None = None) -> list[str]:
+        """The names of the model's named joints, in its order (what named.qpos and
+        named.qvel take); with `kind` ("free", "ball", "slide" or "hinge") those of that type
+        only."""
+        types = {"free": 0, "ball": 1, "slide": 2, "hinge": 3}
+        if kind is not None and kind not in types:
+            raise InvalidArgumentError(f"joint kind {kind!r}: one of {', '.join(types)}")
+        mj = self.mj_model
+        names = [mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(mj.njnt)]
+        wanted = [kind is None or int(t) == types[kind] for t in mj.jnt_type]
+        return [n for n, w in zip(names, wanted, strict=True) if n and w]
 
     def sensor_names(self) -> list[str]:
         """A name for every entry of the sensor vector: the sensor's name, with [i] for

@@ -41,6 +41,9 @@ class Task:
     # MuJoCo disable flags (Simulator.forward's names) of the forward pass that ends a reset,
     # which computes the first observation (dm_control's tasks: ("actuation",))
     reset_disable: tuple[str, ...] = ()
+    # the engine's contact and constraint-row capacities per environment, load_mjcf's
+    # {"nconmax": ..., "nefcmax": ...}; None: those the model's <size> gives
+    capacity: dict | None = None
     render_camera: str | None = None  # camera name in the MJCF; None: the free camera
     # the free camera placed as Gymnasium's renderer places it, then these MjvCamera attributes
     # set (an env's default_camera_config keyword replaces them); None: MuJoCo's default

@@ -114,3 +114,35 @@ def test_one_compilation_and_drawing_never_reaches_the_physics():
     physics.mj_model.geom_size[flame, 1] = 7.0
     np.testing.assert_array_equal(physics.model.geom_size, size)
     assert physics.sim.model_digest() == digest
+
+
+def test_joint_names_and_the_kinematics_of_other_poses_are_mujocos():
+    """joint_names(kind) lists MuJoCo's named joints of that type in model order (refusing
+    an unknown kind); body_positions and site_positions at poses apart from the env's equal
+    mj_kinematics' xpos and site_xpos there, and leave the env's rows untouched."""
+    path = asset_path("quadruped.xml")
+    physics = Physics(path, batch=2, nthread=1)
+    mj = mujoco.MjModel.from_xml_path(str(path))
+    for kind, code in (("free", 0), ("hinge", 3), (None, None)):
+        expected = [
+            mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_JOINT, j)
+            for j in range(mj.njnt)
+            if code is None or mj.jnt_type[j] == code
+        ]
+        assert physics.joint_names(kind) == expected and expected
+    with pytest.raises(ValueError, match="joint kind 'prismatic'"):
+        physics.joint_names("prismatic")
+    rng = np.random.default_rng(0)
+    qpos = np.tile(mj.qpos0, (3, 1))
+    qpos[:, 7:] += rng.uniform(-0.5, 0.5, (3, mj.nq - 7))
+    before = physics.data.qpos.copy()
+    bodies = [mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_BODY, b) for b in (1, mj.nbody - 1)]
+    sites = [mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_SITE, s) for s in range(mj.nsite)]
+    ours_b, ours_s = physics.body_positions(qpos, bodies), physics.site_positions(qpos, sites)
+    d = mujoco.MjData(mj)
+    for n in range(3):
+        d.qpos[:] = qpos[n]
+        mujoco.mj_kinematics(mj, d)
+        np.testing.assert_allclose(ours_b[n], d.xpos[[1, mj.nbody - 1]], rtol=0, atol=1e-14)
+        np.testing.assert_allclose(ours_s[n], d.site_xpos, rtol=0, atol=1e-14)
+    np.testing.assert_array_equal(physics.data.qpos, before)
