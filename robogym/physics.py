@@ -93,9 +93,6 @@ class Physics:
     def geom_id(self, name: str) -> int:
         return self._id(mujoco.mjtObj.mjOBJ_GEOM, name)
 
-    def site_id(self, name: str) -> int:
-        return self._id(mujoco.mjtObj.mjOBJ_SITE, name)
-
     def actuator_id(self, name: str) -> int:
         return self._id(mujoco.mjtObj.mjOBJ_ACTUATOR, name)
 
