@@ -24,9 +24,10 @@ from robodyn.engine.spatial import mv3, put, qaxisangle, qmul, qnormalized, qrot
 
 
 @kernel
-def _local_to_global(xpos_out, xmat_out, body_xpos, body_xquat, pos, quat):
-    """Pose of a frame given in body coordinates: x = x_b + R_b pos, R = R(q_b * quat)."""
-    p = qrot(body_xquat, pos)
+def _local_to_global(xpos_out, xmat_out, body_xpos, body_xquat, body_xmat, pos, quat):
+    """Pose of a frame given in body coordinates: x = x_b + R_b pos, R = R(q_b * quat) (R_b
+    the body's xmat, as MuJoCo's mj_local2Global multiplies)."""
+    p = mv3(body_xmat, pos)
     xpos_out[0] = body_xpos[0] + p[0]
     xpos_out[1] = body_xpos[1] + p[1]
     xpos_out[2] = body_xpos[2] + p[2]
@@ -41,14 +42,20 @@ def _body_inertial_frame(m, d, b, i):
     same = m.body_sameframe[i]
     if same == T.SAMEFRAME_NONE:
         _local_to_global(
-            d.xipos[b, i], d.ximat[b, i], d.xpos[b, i], d.xquat[b, i], m.body_ipos[i], m.body_iquat[i]
+            d.xipos[b, i],
+            d.ximat[b, i],
+            d.xpos[b, i],
+            d.xquat[b, i],
+            d.xmat[b, i],
+            m.body_ipos[i],
+            m.body_iquat[i],
         )
         return
     if same == T.SAMEFRAME_BODY:
         for k in range(3):
             d.xipos[b, i, k] = d.xpos[b, i, k]
     else:
-        p = qrot(d.xquat[b, i], m.body_ipos[i])
+        p = mv3(d.xmat[b, i], m.body_ipos[i])
         for k in range(3):
             d.xipos[b, i, k] = d.xpos[b, i, k] + p[k]
     for k in range(9):
@@ -63,7 +70,7 @@ def _frame_pose(d, b, xpos_out, xmat_out, body, pos, quat, same):
     frame, as MuJoCo copies them; else x = x_b + R_b pos, R = R(q_b * quat) (with the
     body's or the inertial frame's rotation copied for the ...ROT kinds)."""
     if same == T.SAMEFRAME_NONE:
-        _local_to_global(xpos_out, xmat_out, d.xpos[b, body], d.xquat[b, body], pos, quat)
+        _local_to_global(xpos_out, xmat_out, d.xpos[b, body], d.xquat[b, body], d.xmat[b, body], pos, quat)
         return
     if same == T.SAMEFRAME_BODY:
         for k in range(3):
@@ -72,7 +79,7 @@ def _frame_pose(d, b, xpos_out, xmat_out, body, pos, quat, same):
         for k in range(3):
             xpos_out[k] = d.xipos[b, body, k]
     else:  # ...ROT: the position from the body frame
-        p = qrot(d.xquat[b, body], pos)
+        p = mv3(d.xmat[b, body], pos)
         for k in range(3):
             xpos_out[k] = d.xpos[b, body, k] + p[k]
     if same == T.SAMEFRAME_BODY or same == T.SAMEFRAME_BODYROT:

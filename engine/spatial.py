@@ -155,12 +155,13 @@ def put(dst, src):
 
 @kernel
 def qmul(a, b):
-    """Hamilton product a * b of two quaternions, as a 4-tuple."""
+    """Hamilton product a * b of two quaternions, as a 4-tuple; each component's four products
+    summed in pairs, as the MuJoCo 4.0.0 binary's mju_mulQuat sums them (the same bits)."""
     return (
-        a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
-        a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
-        a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
-        a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0],
+        (a[0] * b[0] - a[1] * b[1]) - (a[2] * b[2] + a[3] * b[3]),
+        (a[0] * b[1] + a[1] * b[0]) + (a[2] * b[3] - a[3] * b[2]),
+        (a[0] * b[2] - a[1] * b[3]) + (a[2] * b[0] + a[3] * b[1]),
+        (a[0] * b[3] + a[1] * b[2]) + (a[3] * b[0] - a[2] * b[1]),
     )
 
 
@@ -188,8 +189,10 @@ def qderiv(q, w):
 
 @kernel
 def qnormalized(q):
-    """q / |q| as a 4-tuple; a collapsed quaternion becomes the identity."""
-    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    """q / |q| as a 4-tuple (q times 1/|q|, |q|^2 summed in pairs: MuJoCo 4.0.0's
+    mju_normalize4, the same bits); a collapsed quaternion becomes the identity, and one
+    within 1e-15 of unit length is left as it is."""
+    n = math.sqrt((q[0] * q[0] + q[1] * q[1]) + (q[2] * q[2] + q[3] * q[3]))
     if n < MINVAL:
         return (1.0, 0.0, 0.0, 0.0)
     if abs(n - 1.0) > MINVAL:
@@ -229,16 +232,18 @@ def qaxisangle(axis, angle):
 
 @kernel
 def qrot(q, v):
-    """R(q) v as a 3-tuple: v rotated by the unit quaternion q."""
+    """R(q) v as a 3-tuple: v rotated by the unit quaternion q, as MuJoCo's mju_rotVecQuat
+    evaluates it (the same operations in the same order, so the same bits):
+    t = q_w v + q_xyz x v,  R(q) v = v + 2 q_xyz x t."""
     if q[0] == 1.0 and q[1] == 0.0 and q[2] == 0.0 and q[3] == 0.0:
         return (v[0], v[1], v[2])
-    tx = 2.0 * (q[2] * v[2] - q[3] * v[1])
-    ty = 2.0 * (q[3] * v[0] - q[1] * v[2])
-    tz = 2.0 * (q[1] * v[1] - q[2] * v[0])
+    t0 = q[0] * v[0] + q[2] * v[2] - q[3] * v[1]
+    t1 = q[0] * v[1] + q[3] * v[0] - q[1] * v[2]
+    t2 = q[0] * v[2] + q[1] * v[1] - q[2] * v[0]
     return (
-        v[0] + q[0] * tx + q[2] * tz - q[3] * ty,
-        v[1] + q[0] * ty + q[3] * tx - q[1] * tz,
-        v[2] + q[0] * tz + q[1] * ty - q[2] * tx,
+        v[0] + 2.0 * (q[2] * t2 - q[3] * t1),
+        v[1] + 2.0 * (q[3] * t0 - q[1] * t2),
+        v[2] + 2.0 * (q[1] * t1 - q[2] * t0),
     )
 
 
@@ -265,9 +270,11 @@ def quat_to_mat(res, q):
     q22 = q[2] * q[2]
     q23 = q[2] * q[3]
     q33 = q[3] * q[3]
-    res[0] = q00 + q11 - q22 - q33
-    res[4] = q00 - q11 + q22 - q33
-    res[8] = q00 - q11 - q22 + q33
+    # the diagonal summed in pairs, as the MuJoCo 4.0.0 binary's mju_quat2Mat sums it (the
+    # same bits: tests/engine/test_spatial.py)
+    res[0] = (q00 - q22) + (q11 - q33)
+    res[4] = (q00 + q22) - (q11 + q33)
+    res[8] = (q00 - q22) + (q33 - q11)
     res[1] = 2.0 * (q12 - q03)
     res[2] = 2.0 * (q13 + q02)
     res[3] = 2.0 * (q12 + q03)

@@ -45,8 +45,9 @@ TOL_SOLVED = 1e-7
 TOL_TRAJ = 1e-6
 # Models with contacts from MuJoCo's convex collider (GJK/EPA, engine/collision_convex.py):
 # it matches MuJoCo to ~1e-12 on MuJoCo's own geom poses (test_collision_convex), but GJK
-# and EPA stop within ccd_tolerance (1e-6) of their bounds, so the ~1e-16 by which our
-# kinematics' poses differ can move a slowly converging contact within that accuracy
+# and EPA stop within ccd_tolerance (1e-6) of their bounds, so a rounding difference in
+# their own arithmetic (the poses are MuJoCo's bit for bit: test_kinematics_bits.py) can
+# move a slowly converging contact within that accuracy
 # (humanoid_CMU: contacts 9e-8, qacc 1.3e-6 relative); its trajectories still meet TOL_TRAJ.
 # The quadruped's toes against its torso (sphere : ellipsoid) move the same way, and its eyes
 # (small cylinders) lying on its terrain press a flat cap on a height-field prism's flat top,
