@@ -32,11 +32,13 @@ prism of the height field under the geom (up to 50 contacts), then the
 contact parameters (mixed at load: condim and friction by
 maximum, solref and solimp by solmix weight, or copied from the geom of higher priority).
 MuJoCo's other broad- and mid-phase filters (sweep-and-prune over bounding boxes in a
-frame of the geom positions' principal axes, BVH bounding boxes) only drop pairs farther
-apart than their margin + gap, where every collider here returns nothing -- with one
-exception, the known difference from MuJoCo: in the margin band, box-box edge contacts
-report the separation along the edge-edge axis, which can be less than the true
-distance, so a box pair slightly farther apart than margin + gap can get a contact
+frame of the geom positions' principal axes, BVH bounding boxes) drop pairs farther apart
+than their margin + gap, where every collider here returns nothing, and by rounding a pair
+that touches at distance 0: MuJoCo's leaf test of two geoms' bounding boxes (mj_collideOBB)
+can call apart a pair whose collider returns dist -1e-17 (a peg resting in a slot), where
+this driver keeps the contact. The other known difference: in the margin band, box-box
+edge contacts report the separation along the edge-edge axis, which can be less than the
+true distance, so a box pair slightly farther apart than margin + gap can get a contact
 (dist > 0) from the collider. MuJoCo's sweep-and-prune drops some of those, depending on
 its frame (and on rounding to float32 that its 4.0.0 binary does in ways we could not
 pin down); we keep them all. With zero margin and gap the box-box collider is exact
