@@ -36,39 +36,13 @@ def _local_to_global(xpos_out, xmat_out, body_xpos, body_xquat, body_xmat, pos, 
 
 
 @kernel
-def _body_inertial_frame(m, d, b, i):
-    """xipos and ximat of body i: its inertial frame (body_ipos, body_iquat) in the world,
-    the body's own frame copied where the compiler found them equal (body_sameframe)."""
-    same = m.body_sameframe[i]
-    if same == T.SAMEFRAME_NONE:
-        _local_to_global(
-            d.xipos[b, i],
-            d.ximat[b, i],
-            d.xpos[b, i],
-            d.xquat[b, i],
-            d.xmat[b, i],
-            m.body_ipos[i],
-            m.body_iquat[i],
-        )
-        return
-    if same == T.SAMEFRAME_BODY:
-        for k in range(3):
-            d.xipos[b, i, k] = d.xpos[b, i, k]
-    else:
-        p = mv3(d.xmat[b, i], m.body_ipos[i])
-        for k in range(3):
-            d.xipos[b, i, k] = d.xpos[b, i, k] + p[k]
-    for k in range(9):
-        d.ximat[b, i, k] = d.xmat[b, i, k]
-
-
-@kernel
 def _frame_pose(d, b, xpos_out, xmat_out, body, pos, quat, same):
-    """Pose of a geom's or site's frame on `body` (MuJoCo's mj_local2Global): where the
-    compiler found the frame equal to the body's or its inertial frame (`same`, mjtSameFrame,
-    to within the compiler's tolerance), the position and orientation are copied from that
-    frame, as MuJoCo copies them; else x = x_b + R_b pos, R = R(q_b * quat) (with the
-    body's or the inertial frame's rotation copied for the ...ROT kinds)."""
+    """Pose of a frame on `body` (MuJoCo's mj_local2Global): a body's inertial frame, a
+    geom's or a site's. Where the compiler found the frame equal to the body's or its
+    inertial frame (`same`, mjtSameFrame, to within the compiler's tolerance), the position
+    and orientation are copied from that frame, as MuJoCo copies them; else x = x_b + R_b
+    pos, R = R(q_b * quat) (with the body's or the inertial frame's rotation copied for the
+    ...ROT kinds). An inertial frame is only ever NONE, BODY or BODYROT."""
     if same == T.SAMEFRAME_NONE:
         _local_to_global(xpos_out, xmat_out, d.xpos[b, body], d.xquat[b, body], d.xmat[b, body], pos, quat)
         return
@@ -167,7 +141,9 @@ def kinematics(m, d, b):
         quat_to_mat(xmat[i], xquat[i])
 
     for i in range(1, m.nbody):
-        _body_inertial_frame(m, d, b, i)
+        _frame_pose(
+            d, b, d.xipos[b, i], d.ximat[b, i], i, m.body_ipos[i], m.body_iquat[i], m.body_sameframe[i]
+        )
     for g in range(m.ngeom):
         _frame_pose(
             d,

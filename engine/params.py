@@ -174,7 +174,7 @@ def _frame_kind(pos, quat, ipos, iquat) -> np.ndarray:
     inertia_rot = _same_quat(quat, iquat)
     kind = np.full(len(pos), T.SAMEFRAME_NONE, dtype=np.int32)
     kind[inertia_rot] = T.SAMEFRAME_INERTIAROT
-    kind[inertia_rot & np.all(np.abs(pos - ipos) < SAMEFRAME_EPS, axis=-1)] = T.SAMEFRAME_INERTIA
+    kind[inertia_rot & _null_vec(pos - ipos)] = T.SAMEFRAME_INERTIA
     kind[body_rot] = T.SAMEFRAME_BODYROT
     kind[body_rot & _null_vec(pos)] = T.SAMEFRAME_BODY
     return kind
