@@ -25,24 +25,32 @@ so that type(geom1) <= type(geom2), as the narrow phase wants it.
 Per step, for each candidate pair: MuJoCo's bounding-sphere test with the pair's margin +
 gap (|x1 - x2| > rbound1 + rbound2 + margin, or for a plane, the other geom's centre more
 than rbound + margin above it), then the closed-form collider of `collision_primitive` (or
-for plane : mesh `collision_mesh.collide_plane_mesh`, 4.0.0's polygon form) or,
-for a pair of `sizes.CONVEX_PAIRS`, MuJoCo's convex collider (GJK/EPA), for a
-height field against a convex geom (`collision_hfield.HFIELD_PAIRS`) that collider on each
-prism of the height field under the geom (up to 50 contacts), then the
-contact parameters (mixed at load: condim and friction by
-maximum, solref and solimp by solmix weight, or copied from the geom of higher priority).
-MuJoCo's other broad- and mid-phase filters (sweep-and-prune over bounding boxes in a
-frame of the geom positions' principal axes, BVH bounding boxes) drop pairs farther apart
-than their margin + gap, where every collider here returns nothing, and by rounding a pair
-that touches at distance 0: MuJoCo's leaf test of two geoms' bounding boxes (mj_collideOBB)
-can call apart a pair whose collider returns dist -1e-17 (a peg resting in a slot), where
-this driver keeps the contact. The other known difference: in the margin band, box-box
-edge contacts report the separation along the edge-edge axis, which can be less than the
-true distance, so a box pair slightly farther apart than margin + gap can get a contact
-(dist > 0) from the collider. MuJoCo's sweep-and-prune drops some of those, depending on
-its frame (and on rounding to float32 that its 4.0.0 binary does in ways we could not
-pin down); we keep them all. With zero margin and gap the box-box collider is exact
-and nothing differs; pairs with a world (or static) body skip the sweep in MuJoCo too.
+for plane : mesh `collision_mesh.collide_plane_mesh`, 4.0.0's polygon form) or, for a pair
+of `sizes.CONVEX_PAIRS`, MuJoCo's convex collider (GJK/EPA), for a height field against a
+convex geom (`collision_hfield.HFIELD_PAIRS`) that collider on each prism of the height
+field under the geom (up to 50 contacts), then the contact parameters (mixed at load:
+condim and friction by maximum, solref and solimp by solmix weight, or copied from the
+geom of higher priority).
+
+For a pair of bodies MuJoCo sends through its BVH mid phase (mj_collideTree: neither a
+single-geom body, `cpair_obb`), after the sphere test, the pair is left out if MuJoCo's
+traversal of the two bodies' bounding-volume trees would not reach it or would call it
+apart at its leaves (`_tree_apart`): each node pair on the tree's path to the two geoms
+(fixed by the model, `_tree_paths`, stored as `cpair_test`) and then the two geoms' own
+boxes go through MuJoCo's oriented-box test (`_boxes_apart`, mj_collideOBB) in MuJoCo's
+arithmetic. Those tests only drop pairs farther apart than their margin + gap, where every
+collider here returns nothing anyway, or, by rounding, pairs that touch at distance 0 (a
+peg resting in a slot: its colliders return dist -1e-17), which MuJoCo then has no contact
+for either. MuJoCo's broad phase (sweep-and-prune over bounding boxes in a frame of the
+geom positions' principal axes) drops only pairs farther apart than their margin + gap.
+The known difference: in the margin band, box-box edge contacts report the separation
+along the edge-edge axis, which can be less than the true distance, so a box pair slightly
+farther apart than margin + gap can get a contact (dist > 0) from the collider. MuJoCo's
+sweep-and-prune drops some of those, depending on its frame (and on rounding to float32
+that its 4.0.0 binary does in ways we could not pin down); we keep them all (but those
+the mid phase's box tests drop, in both). With zero
+margin and gap the box-box collider is exact and nothing differs; pairs with a world (or
+static) body skip the sweep in MuJoCo too.
 
 Two units run that loop (`engine.jit.unit`, the same kernels): `collision`, closed-form
 colliders only, and `collision_convex`, which adds the convex collider. GJK/EPA is most of a
@@ -68,7 +76,8 @@ from robodyn.engine import types as T
 from robodyn.engine.jit import kernel, pair_unit, unit
 from robodyn.engine.ptr import call_pair_unit
 from robodyn.engine.sizes import CONVEX_PAIRS, DIST, MAXDEG, MAXFACE, NORMAL, OBJ_WIDTH, POS, TANGENT
-from robodyn.engine.types import MINMU, MINVAL
+from robodyn.engine.spatial import mtm3, mtv3, mv3
+from robodyn.engine.types import MAXVAL, MINMU, MINVAL
 
 GEOM_TYPE_NAMES = {
     T.GEOM_PLANE: "plane",
@@ -142,6 +151,53 @@ def _body_pair_ok(mj, b1: int, b2: int) -> bool:
     )
 
 
+def _midphase(mj, b1: int, b2: int) -> bool:
+    """Whether MuJoCo sends body pair b1, b2 through its BVH mid phase (mj_collideTree):
+    not two single-geom bodies, the mid phase not disabled, and both bodies with a BVH."""
+    single = mj.body_geomnum[b1] == 1 and mj.body_geomnum[b2] == 1
+    enabled = not (mj.opt.disableflags & T.DSBL_MIDPHASE)
+    return bool(not single and enabled and mj.body_bvhadr[b1] >= 0 and mj.body_bvhadr[b2] >= 0)
+
+
+def _tree_paths(mj, b1: int, b2: int) -> dict[tuple[int, int], tuple[tuple[int, int], ...]]:
+    """The mid phase's traversal of body pair b1 < b2 (mj_collideTree): {(geom of b1, geom
+    of b2): the node pairs (global BVH ids) whose boxes it tests on its way to that pair of
+    leaves}. From the roots it descends, at a pair of nodes, into the children of the one
+    that is not a leaf, or when neither is, of the one whose box has the larger surface
+    (h_x h_y + h_y h_z + h_z h_x of its half-sizes h; on a tie, the second), so the path to
+    each pair of leaves depends on the model alone; per step, a leaf pair is tested only
+    if every node pair on its path passed. (MuJoCo's source before 4.0 took the surface of
+    half-size minus centre; 4.0.0's binary takes the half-sizes: on the manipulator's peg
+    and slot only this choice of paths reproduces which pairs its mid phase keeps.)"""
+    adr = (int(mj.body_bvhadr[b1]), int(mj.body_bvhadr[b2]))
+    child = np.asarray(mj.bvh_child).reshape(-1, 2)
+    aabb = np.asarray(mj.bvh_aabb).reshape(-1, 6)
+
+    def leaf(i: int) -> bool:
+        return bool(child[i, 0] < 0 and child[i, 1] < 0)
+
+    def surface(i: int) -> float:
+        x, y, z = aabb[i, 3], aabb[i, 4], aabb[i, 5]
+        return x * y + y * z + z * x
+
+    paths = {}
+    stack = [(0, 0, ())]
+    while stack:
+        n1, n2, path = stack.pop()
+        i1, i2 = adr[0] + n1, adr[1] + n2
+        if leaf(i1) and leaf(i2):
+            key = (int(mj.bvh_nodeid[i1]), int(mj.bvh_nodeid[i2]))
+            assert key not in paths, f"the mid phase reaches geoms {key} twice"
+            paths[key] = path
+            continue
+        path = (*path, (i1, i2))
+        if not leaf(i1) and (leaf(i2) or surface(i1) > surface(i2)):
+            stack.extend((int(c), n2, path) for c in child[i1] if c != -1)
+        else:
+            stack.extend((n1, int(c), path) for c in child[i2] if c != -1)
+    return paths
+
+
 def _body_geom_pairs(mj, b1: int, b2: int, explicit: set) -> list[tuple[int, int]]:
     """Geom pairs of body pair b1 < b2 in the order MuJoCo's narrow phase meets them."""
     geoms1 = range(mj.body_geomadr[b1], mj.body_geomadr[b1] + mj.body_geomnum[b1])
@@ -158,9 +214,7 @@ def _body_geom_pairs(mj, b1: int, b2: int, explicit: set) -> list[tuple[int, int
             pair = _ordered(mj, g1, g2)
             if _has_collision_function(int(mj.geom_type[pair[0]]), int(mj.geom_type[pair[1]])):
                 pairs.append(pair)
-    single = len(geoms1) == 1 and len(geoms2) == 1
-    midphase = not (mj.opt.disableflags & T.DSBL_MIDPHASE)
-    if not single and midphase and mj.body_bvhadr[b1] >= 0 and mj.body_bvhadr[b2] >= 0:
+    if _midphase(mj, b1, b2):
         pairs.sort()  # the mid phase sorts its contacts by (geom1, geom2)
     return pairs
 
@@ -238,7 +292,7 @@ def candidate_pairs(mj) -> dict[str, np.ndarray]:
     `refused`: (k, 2) geom pairs that can collide but have no collider here."""
     explicit = {(int(mj.pair_geom1[i]), int(mj.pair_geom2[i])) for i in range(mj.npair)}
     excluded = {int(s) for s in mj.exclude_signature}
-    pairs: list[tuple[int, int, int]] = []  # (geom1, geom2, explicit pair id or -1)
+    pairs: list[tuple[int, int, int, bool]] = []  # (geom1, geom2, explicit pair id or -1, mid phase)
     ipair = 0
     for b1 in range(mj.nbody):
         for b2 in range(b1 + 1, mj.nbody):
@@ -246,30 +300,44 @@ def candidate_pairs(mj) -> dict[str, np.ndarray]:
             if not _body_pair_ok(mj, b1, b2) or signature in excluded:
                 continue
             while ipair < mj.npair and mj.pair_signature[ipair] <= signature:
-                pairs.append((*_ordered(mj, int(mj.pair_geom1[ipair]), int(mj.pair_geom2[ipair])), ipair))
+                g1, g2 = _ordered(mj, int(mj.pair_geom1[ipair]), int(mj.pair_geom2[ipair]))
+                pairs.append((g1, g2, ipair, False))
                 ipair += 1
-            pairs.extend((g1, g2, -1) for g1, g2 in _body_geom_pairs(mj, b1, b2, explicit))
+            obb = _midphase(mj, b1, b2)
+            pairs.extend((g1, g2, -1, obb) for g1, g2 in _body_geom_pairs(mj, b1, b2, explicit))
     for ip in range(ipair, mj.npair):
-        pairs.append((*_ordered(mj, int(mj.pair_geom1[ip]), int(mj.pair_geom2[ip])), ip))
+        pairs.append((*_ordered(mj, int(mj.pair_geom1[ip]), int(mj.pair_geom2[ip])), ip, False))
 
     multiccd = not (mj.opt.disableflags & T.DSBL_MULTICCD)
     kept, refused = [], []
-    for g1, g2, ip in pairs:
+    for g1, g2, ip, obb in pairs:
         key = (int(mj.geom_type[g1]), int(mj.geom_type[g2]))
         if (
             key in MAX_CONTACTS
             or key in H.HFIELD_PAIRS
             or (key in CONVEX_PAIRS and _mesh_pair_ok(mj, g1, g2, multiccd))
         ):
-            kept.append((g1, g2, ip))
+            kept.append((g1, g2, ip, obb))
         elif _has_collision_function(*key):
             refused.append((g1, g2))
+
+    paths = {}  # the mid phase's node-pair tests on the way to each pair of geoms (obb pairs)
+    for g1, g2, _, obb in kept:
+        if obb:
+            b1, b2 = sorted((int(mj.geom_bodyid[g1]), int(mj.geom_bodyid[g2])))
+            if (b1, b2) not in paths:
+                tree = _tree_paths(mj, b1, b2)
+                paths[(b1, b2)] = {frozenset(k): v for k, v in tree.items()}
+    tests: list[tuple[int, int, int, int]] = []
 
     n = len(kept)
     out = {
         "cpair_geom": np.zeros((n, 2), dtype=np.int32),
         "cpair_ipair": np.zeros(n, dtype=np.int32),
         "cpair_maxcon": np.zeros(n, dtype=np.int32),
+        "cpair_obb": np.zeros(n, dtype=np.int32),
+        "cpair_testadr": np.zeros(n, dtype=np.int32),
+        "cpair_testnum": np.zeros(n, dtype=np.int32),
         "cpair_margin": np.zeros(n),
         "cpair_gap": np.zeros(n),
         "cpair_dim": np.zeros(n, dtype=np.int32),
@@ -278,9 +346,16 @@ def candidate_pairs(mj) -> dict[str, np.ndarray]:
         "cpair_solreffriction": np.zeros((n, 2)),
         "cpair_solimp": np.zeros((n, 5)),
     }
-    for k, (g1, g2, ip) in enumerate(kept):
+    for k, (g1, g2, ip, obb) in enumerate(kept):
         out["cpair_geom"][k] = (g1, g2)
         out["cpair_ipair"][k] = ip
+        out["cpair_obb"][k] = obb
+        out["cpair_testadr"][k] = len(tests)
+        if obb:
+            b1, b2 = sorted((int(mj.geom_bodyid[g1]), int(mj.geom_bodyid[g2])))
+            path = paths[(b1, b2)][frozenset((g1, g2))]
+            tests.extend((i1, i2, b1, b2) for i1, i2 in path)
+            out["cpair_testnum"][k] = len(path)
         out["cpair_maxcon"][k] = _max_contacts(int(mj.geom_type[g1]), int(mj.geom_type[g2]), multiccd)
         if ip >= 0:
             out["cpair_margin"][k] = mj.pair_margin[ip]
@@ -297,6 +372,8 @@ def candidate_pairs(mj) -> dict[str, np.ndarray]:
         out["cpair_friction"][k] = np.maximum(MINMU, np.asarray(friction, dtype=float))
         out["cpair_solref"][k] = solref
         out["cpair_solimp"][k] = solimp
+    out["cpair_test"] = np.array(tests, dtype=np.int32).reshape(-1, 4)
+    out["cpair_testmargin"] = np.array([mj.body_margin[t[2]] + mj.body_margin[t[3]] for t in tests])
     out["refused"] = np.array(refused, dtype=np.int32).reshape(-1, 2)
     return out
 
@@ -339,6 +416,92 @@ def _far_apart(m, d, b, g1, g2, margin):
         if h > margin + r1:
             return True
     return False
+
+
+@kernel
+def _infinite(aabb):
+    """Whether a box is infinite along some axis (a plane's), and along all three."""
+    some = aabb[3] >= MAXVAL or aabb[4] >= MAXVAL or aabb[5] >= MAXVAL
+    every = aabb[3] >= MAXVAL and aabb[4] >= MAXVAL and aabb[5] >= MAXVAL
+    return some, every
+
+
+@kernel
+def _boxes_apart(aabb1, pos1, mat1, aabb2, pos2, mat2, margin, expanded):
+    """MuJoCo's bounding-box test of its mid phase (mj_collideOBB: the separating-axis test
+    of Gottschalk, Lin and Manocha, "OBBTree", SIGGRAPH 1996, on the six face normals only):
+    True if a face normal n of either box separates them by more than margin,
+    |n.c2 - n.c1| > r1 + r2 + margin, with c a box's centre and r = sum_l |h_l (a_l . n)| its
+    half-extent along n (h its half-sizes, a its axes: the columns of mat, the box centred at
+    mat aabb[:3] + pos). A box infinite in every direction (a plane without size) meets
+    everything; a box infinite along some axis is not tested against the other box's normals.
+    n.c is evaluated as MuJoCo does, for its rounding: n.(mat aabb[:3] + pos) for two geoms,
+    `expanded` sum_l aabb_l (a_l . n) + pos.n for two nodes of bodies' trees."""
+    some1, every1 = _infinite(aabb1)
+    some2, every2 = _infinite(aabb2)
+    if every1 or every2:
+        return False
+    c1 = mv3(mat1, aabb1)
+    c2 = mv3(mat2, aabb2)
+    c1 = (c1[0] + pos1[0], c1[1] + pos1[1], c1[2] + pos1[2])
+    c2 = (c2[0] + pos2[0], c2[1] + pos2[1], c2[2] + pos2[2])
+    for j in range(2):  # whose face normals
+        if some2 if j == 0 else some1:
+            continue
+        axes = mat1 if j == 0 else mat2
+        dots1 = mtm3(mat1, axes)  # [3 l + k] = a1_l . n_k
+        dots2 = mtm3(mat2, axes)
+        if expanded:
+            off1 = mtv3(axes, pos1)  # [k] = n_k . pos1
+            off2 = mtv3(axes, pos2)
+        else:
+            proj1 = mtv3(axes, c1)  # [k] = n_k . c1
+            proj2 = mtv3(axes, c2)
+        for k in range(3):
+            if expanded:
+                p1 = aabb1[0] * dots1[k] + aabb1[1] * dots1[3 + k] + aabb1[2] * dots1[6 + k] + off1[k]
+                p2 = aabb2[0] * dots2[k] + aabb2[1] * dots2[3 + k] + aabb2[2] * dots2[6 + k] + off2[k]
+            else:
+                p1 = proj1[k]
+                p2 = proj2[k]
+            r1 = abs(aabb1[3] * dots1[k]) + abs(aabb1[4] * dots1[3 + k]) + abs(aabb1[5] * dots1[6 + k])
+            r2 = abs(aabb2[3] * dots2[k]) + abs(aabb2[4] * dots2[3 + k]) + abs(aabb2[5] * dots2[6 + k])
+            if r1 + r2 + margin < abs(p2 - p1):
+                return True
+    return False
+
+
+@kernel
+def _tree_apart(m, d, b, p, g1, g2, margin):
+    """Whether MuJoCo's mid phase (mj_collideTree) leaves candidate pair p of row b out: a
+    node pair on the tree's path to its two geoms (cpair_test, in the bodies' inertial
+    frames) or the geoms' own boxes (geom_aabb, in the geom frames) apart (_boxes_apart)."""
+    for t in range(m.cpair_testadr[p], m.cpair_testadr[p] + m.cpair_testnum[p]):
+        n1 = m.cpair_test[t, 0]
+        n2 = m.cpair_test[t, 1]
+        b1 = m.cpair_test[t, 2]
+        b2 = m.cpair_test[t, 3]
+        if _boxes_apart(
+            m.bvh_aabb[n1],
+            d.xipos[b, b1],
+            d.ximat[b, b1],
+            m.bvh_aabb[n2],
+            d.xipos[b, b2],
+            d.ximat[b, b2],
+            m.cpair_testmargin[t],
+            True,
+        ):
+            return True
+    return _boxes_apart(
+        m.geom_aabb[g1],
+        d.geom_xpos[b, g1],
+        d.geom_xmat[b, g1],
+        m.geom_aabb[g2],
+        d.geom_xpos[b, g2],
+        d.geom_xmat[b, g2],
+        margin,
+        False,
+    )
 
 
 @kernel
@@ -386,6 +549,8 @@ def _primitive_pair(m, d, b, p):
     g2 = m.cpair_geom[p, 1]
     margin = m.cpair_margin[p] + m.cpair_gap[p]
     if _far_apart(m, d, b, g1, g2, margin):
+        return 0
+    if m.cpair_obb[p] and _tree_apart(m, d, b, p, g1, g2, margin):
         return 0
     if m.geom_type[g2] == T.GEOM_MESH and m.geom_type[g1] == T.GEOM_PLANE:
         return CM.collide_plane_mesh(

@@ -18,6 +18,7 @@ from robodyn.engine.fields import (  # noqa: F401 (the names the declarations us
     f64,
     i32,
     nbody,
+    nbvh,
     ncpair,
     neq,
     neqdata,
@@ -35,6 +36,7 @@ from robodyn.engine.fields import (  # noqa: F401 (the names the declarations us
     nmeshpolymap,
     nmeshpolyvert,
     nmeshvert,
+    nnodetest,
     npair,
     nq,
     nrefused,
@@ -169,6 +171,8 @@ class Model(NamedTuple):
     geom_margin: f64[ngeom]  # geometric inflation for contact
     geom_gap: f64[ngeom]  # additional contact detection buffer
     geom_rbound: f64[ngeom]  # radius of the bounding sphere about geom_xpos (0: plane)
+    geom_aabb: f64[ngeom, 6]  # bounding box in the geom frame: centre, half-sizes (planes: MAXVAL)
+    bvh_aabb: f64[nbvh, 6]  # a BVH node's box in its body's inertial frame: centre, half-sizes
     geom_matid: i32[ngeom]  # material, -1 if none
     geom_rgba: f64[ngeom, 4]  # colour; its alpha 0 (no material) hides the geom from rays
     geom_dataid: i32[ngeom]  # height field of an hfield geom (its mesh, ...: -1 if none)
@@ -289,6 +293,11 @@ class Model(NamedTuple):
     cpair_geom: i32[ncpair, 2]  # geom1, geom2 with geom_type[geom1] <= geom_type[geom2]
     cpair_ipair: i32[ncpair]  # explicit pair id, -1 for a pair found by the filters
     cpair_maxcon: i32[ncpair]  # most contacts the pair's collider returns
+    cpair_obb: i32[ncpair]  # 1: MuJoCo's mid phase tests bounding boxes first (mj_collideTree)
+    cpair_testadr: i32[ncpair]  # first of its inner node pairs' box tests in cpair_test
+    cpair_testnum: i32[ncpair]  # number of them (the tree's path to the pair's leaves)
+    cpair_test: i32[nnodetest, 4]  # an inner node pair's test: BVH node 1, node 2, body 1, body 2
+    cpair_testmargin: f64[nnodetest]  # its margin: body_margin1 + body_margin2
     cpair_margin: f64[ncpair]  # margin (contact includemargin)
     cpair_gap: f64[ncpair]  # gap (detection uses margin + gap)
     cpair_dim: i32[ncpair]  # contact dimensionality after mixing

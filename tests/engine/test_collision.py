@@ -25,12 +25,14 @@ direction of its tilt, which a 1e-16 pose difference moves by radius * 1e-16 / t
 from __future__ import annotations
 
 import functools
+import importlib.util
 import itertools
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 import mujoco
 import numpy as np
@@ -47,7 +49,10 @@ from robodyn.engine.types import (
     GEOM_PLANE,
     GEOM_SPHERE,
 )
+from robogym.dmc_task import built_model, remove_elements
 from tests.helpers import ASSETS, GYM_ASSETS, report, without_contacts
+
+DMC_SUITE = Path(importlib.util.find_spec("dm_control").submodule_search_locations[0]) / "suite"
 
 TOL_GEOM = 1e-9  # contact position (m), frame, distance (m)
 TOL_PARAM = 1e-12  # includemargin, friction, solref, solreffriction, solimp (copied or mixed)
@@ -645,3 +650,83 @@ def test_closed_form_unit_compiles_no_convex_collider(tmp_path):
     print(f"\ncollision unit, cold: {probe['s']:.0f} s, {len(modules)} functions compiled")
     assert modules.count("robodyn.engine.collision_primitive") >= 10  # it did compile, from scratch
     assert "robodyn.engine.collision_convex" not in modules
+
+
+# ---- MuJoCo's mid phase: bounding boxes along the bodies' trees --------------------------------
+
+N_SLOT = 1000  # pegs placed in the slot
+
+
+def _slot_model(midphase: bool) -> str:
+    """dm_control's manipulator.xml (read from the installed package) with the peg and the
+    slot alone, the slot a mocap body (placed per state), its contacts with the world body
+    excluded; with `midphase` False, MuJoCo's mid phase disabled."""
+
+    def edit(root):
+        remove_elements(root, {("body", b) for b in ("ball", "target_ball", "cup", "target_peg")})
+        next(b for b in root.iter("body") if b.get("name") == "slot").set("mocap", "true")
+        contact = ElementTree.SubElement(root, "contact")
+        ElementTree.SubElement(contact, "exclude", {"body1": "world", "body2": "slot"})
+        if not midphase:
+            option = root.find("option")
+            if option is None:
+                option = ElementTree.SubElement(root, "option")
+            flag = option.find("flag")
+            if flag is None:
+                flag = ElementTree.SubElement(option, "flag")
+            flag.set("midphase", "disable")
+
+    name = "test-peg-slot" if midphase else "test-peg-slot-nomidphase"
+    return built_model(str(DMC_SUITE / "manipulator.xml"), name, edit)
+
+
+def _pegs_in_slot(mj: mujoco.MjModel, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(qpos, mocap_pos, mocap_quat) of n states with the peg resting in the slot, as
+    dm_control's insert_peg starts "in the target": the slot at a random x in [-0.4, 0.4],
+    z in [0.1, 0.4] and angle about y in +-pi/3, the peg at the same x, z and angle, where
+    its guard rests on the slot's walls and its blade's tip on the slot's floor at distance
+    0, and the arm turned away."""
+    rng = np.random.default_rng(seed)
+    x, z = rng.uniform(-0.4, 0.4, n), rng.uniform(0.1, 0.4, n)
+    angle = rng.uniform(-np.pi / 3, np.pi / 3, n)
+    qpos = np.tile(mj.qpos0, (n, 1))
+    for joint, value in (("peg_x", x), ("peg_z", z), ("peg_y", angle), ("arm_root", np.pi)):
+        qpos[:, mj.jnt_qposadr[mj.joint(joint).id]] = value
+    pos = np.stack([x, np.full(n, mj.body_pos[mj.body("slot").id][1]), z], axis=1)
+    quat = np.stack([np.cos(angle / 2), np.zeros(n), np.sin(angle / 2), np.zeros(n)], axis=1)
+    return qpos, pos[:, None], quat[:, None]
+
+
+@pytest.mark.parametrize("midphase", [True, False])
+def test_midphase_on_tangent_pegs(midphase):
+    """A peg resting in dm_control's slot touches it at distance 0 (the guard on the walls,
+    the blade's tip on the floor), where rounding decides whether a pair is a contact: the
+    colliders return about -1e-17, and MuJoCo's mid phase (mj_collideTree: the bounding
+    boxes of node pairs of the two bodies' trees, then of the two geoms, mj_collideOBB)
+    calls some of those pairs apart first. Ours equal MuJoCo's, contact for contact, with
+    the mid phase and (as `<flag midphase="disable"/>` asks) without it; the mid phase
+    changes MuJoCo's contacts in a large share of these states, so both paths are
+    exercised."""
+    path = _slot_model(midphase)
+    mj = mj_model(path)
+    qpos, mocap_pos, mocap_quat = _pegs_in_slot(mj, N_SLOT, seed=0)
+    sim = engine.Simulator(engine.load_mjcf(without_contacts(path)), batch=N_SLOT)
+    sim.data.qpos[:] = qpos
+    sim.data.mocap_pos[:] = mocap_pos
+    sim.data.mocap_quat[:] = mocap_quat
+    sim.forward()
+    sim.collision()
+    other = mj_model(_slot_model(not midphase))
+    d, d_other = mujoco.MjData(mj), mujoco.MjData(other)
+    result = Comparison(f"peg in slot, mid phase {'on' if midphase else 'off'}")
+    changed = 0
+    for i in range(N_SLOT):
+        for data in (d, d_other):
+            data.mocap_pos[:] = mocap_pos[i]
+            data.mocap_quat[:] = mocap_quat[i]
+        ref = mj_collide(mj, d, qpos[i])
+        changed += not np.array_equal(ref["geom"], mj_collide(other, d_other, qpos[i])["geom"])
+        result.add(mj, ref, our_contacts(sim.data, i), i)
+    print(f"[oracle] peg in slot: MuJoCo's mid phase changes the contacts of {changed} of {N_SLOT} states")
+    result.check(N_SLOT, 10 * N_SLOT)
+    assert changed >= N_SLOT // 10, f"the mid phase changed only {changed} of {N_SLOT} states"
