@@ -1,6 +1,6 @@
 """dm_control's manipulator domain (dm_control/suite/manipulator.py): a planar arm with a
 two-finger hand brings a ball or a peg to a target, in the open or into a receptacle (a cup,
-a slot), as RoboDyn/dmc-manipulator-<task>-v0 (all but insert_peg: envs/README.md says why)."""
+a slot), as RoboDyn/dmc-manipulator-<task>-v0."""
 
 from __future__ import annotations
 
@@ -264,6 +264,12 @@ class InsertBall(Manipulator):
     insert = True
 
 
+class InsertPeg(Manipulator):
+    task = "insert_peg"
+    use_peg = True
+    insert = True
+
+
 _ACTION = (
     "`Box(-1, 1, (5,), float64)`: the root, shoulder, elbow and wrist motors and the grasp (a tendon of "
     "both fingers)."
@@ -315,4 +321,10 @@ DmcManipulatorInsertBallEnv, DmcManipulatorInsertBallVectorEnv = register_dmc(
     module=__name__,
     summary="dm_control's manipulator-insert_ball: put a ball into a cup with a planar arm",
     doc=_doc(InsertBall, "Put a ball into a cup (the target, inside it)"),
+)
+DmcManipulatorInsertPegEnv, DmcManipulatorInsertPegVectorEnv = register_dmc(
+    InsertPeg,
+    module=__name__,
+    summary="dm_control's manipulator-insert_peg: put a peg into a slot with a planar arm",
+    doc=_doc(InsertPeg, "Put a peg into a slot (the target, inside it)"),
 )
