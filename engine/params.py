@@ -15,9 +15,13 @@ The fields, with MuJoCo's names and the engine's shapes:
     geom_friction (ngeom, 3)     dof_damping (nv,)             dof_armature (nv,)
     dof_frictionloss (nv,)       jnt_stiffness (njnt,)         actuator_forcerange (nu, 2)
     actuator_gainprm (nu, 3)     actuator_biasprm (nu, 3)      opt_gravity (3,)
+    hfield_data (nhfielddata,)
 
 (gainprm and biasprm: the first three of MuJoCo's ten numbers, all the engine's gain and
-bias types read). Values are checked before anything changes (`check`): finite; masses,
+bias types read; hfield_data: the elevations of every height field, grid row by grid row,
+as fractions of the field's height (MuJoCo's compiler scales a file's into [0, 1]), kept as
+MuJoCo keeps them, rounded to float32, so that a terrain written into a row equals the same
+terrain written into an MjModel). Values are checked before anything changes (`check`): finite; masses,
 inertias, friction, damping, armature, friction loss and stiffness non-negative; a mass or
 principal inertia either 0 or between mjMINVAL (1e-15, MuJoCo's compiler refuses less for a
 moving body) and mjMAXVAL (1e10); the world body's mass and inertia zero; principal
@@ -50,6 +54,7 @@ PARAMS = {
     "actuator_biasprm": "finite",
     "actuator_forcerange": "low <= high",
     "opt_gravity": "finite",
+    "hfield_data": "finite as float32 (MuJoCo's type for elevations, which they are rounded to)",
 }
 
 # constants derived from the parameters, recomputed for a row that has its own
@@ -97,6 +102,9 @@ def check(model, name: str, rows: np.ndarray, values) -> np.ndarray:
     if a.shape != shape:
         raise ParamError(f"{name}: values must have shape {shape} (rows, *field), got {a.shape}")
     a = np.array(a, dtype=np.float64)
+    if name == "hfield_data":  # as MuJoCo holds them (a too large value becomes inf: refused)
+        with np.errstate(over="ignore"):
+            a = a.astype(np.float32).astype(np.float64)
     flat = a.reshape(len(rows), -1)
     for k, row in enumerate(rows):
         reason = _rule_broken(model, name, a[k]) if np.all(np.isfinite(flat[k])) else "it is not finite"

@@ -380,8 +380,8 @@ class Simulator:
         """Give `rows` their own value of the physical parameter `name` (MuJoCo's field name,
         one of engine.params.PARAMS: body_mass, body_inertia, body_ipos, geom_friction,
         dof_damping, dof_armature, dof_frictionloss, jnt_stiffness, actuator_gainprm,
-        actuator_biasprm, actuator_forcerange, opt_gravity). values: (len(rows),) + the
-        field's shape. The constants MuJoCo derives from masses and armature at qpos0
+        actuator_biasprm, actuator_forcerange, opt_gravity, hfield_data). values: (len(rows),)
+        + the field's shape. The constants MuJoCo derives from masses and armature at qpos0
         (mj_setConst: body_subtreemass and the inverse weights) and the contact pairs' mixed
         friction are recomputed for those rows. Bad values (not finite, negative
         mass, inertia breaking the triangle inequality, ...: engine.params) raise ParamError

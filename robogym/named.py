@@ -53,6 +53,7 @@ AXES: dict[str, tuple[Any, str | tuple[str, str]]] = {
     "nv": (OBJ.mjOBJ_JOINT, "dof"),
     "nsensordata": (OBJ.mjOBJ_SENSOR, "sensor"),
     "na": (OBJ.mjOBJ_ACTUATOR, "act"),
+    "nhfield": (OBJ.mjOBJ_HFIELD, "index"),
 }
 # entries of a joint's qpos and dofs, by jnt_type (free, ball, slide, hinge)
 _QPOS_WIDTH = {0: 7, 1: 4, 2: 1, 3: 1}
@@ -71,6 +72,7 @@ def spans(mj: mujoco.MjModel, axis: str) -> dict[str, tuple[int, int]]:
         OBJ.mjOBJ_EQUALITY: mj.neq,
         OBJ.mjOBJ_ACTUATOR: mj.nu,
         OBJ.mjOBJ_SENSOR: mj.nsensor,
+        OBJ.mjOBJ_HFIELD: mj.nhfield,
     }[objtype]
     out = {}
     for i in range(count):

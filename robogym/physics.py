@@ -179,6 +179,27 @@ class Physics:
         if quat is not None:
             self.data.mocap_quat[r, k] = quat
 
+    def set_hfield(self, name: str, elevations, rows=None) -> None:
+        """Give `rows` (all by default) their own terrain in the height field `name`:
+        `elevations` (nrow, ncol), or one per row (len(rows), nrow, ncol), fractions of the
+        field's height, grid row by grid row (MuJoCo's hfield_data, which a task writes into
+        its MjModel; engine.params rounds them to float32 as MuJoCo stores them). The rows'
+        other height fields keep what they hold. Not finite: ParamError, nothing changed."""
+        m = self.model
+        h = self._id(mujoco.mjtObj.mjOBJ_HFIELD, name)
+        nrow, ncol, adr = int(m.hfield_nrow[h]), int(m.hfield_ncol[h]), int(m.hfield_adr[h])
+        r = np.arange(self.batch) if rows is None else np.atleast_1d(np.asarray(rows))
+        elevations = np.asarray(elevations, dtype=np.float64)
+        if elevations.shape not in ((nrow, ncol), (len(r), nrow, ncol)):
+            raise InvalidArgumentError(
+                f"height field {name!r}: elevations must have shape {(nrow, ncol)} or "
+                f"{(len(r), nrow, ncol)}, got {elevations.shape}"
+            )
+        data = self.sim.get_param("hfield_data")[r]
+        grid = np.broadcast_to(elevations, (len(r), nrow, ncol))
+        data[:, adr : adr + nrow * ncol] = grid.reshape(len(r), -1)
+        self.sim.set_params(r, {"hfield_data": data})
+
     def reset_data(self, rows=None, keyframe: str | None = None) -> None:
         """`rows` (all by default) as MuJoCo's mj_resetData leaves them (mj_resetDataKeyframe
         with `keyframe`): qpos at the model's qpos0 (the keyframe's qpos), zero velocity,

@@ -68,6 +68,11 @@ class Draw:
     shared: bool = False  # one draw for every element (True) or one per element
 
     def __post_init__(self):
+        if self.param == "hfield_data":
+            raise InvalidArgumentError(
+                "Draw hfield_data: a terrain is not drawn elevation by elevation; a task writes "
+                "each row's terrain with Simulator.set_params at reset"
+            )
         if self.kind not in KINDS:
             raise InvalidArgumentError(f"Draw {self.param}: kind must be one of {KINDS}, got {self.kind!r}")
         if not (np.isfinite(self.low) and np.isfinite(self.high) and self.low <= self.high):

@@ -486,3 +486,58 @@ def test_mesh_against_hfield_refused_by_name():
         engine.UnsupportedModelError, match=r"'ground' \(hfield\).*'rock' \(mesh\).*hfield-mesh"
     ):
         engine.load_mjcf(xml)
+
+
+# ---- a terrain per row (engine.params: hfield_data) --------------------------------------------
+
+
+def test_own_terrain_per_row_matches_mujoco():
+    """Rows with their own elevations (Simulator.set_params hfield_data: random in [0, 1],
+    given in float64 and kept as MuJoCo keeps them, rounded to float32), the others the
+    file's: each row's contacts (the free geoms at random poses over the field) equal
+    mj_collision's on the same geom poses with that row's elevations written into the
+    MjModel (count, order and geoms exactly; dist, pos and frame to 1e-9), and its
+    rangefinder (aimed from above at the field) equals mj_forward's to 1e-12 relative. Rows
+    left alone keep the model's record. NaN elevations are refused, nothing changed."""
+    text = HFIELD.read_text().replace("  </worldbody>", _PROBE)
+    mj = mujoco.MjModel.from_xml_string(text)
+    n, own = 64, 48
+    rng = np.random.default_rng(7)
+    qpos = random_poses(mj, n, seed=8, spread=0.45, height=(0.0, 0.25))
+    a = mj.jnt_qposadr[mj.njnt - 1]  # the probe: above the field, looking down and aside
+    qpos[:, a : a + 3] = rng.uniform([-0.4, -0.3, 0.3], [0.4, 0.3, 0.5], (n, 3))
+    for i in range(n):
+        tilt = [np.pi + rng.uniform(-0.5, 0.5), rng.uniform(-0.5, 0.5), 0.0]
+        mujoco.mju_euler2Quat(qpos[i, a + 3 : a + 7], tilt, "xyz")
+    terrains = rng.uniform(0.0, 1.0, (own, mj.nhfielddata))
+    sim = engine.Simulator(engine.load_mjcf(text), batch=n)
+    sim.set_params(np.arange(own), {"hfield_data": terrains})
+    stored = sim.get_param("hfield_data")
+    np.testing.assert_array_equal(stored[:own], terrains.astype(np.float32).astype(np.float64))
+    assert np.any(stored[:own] != terrains), "float64 elevations are rounded to float32"
+    np.testing.assert_array_equal(stored[own:], np.broadcast_to(mj.hfield_data, (n - own, mj.nhfielddata)))
+    assert all(sim._bound.model_table[i] == sim._bound.model_address for i in range(own, n))
+    sim.data.qpos[:] = qpos
+    sim.forward()
+    sim.collision()
+    d = mujoco.MjData(mj)
+    contacts = Comparison("collision_hfield, a terrain per row, on the same geom poses")
+    worst_ray, hits = 0.0, 0
+    for i in range(n):
+        mj.hfield_data[:] = stored[i]
+        d.qpos[:] = qpos[i]
+        mujoco.mj_forward(mj, d)
+        worst_ray = max(worst_ray, rel_err(sim.data.sensordata[i], d.sensordata))
+        hits += d.sensordata[0] >= 0
+        d.geom_xpos[:] = sim.data.geom_xpos[i]
+        d.geom_xmat[:] = sim.data.geom_xmat[i].reshape(-1, 9)
+        mujoco.mj_collision(mj, d)
+        contacts.add(mj, mj_contacts(d), our_contacts(sim.data, i), i)
+    contacts.check(n, 300)
+    report("rangefinder over a terrain per row (every data field)", worst_ray, 1e-12, n)
+    assert hits >= n // 2 and worst_ray <= 1e-12
+    bad = terrains[:1].copy()
+    bad[0, 3] = np.nan
+    with pytest.raises(engine.ParamError, match="hfield_data for row 0"):
+        sim.set_params([0], {"hfield_data": bad})
+    np.testing.assert_array_equal(sim.get_param("hfield_data"), stored)
