@@ -1,6 +1,6 @@
 """dm_control's quadruped domain (dm_control/suite/quadruped.py): a four-legged robot walks or
-runs forward on flat ground, or fetches a ball to the arena's centre, as
-RoboDyn/dmc-quadruped-<task>-v0 (escape is not here: envs/README.md says why)."""
+runs forward on flat ground, escapes a bumpy bowl of terrain, or fetches a ball to the arena's
+centre, as RoboDyn/dmc-quadruped-<task>-v0."""
 
 from __future__ import annotations
 
@@ -23,6 +23,11 @@ WALLS = ("wall_px", "wall_py", "wall_nx", "wall_ny")
 SPAWN = 0.9  # fetch: the robot and the ball start uniform in +-this x the floor's half-size
 BALL_HEIGHT = 2.0  # (m) fetch: the ball's starting height
 BALL_SPEED = 5.0  # fetch: the ball's horizontal velocity is this x N(0, I_2) (m/s)
+ESCAPE_FLOOR = 40.0  # (m) escape: the floor's half-size
+TERRAIN_SMOOTHNESS = 0.15  # escape: the bumps' heights are uniform in [this, 1] (1: flat)
+TERRAIN_BUMP_SCALE = 2.0  # (m) escape: the bumps' spacing
+ESCAPE_UPRIGHT = 20.0  # (deg) escape: upright reward 1 within this tilt
+RANGEFINDERS = tuple(f"rf_{i}{j}" for i in range(4) for j in range(5))  # escape's, the model's order
 
 
 class Quadruped(DmcTask):
@@ -45,6 +50,7 @@ class Quadruped(DmcTask):
     render_camera = "x"
     desired_speed = WALK_SPEED
     walls_and_ball = False
+    terrain = False  # the height field and the rangefinders kept (escape)
     observation = (
         Key(
             "egocentric_state",
@@ -73,20 +79,25 @@ class Quadruped(DmcTask):
         ),
     )
 
+    def floor_size(self) -> float:
+        """(m) the floor's half-size dm_control builds the model with (walk and run)."""
+        return self.time_limit * self.desired_speed
+
     def edit_model(self, mjcf: ElementTree.Element) -> None:
-        """dm_control's make_model: without walls_and_ball, the floor floor_size x floor_size
-        (time_limit x desired_speed) and the walls, the ball and the target site removed; the
-        terrain geom and the rangefinder sensors removed."""
-        unused = {("geom", "terrain")}
+        """dm_control's make_model: without walls_and_ball, the floor floor_size() x
+        floor_size() and the walls, the ball and the target site removed; without terrain,
+        the terrain geom and the rangefinder sensors removed."""
+        unused = set() if self.terrain else {("geom", "terrain")}
         if not self.walls_and_ball:
-            size = self.time_limit * self.desired_speed
+            size = self.floor_size()
             next(g for g in mjcf.iter("geom") if g.get("name") == "floor").set(
                 "size", f"{size:g} {size:g} .5"
             )
             unused |= {("geom", w) for w in WALLS} | {("body", "ball"), ("site", "target")}
         for parent in list(mjcf.iter()):
             for child in list(parent):
-                if (child.tag, child.get("name")) in unused or child.tag == "rangefinder":
+                rangefinder = child.tag == "rangefinder" and not self.terrain
+                if (child.tag, child.get("name")) in unused or rangefinder:
                     parent.remove(child)
 
     # --- readouts ---------------------------------------------------------------------------
@@ -98,6 +109,10 @@ class Quadruped(DmcTask):
     def torso_upright(self) -> np.ndarray:
         """(B,) the torso frame's zz: 1 upright."""
         return self.physics.named.xmat["torso"][:, XMAT["zz"]]
+
+    def in_torso_frame(self, v: np.ndarray) -> np.ndarray:
+        """(B, 3) world-frame vectors (B, 3) in the torso's frame (v R, R its xmat)."""
+        return np.einsum("bi,bij->bj", v, self.physics.named.xmat["torso"].reshape(-1, 3, 3))
 
     # --- episode ------------------------------------------------------------------------------
     def initialize_episode(self, row, random) -> None:
@@ -151,10 +166,6 @@ class Fetch(Quadruped):
         ),
     )
 
-    def in_torso_frame(self, v: np.ndarray) -> np.ndarray:
-        """(B, 3) world-frame vectors (B, 3) in the torso's frame (v R, R its xmat)."""
-        return np.einsum("bi,bij->bj", v, self.physics.named.xmat["torso"].reshape(-1, 3, 3))
-
     def ball_state(self) -> np.ndarray:
         """(B, 9) the ball's position and linear velocity relative to the torso's and its
         angular velocity (the free joint's), each in the torso frame."""
@@ -188,6 +199,72 @@ class Fetch(Quadruped):
         upright = tolerance(self.torso_upright(), (1.0, np.inf), 2.0, "linear", 0)
         reward = upright * reach * (0.5 + 0.5 * fetch)
         return reward, {"upright": upright, "reach": reach, "fetch": fetch}
+
+
+class Escape(Quadruped):
+    """Climb out of a bowl of bumpy terrain: dm_control's Escape task, on the model with the
+    height field (30 m square, 5 m high, 201 x 201 elevations) and the 20 rangefinders, a 40
+    m floor. dm_control writes each episode's terrain into the model's hfield_data; here it
+    is the row's own (Physics.set_hfield, a per-row parameter of the engine), drawn from the
+    row's RandomState in dm_control's order and kept until the row's next episode."""
+
+    task = "escape"
+    terrain = True
+    observation = (
+        *Quadruped.observation,
+        Key(
+            "origin",
+            lambda t: t.in_torso_frame(-t.physics.named.xpos["torso"]),
+            ("x", "y", "z"),
+            doc="the world origin from the torso, in its frame (m)",
+        ),
+        Key(
+            "rangefinder",
+            lambda t: t.rangefinder(),
+            RANGEFINDERS,
+            doc="tanh of the 20 rangefinders' distances (m), 1 where a ray meets nothing",
+        ),
+    )
+
+    def floor_size(self) -> float:
+        return ESCAPE_FLOOR
+
+    def rangefinder(self) -> np.ndarray:
+        """(B, 20) tanh of each rangefinder's reading, 1 for no intersection (-1)."""
+        r = self.physics.named.sensordata[list(RANGEFINDERS)]
+        return np.where(r == -1.0, 1.0, np.tanh(r))
+
+    def terrain_elevations(self, random: np.random.RandomState) -> np.ndarray:
+        """(nrow, ncol) a bowl (0.5 - cos(2 pi r) / 2 of the distance r from the centre in
+        half-sizes, clipped to [0.04, 1]) times smooth random bumps (uniform in
+        [TERRAIN_SMOOTHNESS, 1] every TERRAIN_BUMP_SCALE m, upsampled by scipy's cubic-spline
+        zoom), as dm_control's Escape draws them."""
+        from scipy import ndimage  # the dmc extra installs it, as dm_control, beside which it runs
+
+        named_model = self.physics.named_model
+        res = int(named_model.hfield_nrow["terrain"])
+        row_grid, col_grid = np.ogrid[-1 : 1 : res * 1j, -1 : 1 : res * 1j]
+        radius = np.clip(np.sqrt(col_grid**2 + row_grid**2), 0.04, 1)
+        bowl = 0.5 - np.cos(2 * np.pi * radius) / 2
+        bump_res = int(2 * named_model.hfield_size["terrain"][0] / TERRAIN_BUMP_SCALE)
+        bumps = random.uniform(TERRAIN_SMOOTHNESS, 1, (bump_res, bump_res))
+        return bowl * ndimage.zoom(bumps, res / float(bump_res))
+
+    def initialize_episode(self, row, random) -> None:
+        """The row's terrain drawn anew, then a uniformly random orientation at x = y = 0 at
+        the lowest contact-free height."""
+        self.physics.set_hfield("terrain", self.terrain_elevations(random), rows=[row])
+        orientation = random.randn(4)
+        orientation /= np.linalg.norm(orientation)
+        self.lift_until_free(row, orientation)
+
+    def get_reward(self):
+        deviation = np.cos(np.deg2rad(ESCAPE_UPRIGHT))
+        upright = tolerance(self.torso_upright(), (deviation, np.inf), 1 + deviation, "linear", 0)
+        terrain = self.physics.named_model.hfield_size["terrain"][0]
+        distance = np.linalg.norm(self.physics.named.site_xpos["workspace"], axis=1)
+        escape = tolerance(distance, (terrain, np.inf), terrain, "linear", 0)
+        return upright * escape, {"upright": upright, "escape": escape}
 
 
 class Walk(Quadruped):
@@ -252,6 +329,32 @@ DmcQuadrupedFetchEnv, DmcQuadrupedFetchVectorEnv = register_dmc(
             "The robot at a uniform heading, uniform in x and y within 0.9 of the floor's half-size, at the "
             "lowest height (from 0 in 1 cm steps) at which nothing touches, every joint at 0; the ball "
             "uniform there too, 2 m up, thrown horizontally at 5 N(0, I) m/s."
+        ),
+    ),
+)
+DmcQuadrupedEscapeEnv, DmcQuadrupedEscapeVectorEnv = register_dmc(
+    Escape,
+    module=__name__,
+    summary="dm_control's quadruped-escape: climb out of a bowl of bumpy terrain",
+    doc=dmc_doc(
+        Escape,
+        description=(
+            "Make a four-legged robot climb out of a bowl of random bumpy terrain (a height field drawn "
+            "anew each episode), seen through 20 rangefinders."
+        ),
+        action=(
+            "`Box(low, high, (12,), float64)`: per leg the yaw, lift and extend position servos' "
+            "controls (filtered, first-order activations), in their ctrlranges."
+        ),
+        rewards=(
+            "upright (a linear tolerance of the torso frame's zz: 1 within 20 degrees of upright, 0 upside "
+            "down) x escape (a linear tolerance of the workspace site's distance from the origin: 1 beyond "
+            "the terrain's 30 m half-size, 0 at the centre)."
+        ),
+        start=(
+            "The terrain: a bowl times smooth random bumps (uniform in [0.15, 1] every 2 m, cubic-spline "
+            "upsampled); then a uniformly random orientation at x = y = 0, at the lowest height (from 0 in "
+            "1 cm steps) at which nothing touches, every joint at 0, at rest."
         ),
     ),
 )

@@ -102,7 +102,9 @@ TOL = 1e-9
 # quadruped: dm_control nudged leaves itself after 261 steps (seed 2; seeds 0 and 1 stay within
 # TOL), ours leaves dm_control after 1000+, 1000+ and 316 (walk and run alike); fetch, the ball
 # thrown in: 141, 99 and 118, ours more than 100, 100 and more than 100 (with the kinematics
-# bit-equal to MuJoCo's; 177, 111 and 122 before)
+# bit-equal to MuJoCo's; 177, 111 and 122 before); escape, on its terrain: dm_control nudged
+# leaves itself after 88, 53 and 103 steps, ours leaves dm_control after 88, 200 and 84 (at steps
+# its collider's tolerance decides: CCD_STEPS)
 HORIZON: dict[str, int] = {
     "RoboDyn/dmc-finger-spin-v0": 450,
     **dict.fromkeys([f"RoboDyn/dmc-walker-{t}-v0" for t in ("stand", "walk", "run")], 60),
@@ -117,6 +119,7 @@ HORIZON: dict[str, int] = {
     "RoboDyn/dmc-stacker-stack_4-v0": 60,
     **dict.fromkeys([f"RoboDyn/dmc-quadruped-{t}-v0" for t in ("walk", "run")], 300),
     "RoboDyn/dmc-quadruped-fetch-v0": 99,
+    "RoboDyn/dmc-quadruped-escape-v0": 50,
     **dict.fromkeys([f"RoboDyn/dmc-dog-{t}-v0" for t in ("stand", "walk", "trot", "run")], 30),
     "RoboDyn/dmc-dog-fetch-v0": 3,
 }
@@ -154,6 +157,14 @@ STEP_TOL: dict[str, tuple[float, int, int, str]] = {
     "RoboDyn/dmc-dog-fetch-v0": (1e-2, 0, 373, "ccd"),
 }
 CCD_TOL = 1e-12  # MuJoCo's convex collider converged further (STEP_TOL's "ccd")
+# tasks whose steps MuJoCo leaves to its convex collider's tolerance now and then (share of the
+# steps at most, factor): quadruped-escape's ellipsoid torso and capsule legs on the terrain's
+# prisms touch at depths within ccd_tolerance (1e-6), where whether a contact exists hangs on
+# GJK's last bits; of 3,000 steps (seeds 0-2) 9 differ from dm_control's by more than TOL, by up
+# to 9.1 (seed 0, step 87: a -2.1e-7 contact of the torso that dm_control's own step with
+# ccd_tolerance 1e-12 drops too, moving by 9.1), and at each dm_control's own step with
+# ccd_tolerance 1e-12 moves by at least a tenth of ours
+CCD_STEPS: dict[str, tuple[float, float]] = {"RoboDyn/dmc-quadruped-escape-v0": (0.01, 20.0)}
 STEPS_DICT = 20  # steps of each Dict observation test
 # tasks without a time limit (dm_control's time_limit=inf, registered without an episode length):
 # the whole-run comparisons run this many control steps of them (lqr's chain at rest under
@@ -237,6 +248,15 @@ def _episode(env_id: str, seed: int, sync: bool, steps: int | None = None):
     return worst_obs, worst_reward, compared
 
 
+def test_every_task_of_the_suite_is_here():
+    """Each of the 28 tasks of dm_control's suite.BENCHMARKING and the 23 of suite.EXTRA is
+    registered as RoboDyn/dmc-<domain>-<task>-v0, and nothing else is."""
+    suite = dmc_oracle.suite()
+    assert len(suite.BENCHMARKING) == 28 and len(suite.EXTRA) == 23
+    wanted = {f"RoboDyn/dmc-{domain}-{task}-v0" for domain, task in (*suite.BENCHMARKING, *suite.EXTRA)}
+    assert set(DMC) == wanted, (sorted(wanted - set(DMC)), sorted(set(DMC) - wanted))
+
+
 @pytest.mark.parametrize("env_id", sorted(DMC))
 def test_spaces_and_episode_length_are_dm_controls(env_id):
     domain, task = DMC[env_id]
@@ -263,6 +283,9 @@ def test_spaces_and_episode_length_are_dm_controls(env_id):
 
 @pytest.mark.parametrize("env_id", sorted(DMC))
 def test_every_step_equals_dm_controls_from_the_same_state(env_id):
+    if env_id in CCD_STEPS:
+        _steps_within_the_colliders_tolerance(env_id)
+        return
     tol = STEP_TOL[env_id][0] if env_id in STEP_TOL else TOL
     worst_obs = worst_reward = 0.0
     compared = 0
@@ -276,6 +299,41 @@ def test_every_step_equals_dm_controls_from_the_same_state(env_id):
     )
     assert compared == len(SEEDS) * length
     assert worst_obs <= tol and worst_reward <= tol
+
+
+def _steps_within_the_colliders_tolerance(env_id: str) -> None:
+    """Step by step as above, for a task in CCD_STEPS: each step within TOL of dm_control's,
+    or else one whose outcome MuJoCo itself leaves to its convex collider's tolerance:
+    dm_control's own step from that state, with ccd_tolerance CCD_TOL, moves by at least
+    1 / factor of our difference; such steps at most `share` of all."""
+    share, factor = CCD_STEPS[env_id]
+    domain, task = DMC[env_id]
+    loose, compared = [], 0
+    for seed in SEEDS:
+        ours, theirs = gym.make(env_id), dmc_oracle.load(domain, task, seed)
+        ours.reset(seed=seed)
+        theirs.reset()
+        _assert_same_start(env_id, ours, theirs, f"{env_id} seed {seed}")
+        for t, a in enumerate(_actions(theirs, seed, _length(env_id))):
+            _sync(ours, theirs)
+            obs, reward, *_ = ours.step(a)
+            plain = _one_step(theirs, a, "")  # on a copy: the env's own step follows
+            err = float(np.max(np.abs(obs - plain)))
+            moved = float(np.max(np.abs(_one_step(theirs, a, "ccd") - plain))) if err > TOL else 0.0
+            ts = theirs.step(a)
+            assert np.array_equal(plain, dmc_oracle.flat(ts.observation)), "the copy steps as the env"
+            err = max(err, abs(reward - ts.reward))
+            if err > TOL:
+                loose.append((seed, t, err, moved))
+            compared += 1
+    print(f"\n{env_id}, step by step: {compared} steps, {len(loose)} beyond {TOL:g}:")
+    for seed, t, err, moved in loose:
+        print(
+            f"  seed {seed} step {t}: ours {err:.1e}, dm_control's with ccd_tolerance {CCD_TOL:g} {moved:.1e}"
+        )
+    assert compared == len(SEEDS) * _length(env_id)
+    assert len(loose) <= share * compared
+    assert all(moved >= err / factor for _, _, err, moved in loose)
 
 
 def _one_step(env, action, how: str) -> np.ndarray:
@@ -694,4 +752,4 @@ def test_without_dm_control_a_dmc_env_says_how_to_install_it(monkeypatch):
         with pytest.raises(RoboDynError, match=re.escape('pip install "robodyn[dmc]"')):
             gym.make_vec(env_id, num_envs=2)
     extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
-    assert extras["dmc"] == ["dm-control==1.0.50"]
+    assert extras["dmc"] == ["dm-control==1.0.50", "scipy>=1.10"]
