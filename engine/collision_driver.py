@@ -427,7 +427,7 @@ def _infinite(aabb):
 
 
 @kernel
-def _boxes_apart(aabb1, pos1, mat1, aabb2, pos2, mat2, margin, expanded):
+def _boxes_apart(box1, box2, margin, expanded):
     """MuJoCo's bounding-box test of its mid phase (mj_collideOBB: the separating-axis test
     of Gottschalk, Lin and Manocha, "OBBTree", SIGGRAPH 1996, on the six face normals only):
     True if a face normal n of either box separates them by more than margin,
@@ -435,8 +435,11 @@ def _boxes_apart(aabb1, pos1, mat1, aabb2, pos2, mat2, margin, expanded):
     half-extent along n (h its half-sizes, a its axes: the columns of mat, the box centred at
     mat aabb[:3] + pos). A box infinite in every direction (a plane without size) meets
     everything; a box infinite along some axis is not tested against the other box's normals.
-    n.c is evaluated as MuJoCo does, for its rounding: n.(mat aabb[:3] + pos) for two geoms,
+    A box is (aabb (6,): centre and half-sizes in its frame, pos, mat: its frame). n.c is
+    evaluated as MuJoCo does, for its rounding: n.(mat aabb[:3] + pos) for two geoms,
     `expanded` sum_l aabb_l (a_l . n) + pos.n for two nodes of bodies' trees."""
+    aabb1, pos1, mat1 = box1
+    aabb2, pos2, mat2 = box2
     some1, every1 = _infinite(aabb1)
     some2, every2 = _infinite(aabb2)
     if every1 or every2:
@@ -477,31 +480,14 @@ def _tree_apart(m, d, b, p, g1, g2, margin):
     node pair on the tree's path to its two geoms (cpair_test, in the bodies' inertial
     frames) or the geoms' own boxes (geom_aabb, in the geom frames) apart (_boxes_apart)."""
     for t in range(m.cpair_testadr[p], m.cpair_testadr[p] + m.cpair_testnum[p]):
-        n1 = m.cpair_test[t, 0]
-        n2 = m.cpair_test[t, 1]
-        b1 = m.cpair_test[t, 2]
-        b2 = m.cpair_test[t, 3]
-        if _boxes_apart(
-            m.bvh_aabb[n1],
-            d.xipos[b, b1],
-            d.ximat[b, b1],
-            m.bvh_aabb[n2],
-            d.xipos[b, b2],
-            d.ximat[b, b2],
-            m.cpair_testmargin[t],
-            True,
-        ):
+        n1, n2, b1, b2 = m.cpair_test[t, 0], m.cpair_test[t, 1], m.cpair_test[t, 2], m.cpair_test[t, 3]
+        node1 = (m.bvh_aabb[n1], d.xipos[b, b1], d.ximat[b, b1])
+        node2 = (m.bvh_aabb[n2], d.xipos[b, b2], d.ximat[b, b2])
+        if _boxes_apart(node1, node2, m.cpair_testmargin[t], True):
             return True
-    return _boxes_apart(
-        m.geom_aabb[g1],
-        d.geom_xpos[b, g1],
-        d.geom_xmat[b, g1],
-        m.geom_aabb[g2],
-        d.geom_xpos[b, g2],
-        d.geom_xmat[b, g2],
-        margin,
-        False,
-    )
+    geom1 = (m.geom_aabb[g1], d.geom_xpos[b, g1], d.geom_xmat[b, g1])
+    geom2 = (m.geom_aabb[g2], d.geom_xpos[b, g2], d.geom_xmat[b, g2])
+    return _boxes_apart(geom1, geom2, margin, False)
 
 
 @kernel

@@ -105,7 +105,7 @@ def check(model, name: str, rows: np.ndarray, values) -> np.ndarray:
     if name == "hfield_data":  # as MuJoCo holds them (a too large value becomes inf: refused)
         with np.errstate(over="ignore"):
             a = a.astype(np.float32).astype(np.float64)
-    flat = a.reshape(len(rows), -1)
+    flat = a.reshape(len(rows), int(np.prod(shape[1:])))  # a field may be empty (no height field)
     for k, row in enumerate(rows):
         reason = _rule_broken(model, name, a[k]) if np.all(np.isfinite(flat[k])) else "it is not finite"
         if reason:
