@@ -198,8 +198,9 @@ def _tree_paths(mj, b1: int, b2: int) -> dict[tuple[int, int], tuple[tuple[int, 
     return paths
 
 
-def _body_geom_pairs(mj, b1: int, b2: int, explicit: set) -> list[tuple[int, int]]:
-    """Geom pairs of body pair b1 < b2 in the order MuJoCo's narrow phase meets them."""
+def _body_geom_pairs(mj, b1: int, b2: int, explicit: set, midphase: bool) -> list[tuple[int, int]]:
+    """Geom pairs of body pair b1 < b2 in the order MuJoCo's narrow phase meets them (by
+    (geom1, geom2) when the pair goes through the mid phase)."""
     geoms1 = range(mj.body_geomadr[b1], mj.body_geomadr[b1] + mj.body_geomnum[b1])
     geoms2 = range(mj.body_geomadr[b2], mj.body_geomadr[b2] + mj.body_geomnum[b2])
     pairs = []
@@ -214,7 +215,7 @@ def _body_geom_pairs(mj, b1: int, b2: int, explicit: set) -> list[tuple[int, int
             pair = _ordered(mj, g1, g2)
             if _has_collision_function(int(mj.geom_type[pair[0]]), int(mj.geom_type[pair[1]])):
                 pairs.append(pair)
-    if _midphase(mj, b1, b2):
+    if midphase:
         pairs.sort()  # the mid phase sorts its contacts by (geom1, geom2)
     return pairs
 
@@ -304,7 +305,7 @@ def candidate_pairs(mj) -> dict[str, np.ndarray]:
                 pairs.append((g1, g2, ipair, False))
                 ipair += 1
             obb = _midphase(mj, b1, b2)
-            pairs.extend((g1, g2, -1, obb) for g1, g2 in _body_geom_pairs(mj, b1, b2, explicit))
+            pairs.extend((g1, g2, -1, obb) for g1, g2 in _body_geom_pairs(mj, b1, b2, explicit, obb))
     for ip in range(ipair, mj.npair):
         pairs.append((*_ordered(mj, int(mj.pair_geom1[ip]), int(mj.pair_geom2[ip])), ip, False))
 
@@ -444,10 +445,12 @@ def _boxes_apart(box1, box2, margin, expanded):
     some2, every2 = _infinite(aabb2)
     if every1 or every2:
         return False
-    c1 = mv3(mat1, aabb1)
-    c2 = mv3(mat2, aabb2)
-    c1 = (c1[0] + pos1[0], c1[1] + pos1[1], c1[2] + pos1[2])
-    c2 = (c2[0] + pos2[0], c2[1] + pos2[1], c2[2] + pos2[2])
+    c1 = c2 = (0.0, 0.0, 0.0)  # world centres, needed for two geoms only
+    if not expanded:
+        c1 = mv3(mat1, aabb1)
+        c2 = mv3(mat2, aabb2)
+        c1 = (c1[0] + pos1[0], c1[1] + pos1[1], c1[2] + pos1[2])
+        c2 = (c2[0] + pos2[0], c2[1] + pos2[1], c2[2] + pos2[2])
     for j in range(2):  # whose face normals
         if some2 if j == 0 else some1:
             continue

@@ -402,15 +402,17 @@ class Simulator:
         self._store_params(idx, checked)
 
     @_serialized
-    def get_param(self, name: str) -> np.ndarray:
-        """(B,) + field shape: every row's value of a parameter of engine.params.PARAMS (or of
-        a constant derived from them: engine.params.DERIVED), a copy."""
+    def get_param(self, name: str, rows=None) -> np.ndarray:
+        """(len(rows),) + field shape: the value of a parameter of engine.params.PARAMS (or of
+        a constant derived from them: engine.params.DERIVED) in `rows` (all by default), a
+        copy."""
         if name not in params.DERIVED:
             params.field_shape(self.model, name)  # refuses an unknown name
+        idx = self._rows(rows)
         if self._params is None:
             base = np.asarray(getattr(self.model, name))
-            return np.repeat(base[None], self.batch, axis=0)
-        return self._params.arrays[name].copy()
+            return np.repeat(base[None], len(idx), axis=0)
+        return self._params.arrays[name][idx]
 
     def _store_params(self, idx: np.ndarray, new: dict) -> None:
         """Write checked parameter values ({name: (k, ...)}) into rows idx, with their derived

@@ -188,14 +188,14 @@ class Physics:
         m = self.model
         h = self._id(mujoco.mjtObj.mjOBJ_HFIELD, name)
         nrow, ncol, adr = int(m.hfield_nrow[h]), int(m.hfield_ncol[h]), int(m.hfield_adr[h])
-        r = np.arange(self.batch) if rows is None else np.atleast_1d(np.asarray(rows))
+        r = np.arange(self.batch)[_rows(rows)]
         elevations = np.asarray(elevations, dtype=np.float64)
         if elevations.shape not in ((nrow, ncol), (len(r), nrow, ncol)):
             raise InvalidArgumentError(
                 f"height field {name!r}: elevations must have shape {(nrow, ncol)} or "
                 f"{(len(r), nrow, ncol)}, got {elevations.shape}"
             )
-        data = self.sim.get_param("hfield_data")[r]
+        data = self.sim.get_param("hfield_data", r)
         grid = np.broadcast_to(elevations, (len(r), nrow, ncol))
         data[:, adr : adr + nrow * ncol] = grid.reshape(len(r), -1)
         self.sim.set_params(r, {"hfield_data": data})

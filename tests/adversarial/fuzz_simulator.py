@@ -66,7 +66,7 @@ NAMES = {
     "poison": None,
     "set_param": PARAM_WORDS,
     "set_params": PARAM_WORDS,
-    "get_param": r"parameter",
+    "get_param": r"parameter|\brows?\b|row mask",
     "sensor_model": r"noise|delay",
 }
 STATE = ("qpos", "qvel", "ctrl", "qfrc_applied", "xfrc_applied", "act")
@@ -270,7 +270,7 @@ def operations(v: Values, sim: engine.Simulator) -> dict:
         "poison": lambda: poison(v, sim),
         "set_param": lambda: set_param(v, sim),
         "set_params": lambda: set_params(v, sim),
-        "get_param": lambda: sim.get_param(param_name(v)),
+        "get_param": lambda: sim.get_param(param_name(v), v.rows() if v.rng.random() < 0.5 else None),
         "sensor_model": lambda: sensor_model(v),
     }  # fmt: skip
 

@@ -108,6 +108,14 @@ def test_derived_constants_equal_mj_setconst(name):
         np.testing.assert_array_equal(sim.get_param(field)[1], getattr(model, field))
     assert sim._bound.model_table[1] == sim._bound.model_address
     assert len({int(a) for a in sim._bound.model_table}) == 3
+    # rows= reads those rows alone, in the order given, as a copy
+    for field in (*SETCONST, *DERIVED):
+        some = sim.get_param(field, [2, 1])
+        np.testing.assert_array_equal(some, sim.get_param(field)[[2, 1]], err_msg=field)
+        some += 1
+        np.testing.assert_array_equal(sim.get_param(field, [2, 1]), sim.get_param(field)[[2, 1]])
+    plain = engine.Simulator(model, batch=3, nthread=1)  # no row has parameters of its own
+    assert plain.get_param("body_mass", np.array([False, True, True])).shape == (2, model.nbody)
     report(f"{name}: derived constants vs mj_setConst", worst, 1e-12, 2)
     print(f"[params] {name}: {moved} sameframe flags changed by the new centres of mass, as mj_setConst's")
     assert worst < 1e-12
