@@ -44,6 +44,7 @@ from robodyn.engine.fields import (  # noqa: F401 (the names the declarations us
     nM,
     nmocap,
     npgs,
+    npgsar,
     nq,
     nsensordata,
     nsite,
@@ -251,6 +252,7 @@ class Data(NamedTuple):
     scratch_efc_Y_colind: i32[B, npgs, nefctreedof]  # PGS: dof of each entry of Y_i, ascending
     scratch_efc_Y_rownnz: i32[B, npgs]  # PGS: entries of Y_i (the dofs of those trees)
     scratch_efc_AR: f64[B, npgs, 6]  # PGS, elliptic contact rows i..: [i+j, k] = (J M^-1 J^T + R)[i+j, i+k]
+    scratch_pgs_AR: f64[B, npgsar, npgsar]  # PGS: an island's AR = J M^-1 J^T + R (rows by island position)
     scratch_pgs_block: f64[B, 20, 6]  # PGS cone update: vectors (rows 0-7), QCQP A (8-13), factor (14-19)
     scratch_nv: f64[B, 10, nv]  # solver: Ma, Mv, grad, Mgrad, search, x, island qacc, qfrc_smooth, -, J^T f
     scratch_H: f64[B, nv, nv]  # Newton: Hessian M + J^T D J, Cholesky factor in place

@@ -9,7 +9,7 @@ and the projection onto its friction ellipsoid, and dense Cholesky factor and so
 import math
 
 from robodyn.engine.constraint import dot, dot_sparse
-from robodyn.engine.factor import solve_ld, solve_ld_range
+from robodyn.engine.factor import solve_ld, solve_ld_range, solve_lt_range
 from robodyn.engine.jit import kernel
 from robodyn.engine.types import MINVAL
 
@@ -112,15 +112,23 @@ def minv_jt_f(m, d, b, v, rows, dofs):
 
 
 @kernel
-def minv_jt_rows(m, d, b):
+def minv_jt_rows(m, d, b, half):
     """Y_i = M^-1 J_i^T for every row, kept on the dofs of the trees J_i touches (M is
     block diagonal over the trees, so Y_i is zero elsewhere; each tree is the contiguous
     dof range tree_dofadr .. + tree_dofnum, so Y_i's columns come out ascending), and
-    scratch_efc[b, 0][i] = 1 / (J_i Y_i + R_i) (PGS's ARinv)."""
+    scratch_efc[b, 0][i] = 1 / (J_i Y_i + R_i) (PGS's ARinv). With `half`, Z_i =
+    D^-1/2 L^-T J_i^T instead (M = L^T D L; MuJoCo's mj_solveM2), half the work, so that
+    J_i M^-1 J_j^T = Z_i . Z_j (AR = Z Z^T + R, as MuJoCo's mj_makeY and mj_makeAR form it)
+    and ARinv[i] = 1 / (Z_i . Z_i + R_i); scratch_nv[b, 8] then holds D^-1/2."""
     Y = d.scratch_efc_Y[b]
     Ycol = d.scratch_efc_Y_colind[b]
-    w = d.scratch_nv[b, 0]  # J_i^T, then M^-1 J_i^T, dense on those trees
+    w = d.scratch_nv[b, 0]  # J_i^T, then M^-1 J_i^T (or Z_i), dense on those trees
     ARinv = d.scratch_efc[b, 0]
+    qLD = d.qLD[b]
+    sdinv = d.scratch_nv[b, 8]
+    if half:
+        for k in range(m.nv):
+            sdinv[k] = 1.0 / math.sqrt(qLD[m.M_rowadr[k] + m.M_rownnz[k] - 1])
     for i in range(d.nefc[b]):
         nnz = d.efc_J_rownnz[b, i]
         row = d.efc_J[b, i]
@@ -128,9 +136,15 @@ def minv_jt_rows(m, d, b):
             y = Y[i]
             for k in range(nnz):
                 y[k] = row[k]
-            solve_ld(y, d.qLD[b], d.qLDiagInv[b], m)
             d.scratch_efc_Y_rownnz[b, i] = nnz
-            ARinv[i] = 1.0 / (dot(row, y, nnz) + d.efc_R[b, i])
+            if half:
+                solve_lt_range(y, qLD, m, 0, nnz)
+                for k in range(nnz):
+                    y[k] *= sdinv[k]
+                ARinv[i] = 1.0 / (dot(y, y, nnz) + d.efc_R[b, i])
+            else:
+                solve_ld(y, qLD, d.qLDiagInv[b], m)
+                ARinv[i] = 1.0 / (dot(row, y, nnz) + d.efc_R[b, i])
             continue
         col = d.efc_J_colind[b, i]
         n = 0
@@ -152,10 +166,29 @@ def minv_jt_rows(m, d, b):
             if tree != last:
                 last = tree
                 start = m.tree_dofadr[tree]
-                solve_ld_range(w, d.qLD[b], d.qLDiagInv[b], m, start, start + m.tree_dofnum[tree])
-        ARinv[i] = 1.0 / (dot_sparse(row, col, w, nnz) + d.efc_R[b, i])
-        for t in range(n):
-            Y[i, t] = w[Ycol[i, t]]
+                if half:
+                    solve_lt_range(w, qLD, m, start, start + m.tree_dofnum[tree])
+                else:
+                    solve_ld_range(w, qLD, d.qLDiagInv[b], m, start, start + m.tree_dofnum[tree])
+        if half:
+            for t in range(n):
+                k = Ycol[i, t]
+                Y[i, t] = w[k] * sdinv[k]
+            ARinv[i] = 1.0 / (dot(Y[i], Y[i], n) + d.efc_R[b, i])
+        else:
+            ARinv[i] = 1.0 / (dot_sparse(row, col, w, nnz) + d.efc_R[b, i])
+            for t in range(n):
+                Y[i, t] = w[Ycol[i, t]]
+
+
+@kernel
+def dot_y(m, d, b, i, x):
+    """Y_i . x (x: nv) for a row Y_i (or Z_i) of minv_jt_rows: a plain dot product when it
+    holds every dof, else over its entries."""
+    n = d.scratch_efc_Y_rownnz[b, i]
+    if n == m.nv:
+        return dot(d.scratch_efc_Y[b, i], x, n)
+    return dot_sparse(d.scratch_efc_Y[b, i], d.scratch_efc_Y_colind[b, i], x, n)
 
 
 @kernel

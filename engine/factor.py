@@ -41,17 +41,24 @@ def solve_ld(x, qLD, diaginv, m):
 
 
 @kernel
-def solve_ld_range(x, qLD, diaginv, m, start, end):
-    """solve_ld on the dofs start..end-1 alone: x[start:end] <- (M^-1 x)[start:end] when
-    they are whole kinematic trees (M is block diagonal over the trees, and a dof's
-    ancestors lie in its tree); x elsewhere is neither read nor written."""
-    # x <- L^-T x
+def solve_lt_range(x, qLD, m, start, end):
+    """x <- L^-T x on the dofs start..end-1 (whole kinematic trees) for the factor
+    M = L^T D L in M's layout: the first half of solve_ld (L unit lower triangular, so
+    L^T carries a dof's value to its ancestors)."""
     for i in range(end - 1, start - 1, -1):
         xi = x[i]
         if xi != 0.0:
             adr0 = m.M_rowadr[i]
             for adr in range(adr0, adr0 + m.M_rownnz[i] - 1):
                 x[m.M_colind[adr]] -= qLD[adr] * xi
+
+
+@kernel
+def solve_ld_range(x, qLD, diaginv, m, start, end):
+    """solve_ld on the dofs start..end-1 alone: x[start:end] <- (M^-1 x)[start:end] when
+    they are whole kinematic trees (M is block diagonal over the trees, and a dof's
+    ancestors lie in its tree); x elsewhere is neither read nor written."""
+    solve_lt_range(x, qLD, m, start, end)
     # x <- D^-1 x
     for i in range(start, end):
         x[i] *= diaginv[i]

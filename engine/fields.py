@@ -116,6 +116,19 @@ def _pgs_rows(m) -> int:
 # PGS and the noslip pass keep M^-1 J^T of every row: nefcmax for them, else 0
 npgs = Dim("npgs", _pgs_rows)
 
+# PGS sweeps an island of at most this many rows on its matrix AR = J M^-1 J^T + R, built
+# once per solve (as MuJoCo's mj_projectConstraint does); a larger island on M^-1 J^T f
+PGS_AR_ROWS = 64
+
+
+def _pgs_ar_rows(m) -> int:
+    from robodyn.engine import types as T
+
+    return min(int(m.nefcmax), PGS_AR_ROWS) if int(m.opt_solver) == T.SOL_PGS else 0
+
+
+npgsar = Dim("npgsar", _pgs_ar_rows)
+
 
 def _ccd_sizes(m) -> tuple[int, int]:
     """(vertices, faces) of the convex collider's polytope; (0, 0) without convex pairs."""

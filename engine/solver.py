@@ -82,6 +82,7 @@ from robodyn.engine.dual import (
     add_y,
     chol_factor,
     chol_solve,
+    dot_y,
     friction_qcqp,
     group,
     minv_jt_f,
@@ -572,8 +573,69 @@ def _ar_blocks(m, d, b, rows):
 
 
 @kernel
-def _pgs_cone(m, d, b, i, v):
-    """One PGS update of the elliptic contact whose rows start at i (MuJoCo's solPGS block):
+def _island_ar(m, d, b, rows, AR, half):
+    """AR[c, c'] = J_i M^-1 J_i'^T + R_i delta_ii' for the rows i = rows[c], i' = rows[c']
+    of an island (positions in its list): Z_i . Z_i' with minv_jt_rows' `half` rows, else
+    J_i Y_i'. The dual problem's matrix MuJoCo's mj_projectConstraint forms (efc_AR), built
+    once per solve so that a PGS sweep costs a dot product of the island's forces per row.
+    ARinv (scratch_efc[b, 0]) is 1 / AR's diagonal; each elliptic contact's diagonal block
+    is copied to scratch_efc_AR as _ar_blocks leaves it."""
+    n = rows.shape[0]
+    w = d.scratch_nv[b, 0]  # Y_i' dense
+    ARinv = d.scratch_efc[b, 0]
+    for k in range(m.nv):
+        w[k] = 0.0
+    for c2 in range(n):
+        j = rows[c2]
+        add_y(m, d, b, j, w, 1.0)
+        for c in range(c2, n):  # AR is symmetric: the lower triangle, mirrored
+            x = dot_y(m, d, b, rows[c], w) if half else dot_row(m, d, b, rows[c], w)
+            AR[c, c2] = x
+            AR[c2, c] = x
+        AR[c2, c2] += d.efc_R[b, j]
+        ARinv[j] = 1.0 / AR[c2, c2]  # MuJoCo's ARdiaginv
+        nnz = d.scratch_efc_Y_rownnz[b, j]
+        if nnz == m.nv:
+            for t in range(nnz):
+                w[t] = 0.0
+        else:
+            col = d.scratch_efc_Y_colind[b, j]
+            for t in range(nnz):
+                w[col[t]] = 0.0
+    A = d.scratch_efc_AR[b]
+    c = 0
+    while c < n:
+        i = rows[c]
+        dim = _block_dim(d, b, i)
+        if d.efc_type[b, i] == T.CNSTR_CONTACT_ELLIPTIC:
+            for j in range(dim):
+                for k in range(dim):
+                    A[i + j, k] = AR[c + j, c + k]
+        c += dim
+
+
+@kernel
+def _residual(m, d, b, i, c, v, AR, ar_n, rows, r0):
+    """res_i = b_i + (AR f)_i of row i (position c in its island's list), AR = J M^-1 J^T
+    + R: with the island's AR (ar_n > 0: its rows; r0 >= 0 when they are r0 .. r0 + ar_n - 1)
+    the dot product of AR's row with the island's forces, MuJoCo's residual; else
+    b_i + J_i (M^-1 J^T f) + R_i f_i from v = M^-1 J^T f."""
+    f = d.efc_force[b]
+    if ar_n > 0:
+        row = AR[c]
+        if r0 >= 0:
+            return d.efc_b[b, i] + dot(row, f[r0:], ar_n)
+        s = 0.0
+        for t in range(ar_n):
+            s += row[t] * f[rows[t]]
+        return d.efc_b[b, i] + s
+    return d.efc_b[b, i] + dot_row(m, d, b, i, v) + d.efc_R[b, i] * f[i]
+
+
+@kernel
+def _pgs_cone(m, d, b, i, pos, v, AR, ar_n, rows, r0):
+    """One PGS update of the elliptic contact whose rows start at i (at `pos` in its
+    island's list; MuJoCo's solPGS block):
     res = AR f + b on its rows (AR f = J M^-1 J^T f + R f = J v + R f); then
     - the normal: if f_n < MINVAL the unconstrained minimum along the normal row, clamped
       to f_n >= 0, friction cleared; else the exact minimum along the ray f (the block's
@@ -582,7 +644,8 @@ def _pgs_cone(m, d, b, i, v):
       f_n^2 (Ac the friction rows' block of AR, bc their residual at the old friction and
       the new normal), by engine.dual.friction_qcqp (QCQP2/3/N), on the ellipsoid when active;
     - the cost change 1/2 df^T AR df + df.res: above 1e-10 the old forces are kept.
-    v = M^-1 J^T f is updated; returns the cost change (<= 1e-10)."""
+    The residual comes from the island's AR or from v = M^-1 J^T f (_residual), and v is
+    then updated; returns the cost change (<= 1e-10)."""
     c = d.efc_id[b, i]
     dim = d.contact_dim[b, c]
     n = dim - 1
@@ -597,7 +660,7 @@ def _pgs_cone(m, d, b, i, v):
     bc = W[4]
     out = W[5]
     for j in range(dim):
-        res[j] = d.efc_b[b, i + j] + dot_row(m, d, b, i + j, v) + d.efc_R[b, i + j] * f[i + j]
+        res[j] = _residual(m, d, b, i + j, pos + j, v, AR, ar_n, rows, r0)
         old[j] = f[i + j]
     if f[i] < MINVAL:  # normal update
         f[i] -= res[0] * d.scratch_efc[b, 0, i]
@@ -634,9 +697,10 @@ def _pgs_cone(m, d, b, i, v):
         for j in range(dim):
             f[i + j] = old[j]
         return 0.0
-    for j in range(dim):
-        if tmp[j] != 0.0:
-            add_y(m, d, b, i + j, v, tmp[j])
+    if ar_n == 0:
+        for j in range(dim):
+            if tmp[j] != 0.0:
+                add_y(m, d, b, i + j, v, tmp[j])
     return change
 
 
@@ -722,13 +786,17 @@ def _dual_state(m, d, b):
 
 
 @kernel
-def solve_pgs(m, d, b, k):
+def solve_pgs(m, d, b, k, half):
     """Projected Gauss-Seidel on the efc_force of island k (all rows if nisland = 0) from its
     warm start (MuJoCo's solPGS, one island): min_f 1/2 f^T AR f + f^T b over the island's
     rows, AR = J M^-1 J^T + R. A row is a block of its own, except the rows of an elliptic
     contact, updated together by _pgs_cone (MuJoCo's blockstart); the island's blocks are
     visited in an order shuffled every sweep by a PCG32 generator started afresh for each
-    island, with the island's own Nesterov state. Needs minv_jt_rows. Returns
+    island, with the island's own Nesterov state. An island of at most PGS_AR_ROWS rows is
+    swept on its matrix AR (_island_ar: a row's residual is a dot product over the island's
+    forces, and the extrapolation costs nothing more); a larger one on v = M^-1 J^T f,
+    updated with each force (and formed anew after each extrapolation). Needs
+    minv_jt_rows (with `half`, its Z rows: every island is then swept on its AR). Returns
     (iterations, improvement, converged)."""
     rows, dofs, _ = group(m, d, b, k)
     scale = solver_scale(m, d, b, dofs)
@@ -736,26 +804,29 @@ def solve_pgs(m, d, b, k):
     ne = d.ne[b]
     nf = d.nf[b]
     f = d.efc_force[b]
-    R = d.efc_R[b]
-    rhs = d.efc_b[b]
     ARinv = d.scratch_efc[b, 0]
     fprev = d.scratch_efc[b, 1]
     fmom = d.scratch_efc[b, 2]
-    order = d.scratch_efc_int[b]  # the island's blocks' first rows, shuffled in place
+    order = d.scratch_efc_int[b]  # the island's blocks' first positions, shuffled in place
     v = d.scratch_nv[b, 1]
+    AR = d.scratch_pgs_AR[b]
     tol = m.opt_tolerance
-    _ar_blocks(m, d, b, rows)  # the island's cones' blocks of AR
+    ar_n = n if n <= AR.shape[0] else 0
+    r0 = rows[0] if ar_n > 0 and rows[n - 1] - rows[0] == n - 1 else -1  # rows in one run
+    if ar_n > 0:
+        _island_ar(m, d, b, rows, AR, half)
+    else:
+        _ar_blocks(m, d, b, rows)  # the island's cones' blocks of AR
+        minv_jt_f(m, d, b, v, rows, dofs)
     for c in range(n):
         fprev[rows[c]] = f[rows[c]]
     # the blocks: an elliptic contact's rows are consecutive in the island's list too
     nblocks = 0
     c = 0
     while c < n:
-        i = rows[c]
-        order[nblocks] = i  # order[j] = rows[MuJoCo's shuffled blockstart j]
+        order[nblocks] = c  # order[j] = MuJoCo's shuffled blockstart j
         nblocks += 1
-        c += _block_dim(d, b, i)
-    minv_jt_f(m, d, b, v, rows, dofs)
+        c += _block_dim(d, b, rows[c])
     state, _ = _pcg32(np.uint64(0))
     nesterov_k = 0
     it = 0
@@ -770,7 +841,8 @@ def solve_pgs(m, d, b, k):
                 f[i] += beta * (f[i] - fprev[i])
                 fprev[i] = fs
             _project_cones(m, d, b, rows)
-            minv_jt_f(m, d, b, v, rows, dofs)
+            if ar_n == 0:
+                minv_jt_f(m, d, b, v, rows, dofs)
         else:
             for c in range(n):
                 fprev[rows[c]] = f[rows[c]]
@@ -784,12 +856,13 @@ def solve_pgs(m, d, b, k):
             order[c] = order[j]
             order[j] = tmp
         improvement = 0.0
-        for c in range(nblocks):
-            i = order[c]
+        for j in range(nblocks):
+            c = order[j]
+            i = rows[c]
             if d.efc_type[b, i] == T.CNSTR_CONTACT_ELLIPTIC:
-                improvement -= _pgs_cone(m, d, b, i, v)
+                improvement -= _pgs_cone(m, d, b, i, c, v, AR, ar_n, rows, r0)
                 continue
-            res = rhs[i] + dot_row(m, d, b, i, v) + R[i] * f[i]
+            res = _residual(m, d, b, i, c, v, AR, ar_n, rows, r0)
             old = f[i]
             f[i] -= res * ARinv[i]
             if ne <= i < ne + nf:
@@ -805,7 +878,7 @@ def solve_pgs(m, d, b, k):
             if change > 1e-10:  # the projected step raised the cost: keep the old force
                 f[i] = old
                 change = 0.0
-            elif delta != 0.0:
+            elif delta != 0.0 and ar_n == 0:
                 add_y(m, d, b, i, v, delta)
             improvement -= change
         improvement *= scale
@@ -1487,16 +1560,23 @@ def fwd_constraint_newton(m, d, b):
 @unit
 def fwd_constraint_pgs(m, d, b):
     """qacc, qfrc_constraint and efc_force of row b by PGS (mj_fwdConstraint with
-    mjSOL_PGS): the rows Y_i = M^-1 J_i^T and ARinv of every row, each island swept on its
-    own, then the forces mapped to qacc (MuJoCo's dualFinish, in _constraint_end or after
-    the noslip pass)."""
+    mjSOL_PGS): the rows Y_i = M^-1 J_i^T (or Z_i = D^-1/2 L^-T J_i^T when every island
+    is swept on its AR and no noslip pass follows) and ARinv of every row, each island swept
+    on its own, then the forces mapped to qacc (MuJoCo's dualFinish, in _constraint_end or
+    after the noslip pass)."""
     ngroup = _constraint_start(m, d, b)
-    minv_jt_rows(m, d, b)
+    # every island on its AR and no noslip pass (which reads Y): the half rows Z suffice
+    half = m.unit_noslip == 0
+    for k in range(ngroup):
+        n = d.island_nefc[b, k] if d.nisland[b] > 0 else d.nefc[b]
+        if n > d.scratch_pgs_AR.shape[1]:
+            half = False
+    minv_jt_rows(m, d, b, half)
     niter = 0
     improvement = 0.0
     converged = 1
     for k in range(ngroup):
-        it, imp, ok = solve_pgs(m, d, b, k)
+        it, imp, ok = solve_pgs(m, d, b, k, half)
         d.island_niter[b, k] = it
         d.island_converged[b, k] = ok
         niter += it
@@ -1513,7 +1593,7 @@ def noslip_pass(m, d, b):
     noslip_improvement, then efc_state, qfrc_constraint and qacc for all rows
     (dualFinish, under Newton too)."""
     if m.opt_solver != T.SOL_PGS:
-        minv_jt_rows(m, d, b)
+        minv_jt_rows(m, d, b, False)
     for k in range(max(1, d.nisland[b])):
         it, imp = noslip(m, d, b, k)
         d.island_niter[b, k] += it

@@ -8,7 +8,9 @@ free bodies joined by a connect, pendulums coupled by tendon rows) the islands a
 takes MuJoCo's iteration count (island_niter against mjData.solver_niter), so qacc and
 efc_force agree to rounding (1e-10 relative), under Newton and PGS, with the pyramidal
 and the elliptic cone (under PGS each elliptic contact one block of its island's shuffled
-order, and the dual states after all islands as MuJoCo's). Trajectories of 200
+order, and the dual states after all islands as MuJoCo's; PGS both on each island's matrix
+AR = J M^-1 J^T + R, its way for islands of up to engine.fields.PGS_AR_ROWS rows, and on
+M^-1 J^T f, its way for larger ones, forced by setting the bound to 0). Trajectories of 200
 steps follow mj_step, also on the 40-body pile (nv = 240: MuJoCo's sparse Jacobian) and
 with <flag island="disable"/> (one problem in both).
 """
@@ -22,6 +24,7 @@ import numpy as np
 import pytest
 
 from robodyn import engine
+from robodyn.engine import fields
 from tests.helpers import (
     ASSETS,
     GYM_ASSETS,
@@ -40,6 +43,29 @@ TOL = 1e-10  # qacc and efc_force, relative to max(1, max |MuJoCo's|): the same 
 TOL_TRAJ = 1e-9  # qpos over 200 steps (qvel 100 times that), as test_contact_physics
 N_STEP = 200
 SOLVERS = ["Newton", "PGS"]
+# PGS sweeps an island of at most engine.fields.PGS_AR_ROWS rows on its matrix AR, a larger
+# one on M^-1 J^T f: "PGS-v" sets the bound to 0, so every island takes the second way
+SWEEPS = ["Newton", "PGS", "PGS-v"]
+
+
+@pytest.fixture
+def sweep_solver(request, monkeypatch) -> str:
+    """The solver of a SWEEPS parameter, with PGS_AR_ROWS set for it."""
+    if request.param == "PGS-v":
+        monkeypatch.setattr(fields, "PGS_AR_ROWS", 0)
+    return request.param.split("-")[0]
+
+
+def _check_sweep(sim: engine.Simulator, solver: str, ref: list) -> None:
+    """Every island of every row took the way its SWEEPS parameter asks for."""
+    if solver != "PGS":
+        return
+    bound = sim.data.scratch_pgs_AR.shape[1]
+    largest = max(max(d.island_nefc[: d.nisland], default=d.nefc) for d in ref)
+    assert bound == min(fields.PGS_AR_ROWS, sim.model.nefcmax)
+    assert (largest <= bound) == (fields.PGS_AR_ROWS > 0), (largest, bound)
+
+
 MAPS = (
     "tree_island",
     "dof_island",
@@ -95,14 +121,17 @@ def _island_mismatches(sim: engine.Simulator, i: int, d: mujoco.MjData) -> list[
 
 
 @pytest.mark.parametrize("jacobian", ["auto", "dense", "sparse"])
-@pytest.mark.parametrize("solver", SOLVERS)
-def test_islands_follow_mujoco(solver: str, jacobian: str):
+@pytest.mark.parametrize("sweep_solver", SWEEPS, indirect=True)
+def test_islands_follow_mujoco(sweep_solver: str, jacobian: str):
     """Islands, per-island iteration counts, qacc and efc_force equal MuJoCo's, whichever
     way efc_J is stored (nv = 52: "auto" is dense in MuJoCo, which then joins the trees of a
     generic row's nonzero entries; "sparse" those of its stored columns; ours is dense
-    under PGS and compact under Newton with "auto")."""
+    under PGS and compact under Newton with "auto"); PGS on each island's AR and on
+    M^-1 J^T f."""
+    solver = sweep_solver
     states = _states()
     sim, ref = _pair(with_options(ISLANDS, solver=solver, jacobian=jacobian), states)
+    _check_sweep(sim, solver, ref)
     d_ours = sim.data
     worst = dict.fromkeys(("qacc", "efc_force", "qfrc_constraint"), 0.0)
     wrong, same_iter, several, coupled, free_dofs, by_contact = [], 0, 0, 0, 0, 0
@@ -141,17 +170,20 @@ def test_islands_follow_mujoco(solver: str, jacobian: str):
 
 
 @pytest.mark.parametrize("jacobian", ["dense", "sparse"])
-@pytest.mark.parametrize("solver", SOLVERS)
-def test_islands_elliptic(solver: str, jacobian: str):
+@pytest.mark.parametrize("sweep_solver", SWEEPS, indirect=True)
+def test_islands_elliptic(sweep_solver: str, jacobian: str):
     """The elliptic cone, island by island: under Newton each cone's Hessian added on its
     island's dofs; under PGS each contact's rows one block of its island's shuffled order
     (its QCQP, the Nesterov step's projection onto its cone), and the dual states of every
     row after all islands. Islands, every island's iterations, qacc and efc_force equal
     MuJoCo's; under PGS efc_state too (MuJoCo's dualFinish), except that a force on the
     cone's surface may read SATISFIED or CONE by rounding (accepted only there). (After
-    Newton MuJoCo's island solver leaves the warm start's states: not compared.)"""
+    Newton MuJoCo's island solver leaves the warm start's states: not compared.) PGS on
+    each island's AR and on M^-1 J^T f."""
+    solver = sweep_solver
     states = _states()
     sim, ref = _pair(with_options(ISLANDS, solver=solver, cone="elliptic", jacobian=jacobian), states)
+    _check_sweep(sim, solver, ref)
     worst = wrong = same = several = sliding = state_diff = boundary = 0
     elliptic = int(mujoco.mjtConstraint.mjCNSTR_CONTACT_ELLIPTIC)
     for i, d in enumerate(ref):
