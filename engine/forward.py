@@ -64,9 +64,9 @@ def fwd_velocity(m, d, b):
 
 
 @kernel
-def fwd_acceleration(m, d, b):
+def smooth_acceleration(m, d, b):
     """qfrc_smooth = passive - bias + applied + actuator + J^T xfrc;  qacc_smooth =
-    M^-1 qfrc_smooth; then the constraint solver gives qacc and qfrc_constraint."""
+    M^-1 qfrc_smooth (MuJoCo's mj_fwdAcceleration)."""
     f = d.qfrc_smooth[b]
     for i in range(m.nv):
         f[i] = d.qfrc_passive[b, i] - d.qfrc_bias[b, i] + d.qfrc_applied[b, i] + d.qfrc_actuator[b, i]
@@ -78,6 +78,14 @@ def fwd_acceleration(m, d, b):
     for i in range(m.nv):
         acc[i] = f[i]
     solve_ld(acc, d.qLD[b], d.qLDiagInv[b], m)
+
+
+@kernel
+def fwd_acceleration(m, d, b):
+    """smooth_acceleration, then the constraint solver gives qacc and qfrc_constraint
+    (mj_fwdConstraint; qacc = qacc_smooth without rows)."""
+    smooth_acceleration(m, d, b)
+    acc = d.qacc_smooth[b]
     if d.nefc[b] > 0:
         call_unit(m.unit_solver, m, d, b)
     else:

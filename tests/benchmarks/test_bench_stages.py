@@ -1,0 +1,40 @@
+"""benchmarks/bench_stages.py: a tiny run on the ant on the floor times every stage on both
+sides from states that are MuJoCo's (the contact counts agree), and the stages it reruns
+leave those states' results as forward() left them. No timing is asserted."""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from benchmarks import bench_stages, bench_step
+from robodyn import engine
+
+
+def test_every_stage_timed_on_both_sides(capsys):
+    xml = bench_step.model_sources()["ant_floor"]
+    rows, state = bench_stages.profile("ant_floor", xml, 2, 40, 0.001, 1, 0.0)
+    assert list(rows) == [*bench_stages.STAGES, "step"]
+    for stage, (ours, theirs) in rows.items():
+        assert ours > 0 and theirs >= 0, stage
+    assert state.startswith("ant_floor: nv 14, NEWTON, RK4, B 2, after 40 steps:")
+    bench_stages.print_table(rows, state)
+    assert capsys.readouterr().out.count("\n") == 2 + len(rows) + 1  # state, header, rows, blank
+
+
+def test_rerun_stages_recompute_the_same_state():
+    """Each stage reads what forward() left and rewrites only what it computes: after every
+    stage has run again, qacc, the contacts and the constraint forces are forward()'s, which
+    equal MuJoCo's mj_forward on the same states."""
+    xml = bench_step.model_sources()["ant_floor"]
+    mj = mujoco.MjModel.from_xml_string(xml)
+    datas = bench_stages.settled_states(mj, 3, 40)
+    sim = bench_stages.simulator_at(engine.load_mjcf(xml), datas)
+    before = {k: np.copy(getattr(sim.data, k)) for k in ("qacc", "ncon", "nefc", "efc_force")}
+    for k in range(len(bench_stages.STAGES)):
+        bench_stages._run_stage(sim._bound.model_table, sim._bound.data_address, k, 2)
+    for name, value in before.items():
+        np.testing.assert_allclose(getattr(sim.data, name), value, rtol=0, atol=1e-12, err_msg=name)
+    worst = max(float(np.max(np.abs(sim.data.qacc[i] - d.qacc))) for i, d in enumerate(datas))
+    print(f"qacc after the stages rerun vs mj_forward: {worst:.1e}")
+    assert worst < 1e-9
