@@ -98,6 +98,19 @@ def add_y(m, d, b, i, v, scale):
 
 
 @kernel
+def clear_y(m, d, b, i, w):
+    """Zero w on the entries of Y_i (undoes add_y on a cleared vector)."""
+    n = d.scratch_efc_Y_rownnz[b, i]
+    if n == m.nv:
+        for t in range(n):
+            w[t] = 0.0
+    else:
+        col = d.scratch_efc_Y_colind[b, i]
+        for t in range(n):
+            w[col[t]] = 0.0
+
+
+@kernel
 def minv_jt_f(m, d, b, v, rows, dofs):
     """v = M^-1 J^T f = sum_i f_i (M^-1 J_i^T) over the group's rows, on its dofs (v is
     indexed by dof; the group's rows touch its dofs only), from the rows Y_i kept by

@@ -48,7 +48,7 @@ by 1 / (meaninertia nv) in both cases.
 
 from robodyn.engine import types as T
 from robodyn.engine.constraint import dot, dot_row
-from robodyn.engine.dual import add_y, friction_qcqp, group, minv_jt_f, solver_scale
+from robodyn.engine.dual import add_y, clear_y, friction_qcqp, group, minv_jt_f, solver_scale
 from robodyn.engine.jit import kernel
 from robodyn.engine.types import MINVAL
 
@@ -66,20 +66,7 @@ def _a_block(m, d, b, i, n, r0, c0):
             AR[r0 + j, c0 + k] = dot_row(m, d, b, i + j, w)
         R = d.efc_R[b, i + k]
         AR[r0 + k, c0 + k] = max(1e-10, (AR[r0 + k, c0 + k] + R) - R)
-        _clear_y(m, d, b, i + k, w)
-
-
-@kernel
-def _clear_y(m, d, b, i, w):
-    """Zero w on the entries of Y_i (undoes add_y on a cleared vector)."""
-    n = d.scratch_efc_Y_rownnz[b, i]
-    if n == m.nv:
-        for t in range(n):
-            w[t] = 0.0
-    else:
-        col = d.scratch_efc_Y_colind[b, i]
-        for t in range(n):
-            w[col[t]] = 0.0
+        clear_y(m, d, b, i + k, w)
 
 
 @kernel
@@ -130,7 +117,7 @@ def _prepare(m, d, b, rows):
             add_y(m, d, b, i, w, 1.0)
             R = d.efc_R[b, i]
             Ainv[i] = 1.0 / max(MINVAL, (dot_row(m, d, b, i, w) + R) - R)
-            _clear_y(m, d, b, i, w)
+            clear_y(m, d, b, i, w)
             c += 1
         elif d.efc_type[b, i] == T.CNSTR_CONTACT_PYRAMIDAL:
             dim = d.contact_dim[b, d.efc_id[b, i]]

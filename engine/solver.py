@@ -82,6 +82,7 @@ from robodyn.engine.dual import (
     add_y,
     chol_factor,
     chol_solve,
+    clear_y,
     dot_y,
     friction_qcqp,
     group,
@@ -561,14 +562,7 @@ def _ar_blocks(m, d, b, rows):
                 for j in range(dim):
                     AR[i + j, k] = dot_row(m, d, b, i + j, w)
                 AR[i + k, k] += d.efc_R[b, i + k]
-                n = d.scratch_efc_Y_rownnz[b, i + k]
-                if n == m.nv:
-                    for t in range(n):
-                        w[t] = 0.0
-                else:
-                    col = d.scratch_efc_Y_colind[b, i + k]
-                    for t in range(n):
-                        w[col[t]] = 0.0
+                clear_y(m, d, b, i + k, w)
         c += dim
 
 
@@ -594,14 +588,7 @@ def _island_ar(m, d, b, rows, AR, half):
             AR[c2, c] = x
         AR[c2, c2] += d.efc_R[b, j]
         ARinv[j] = 1.0 / AR[c2, c2]  # MuJoCo's ARdiaginv
-        nnz = d.scratch_efc_Y_rownnz[b, j]
-        if nnz == m.nv:
-            for t in range(nnz):
-                w[t] = 0.0
-        else:
-            col = d.scratch_efc_Y_colind[b, j]
-            for t in range(nnz):
-                w[col[t]] = 0.0
+        clear_y(m, d, b, j, w)
     A = d.scratch_efc_AR[b]
     c = 0
     while c < n:
