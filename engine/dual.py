@@ -131,8 +131,9 @@ def minv_jt_rows(m, d, b, half):
     dof range tree_dofadr .. + tree_dofnum, so Y_i's columns come out ascending), and
     scratch_efc[b, 0][i] = 1 / (J_i Y_i + R_i) (PGS's ARinv). With `half`, Z_i =
     D^-1/2 L^-T J_i^T instead (M = L^T D L; MuJoCo's mj_solveM2), half the work, so that
-    J_i M^-1 J_j^T = Z_i . Z_j (AR = Z Z^T + R, as MuJoCo's mj_makeY and mj_makeAR form it)
-    and ARinv[i] = 1 / (Z_i . Z_i + R_i); scratch_nv[b, 8] then holds D^-1/2."""
+    J_i M^-1 J_j^T = Z_i . Z_j (AR = Z Z^T + R, as MuJoCo's mj_makeY and mj_makeAR form it),
+    and ARinv is left to the AR build (engine.solver's _island_ar: 1 / AR's diagonal);
+    scratch_nv[b, 8] then holds D^-1/2."""
     Y = d.scratch_efc_Y[b]
     Ycol = d.scratch_efc_Y_colind[b]
     w = d.scratch_nv[b, 0]  # J_i^T, then M^-1 J_i^T (or Z_i), dense on those trees
@@ -154,7 +155,6 @@ def minv_jt_rows(m, d, b, half):
                 solve_lt_range(y, qLD, m, 0, nnz)
                 for k in range(nnz):
                     y[k] *= sdinv[k]
-                ARinv[i] = 1.0 / (dot(y, y, nnz) + d.efc_R[b, i])
             else:
                 solve_ld(y, qLD, d.qLDiagInv[b], m)
                 ARinv[i] = 1.0 / (dot(row, y, nnz) + d.efc_R[b, i])
@@ -187,7 +187,6 @@ def minv_jt_rows(m, d, b, half):
             for t in range(n):
                 k = Ycol[i, t]
                 Y[i, t] = w[k] * sdinv[k]
-            ARinv[i] = 1.0 / (dot(Y[i], Y[i], n) + d.efc_R[b, i])
         else:
             ARinv[i] = 1.0 / (dot_sparse(row, col, w, nnz) + d.efc_R[b, i])
             for t in range(n):

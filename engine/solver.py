@@ -602,6 +602,13 @@ def _island_ar(m, d, b, rows, AR, half):
 
 
 @kernel
+def _on_ar(d, b, n):
+    """Whether PGS sweeps an island of n rows on its matrix AR (scratch_pgs_AR holds up to
+    PGS_AR_ROWS rows), else on v = M^-1 J^T f."""
+    return n <= d.scratch_pgs_AR.shape[1]
+
+
+@kernel
 def _residual(m, d, b, i, c, v, AR, ar_n, rows, r0):
     """res_i = b_i + (AR f)_i of row i (position c in its island's list), AR = J M^-1 J^T
     + R: with the island's AR (ar_n > 0: its rows; r0 >= 0 when they are r0 .. r0 + ar_n - 1)
@@ -798,7 +805,7 @@ def solve_pgs(m, d, b, k, half):
     v = d.scratch_nv[b, 1]
     AR = d.scratch_pgs_AR[b]
     tol = m.opt_tolerance
-    ar_n = n if n <= AR.shape[0] else 0
+    ar_n = n if _on_ar(d, b, n) else 0
     r0 = rows[0] if ar_n > 0 and rows[n - 1] - rows[0] == n - 1 else -1  # rows in one run
     if ar_n > 0:
         _island_ar(m, d, b, rows, AR, half)
@@ -1555,8 +1562,7 @@ def fwd_constraint_pgs(m, d, b):
     # every island on its AR and no noslip pass (which reads Y): the half rows Z suffice
     half = m.unit_noslip == 0
     for k in range(ngroup):
-        n = d.island_nefc[b, k] if d.nisland[b] > 0 else d.nefc[b]
-        if n > d.scratch_pgs_AR.shape[1]:
+        if not _on_ar(d, b, d.island_nefc[b, k] if d.nisland[b] > 0 else d.nefc[b]):
             half = False
     minv_jt_rows(m, d, b, half)
     niter = 0
