@@ -78,7 +78,9 @@ STAGES = (
 DEFAULT_MODELS = ("humanoid_floor", "ant_floor", "dmc_humanoid")
 
 
-@njit(cache=True)
+# not cached: numba keys a cache on this file alone, and this function holds copies of the
+# engine's kernels (inlined), which an edit to the engine would leave stale
+@njit
 def _run_stage(table, data_address, stage, reps):
     """Run stage `stage` (an index of STAGES) `reps` times on every row, row b with the Model
     record at table[b]."""

@@ -181,7 +181,7 @@ def _inverse_rows(mtab, dp):
         constraint_update(m, d, b, Jaref)
         work = d.scratch_body[b]
         out = d.qfrc_inverse[b]
-        rne(m, d, b, False, d.qacc[b], out, work[0], work[1], work[2])
+        rne(m, d, b, False, d.qacc[b], out, work[0], work[1])
         ma = d.scratch_v[b, 0]
         mul_m(ma, d.qM[b], d.qacc[b], m)
         for i in range(m.nv):

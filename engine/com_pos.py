@@ -60,11 +60,9 @@ def com_pos(m, d, b):
     cinert = d.cinert[b]
     for k in range(10):
         cinert[0, k] = 0.0
-    offset = d.scratch_body[b, 0, 0]  # 3 numbers of work space
     for i in range(1, m.nbody):
         r = m.body_rootid[i]
-        for k in range(3):
-            offset[k] = xipos[i, k] - com[r, k]
+        offset = (xipos[i, 0] - com[r, 0], xipos[i, 1] - com[r, 1], xipos[i, 2] - com[r, 2])
         inert_com(cinert[i], m.body_inertia[i], d.ximat[b, i], offset, m.body_mass[i])
 
     xmat = d.xmat[b]
@@ -72,8 +70,8 @@ def com_pos(m, d, b):
         i = m.jnt_bodyid[j]
         r = m.body_rootid[i]
         da = m.jnt_dofadr[j]
-        for k in range(3):
-            offset[k] = com[r, k] - d.xanchor[b, j, k]
+        anchor = d.xanchor[b, j]
+        offset = (com[r, 0] - anchor[0], com[r, 1] - anchor[1], com[r, 2] - anchor[2])
         jtype = m.jnt_type[j]
         if jtype == T.JNT_FREE or jtype == T.JNT_BALL:
             rot = da

@@ -9,8 +9,8 @@ M is stored as its lower triangle in the row layout of Model.M_rowadr / M_colind
 (ancestors ascending, diagonal last): a tree's M has no entries off that chain.
 """
 
-from robodyn.engine.jit import kernel
-from robodyn.engine.spatial import dot6, mul_inert_vec
+from robodyn.engine.jit import kernel, u
+from robodyn.engine.spatial import dot6, inert_vec
 
 
 @kernel
@@ -28,15 +28,14 @@ def crb(m, d, b):
 
     qM = d.qM[b]
     cdof = d.cdof[b]
-    buf = d.scratch_body[b, 0, 0]  # 6 numbers of work space
     for k in range(m.nM):
         qM[k] = 0.0
     for i in range(m.nv):
         adr = m.M_rowadr[i] + m.M_rownnz[i] - 1  # the diagonal
-        mul_inert_vec(buf, c[m.dof_bodyid[i]], cdof[i])
-        qM[adr] = m.dof_armature[i]
+        f = inert_vec(c[m.dof_bodyid[i]], cdof[i])
+        qM[u(adr)] = m.dof_armature[i]
         j = i
         while j >= 0:
-            qM[adr] += dot6(cdof[j], buf)
+            qM[u(adr)] += dot6(cdof[j], f)
             adr -= 1
             j = m.dof_parentid[j]

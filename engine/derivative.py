@@ -93,9 +93,9 @@ def bias_vel_columns(m, d, b, col0, ncol):
             vp[i] = qvel[i]
         vp[j] = qvel[j] + s
         com_vel_at(m, d, b, vp, cvel, cdof_dot)
-        rne_at(m, d, b, vp, cvel, cdof_dot, False, False, vp, cp, work[0], work[1], work[2])
+        rne_at(m, d, b, vp, cvel, cdof_dot, False, False, vp, cp, work[0], work[1])
         vp[j] = qvel[j] - s
         com_vel_at(m, d, b, vp, cvel, cdof_dot)
-        rne_at(m, d, b, vp, cvel, cdof_dot, False, False, vp, cm, work[0], work[1], work[2])
+        rne_at(m, d, b, vp, cvel, cdof_dot, False, False, vp, cm, work[0], work[1])
         for i in range(nv):
             d.qDeriv[b, i, j] -= (cp[i] - cm[i]) / (2.0 * s)

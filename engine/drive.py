@@ -67,7 +67,7 @@ def gravity_load(m, d, b, out):
         for k in range(6):
             zero_cdof_dot[i, k] = 0.0
     work = d.scratch_body[b]
-    rne_at(m, d, b, zero_v, zero_cvel, zero_cdof_dot, True, False, zero_v, out, work[0], work[1], work[2])
+    rne_at(m, d, b, zero_v, zero_cvel, zero_cdof_dot, True, False, zero_v, out, work[0], work[1])
 
 
 @kernel

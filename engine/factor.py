@@ -9,7 +9,7 @@ j: eliminating a leaf never creates an entry outside the tree pattern.
 `qLDiagInv` holds 1/D. Solving x = M^-1 y is then  x <- L^-T x, x <- D^-1 x, x <- L^-1 x.
 """
 
-from robodyn.engine.jit import kernel
+from robodyn.engine.jit import kernel, u
 
 
 @kernel
@@ -22,15 +22,18 @@ def factor_i(mat, diaginv, m):
         invD = 1.0 / mat[end]
         diaginv[k] = invD
         # update rows i < k:  L(i, 0..i) -= L(i, 0..i) * L(k, i) / L(k, k)
-        for adr in range(end - 1, start - 1, -1):
+        rk = u(start)
+        top = u(end - 1)  # unused when the row has no entries left of its diagonal
+        for t in range(u(diag)):
+            adr = top - t
             i = m.M_colind[adr]
             scale = -mat[adr] * invD
-            ri = m.M_rowadr[i]
+            ri = u(m.M_rowadr[i])
             # row i's pattern is a prefix of row k's pattern (ancestors of i)
-            for t in range(m.M_rownnz[i]):
-                mat[ri + t] += scale * mat[start + t]
+            for t in range(u(m.M_rownnz[i])):
+                mat[ri + t] += scale * mat[rk + t]
         # L(k, :) /= D(k)
-        for adr in range(start, end):
+        for adr in range(rk, u(end)):
             mat[adr] *= invD
 
 
@@ -48,9 +51,9 @@ def solve_lt_range(x, qLD, m, start, end):
     for i in range(end - 1, start - 1, -1):
         xi = x[i]
         if xi != 0.0:
-            adr0 = m.M_rowadr[i]
-            for adr in range(adr0, adr0 + m.M_rownnz[i] - 1):
-                x[m.M_colind[adr]] -= qLD[adr] * xi
+            adr0 = u(m.M_rowadr[i])
+            for adr in range(adr0, adr0 + u(m.M_rownnz[i] - 1)):
+                x[u(m.M_colind[adr])] -= qLD[adr] * xi
 
 
 @kernel
@@ -64,10 +67,10 @@ def solve_ld_range(x, qLD, diaginv, m, start, end):
         x[i] *= diaginv[i]
     # x <- L^-1 x
     for i in range(start, end):
-        adr0 = m.M_rowadr[i]
+        adr0 = u(m.M_rowadr[i])
         s = 0.0
-        for adr in range(adr0, adr0 + m.M_rownnz[i] - 1):
-            s += qLD[adr] * x[m.M_colind[adr]]
+        for adr in range(adr0, adr0 + u(m.M_rownnz[i] - 1)):
+            s += qLD[adr] * x[u(m.M_colind[adr])]
         x[i] -= s
 
 
@@ -86,15 +89,15 @@ def mul_m(res, qM, x, m):
     for i in range(m.nv):
         res[i] = 0.0
     for i in range(m.nv):
-        start = m.M_rowadr[i]
-        diag = start + m.M_rownnz[i] - 1
+        start = u(m.M_rowadr[i])
+        diag = start + u(m.M_rownnz[i] - 1)
         # row i's own sum in a register: rows before i never write res[i] (their columns
         # are below them), so this adds the same terms in the same order
         s = 0.0
         s += qM[diag] * x[i]
         xi = x[i]
         for adr in range(start, diag):
-            j = m.M_colind[adr]
+            j = u(m.M_colind[adr])
             s += qM[adr] * x[j]
             res[j] += qM[adr] * xi
         res[i] = s

@@ -31,6 +31,7 @@ Flags:
 
 from __future__ import annotations
 
+import numpy as np
 from llvmlite import ir
 from numba import njit, types
 
@@ -62,6 +63,20 @@ def kernel(fn):
     """Compile `fn` as a serial numba kernel, callable from other compiled code only."""
     options = dict(no_cpython_wrapper=True, no_cfunc_wrapper=True, cache=True, forceinline=True)
     return _plain_argument_types(njit(**options, **JIT_OPTIONS)(fn))
+
+
+@kernel
+def u(i):
+    """The index i (known >= 0) as an unsigned 64-bit integer.
+
+    numba reads `a[i]` for a signed i as `a[i + len(a)] if i < 0 else a[i]`: a compare and a
+    select on every access, which also keeps LLVM from strength-reducing the address of an
+    index computed from loaded offsets (`qLD[M_rowadr[i] + t]`). An unsigned index has no
+    negative case. Arithmetic on such an index must stay unsigned: numba types uint64 +
+    int64 (a signed variable, not a constant) as int64, which brings the select back.
+    Measured on the LTDL factor of gymnasium's humanoid: 1.00 -> 0.55 us, the same bits.
+    """
+    return np.uint64(i)
 
 
 def outline(fn):

@@ -12,21 +12,21 @@ MuJoCo's qfrc_bias; with qacc it is M qacc + c (Featherstone, RBDA ch. 5).
 
 from robodyn.engine import types as T
 from robodyn.engine.jit import kernel
-from robodyn.engine.spatial import cross_force, dot6, mul_inert_vec
+from robodyn.engine.spatial import add_scl6, cross_force_of, dot6, inert_vec, put
 
 
 @kernel
-def rne(m, d, b, flg_acc, qacc, result, cacc, cfrc, tmp):
+def rne(m, d, b, flg_acc, qacc, result, cacc, cfrc):
     """result (nv) = M qacc + c if flg_acc else c, for row b (MuJoCo's mj_rne).
 
     cacc, cfrc: (nbody, 6) work arrays, left holding body accelerations and the forces
-    each subtree exerts on its parent; tmp: (2, 6) work array.
+    each subtree exerts on its parent.
     """
-    rne_at(m, d, b, d.qvel[b], d.cvel[b], d.cdof_dot[b], True, flg_acc, qacc, result, cacc, cfrc, tmp)
+    rne_at(m, d, b, d.qvel[b], d.cvel[b], d.cdof_dot[b], True, flg_acc, qacc, result, cacc, cfrc)
 
 
 @kernel
-def rne_at(m, d, b, qvel, cvel, cdof_dot, flg_grav, flg_acc, qacc, result, cacc, cfrc, tmp):
+def rne_at(m, d, b, qvel, cvel, cdof_dot, flg_grav, flg_acc, qacc, result, cacc, cfrc):
     """RNE at row b's configuration for a given velocity state (qvel, cvel, cdof_dot).
 
     flg_grav False drops gravity, leaving the part of c that is quadratic in qvel.
@@ -39,24 +39,21 @@ def rne_at(m, d, b, qvel, cvel, cdof_dot, flg_grav, flg_acc, qacc, result, cacc,
         for k in range(3):
             cacc[0, 3 + k] = -m.opt_gravity[k]
     for i in range(1, m.nbody):
-        a = cacc[i]
         p = m.body_parentid[i]
-        for k in range(6):
-            a[k] = cacc[p, k]
+        ap = cacc[p]
+        a = (ap[0], ap[1], ap[2], ap[3], ap[4], ap[5])
         bda = m.body_dofadr[i]
         for j in range(bda, bda + m.body_dofnum[i]):
-            for k in range(6):
-                a[k] += cdof_dot[j, k] * qvel[j]
+            a = add_scl6(a, cdof_dot[j], qvel[j])
             if flg_acc:
-                for k in range(6):
-                    a[k] += cdof[j, k] * qacc[j]
+                a = add_scl6(a, cdof[j], qacc[j])
+        put(cacc[i], a)
+        # f = I a + cvel x* (I cvel): the gyroscopic and centrifugal force added
+        ia = inert_vec(cinert[i], a)
+        g = cross_force_of(cvel[i], inert_vec(cinert[i], cvel[i]))
         f = cfrc[i]
-        mul_inert_vec(f, cinert[i], a)
-        # f += cvel x* (I cvel): the gyroscopic and centrifugal force
-        mul_inert_vec(tmp[0], cinert[i], cvel[i])
-        cross_force(tmp[1], cvel[i], tmp[0])
         for k in range(6):
-            f[k] += tmp[1, k]
+            f[k] = ia[k] + g[k]
     for k in range(6):
         cfrc[0, k] = 0.0
     for i in range(m.nbody - 1, 0, -1):
@@ -72,4 +69,4 @@ def rne_at(m, d, b, qvel, cvel, cdof_dot, flg_grav, flg_acc, qacc, result, cacc,
 def bias(m, d, b):
     """qfrc_bias of row b: c(q, v) = RNE with zero acceleration."""
     work = d.scratch_body[b]
-    rne(m, d, b, False, d.qacc[b], d.qfrc_bias[b], work[0], work[1], work[2])
+    rne(m, d, b, False, d.qacc[b], d.qfrc_bias[b], work[0], work[1])

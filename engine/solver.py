@@ -93,7 +93,7 @@ from robodyn.engine.dual import (
 )
 from robodyn.engine.factor import mul_m, solve_ld
 from robodyn.engine.island import island
-from robodyn.engine.jit import kernel, unit
+from robodyn.engine.jit import kernel, u, unit
 from robodyn.engine.noslip import noslip
 from robodyn.engine.ptr import call_unit
 from robodyn.engine.types import MINVAL
@@ -930,17 +930,18 @@ def _hessian(m, d, b, rows, dofs, trees):
         for t in range(n):
             x = Di * val[t]
             if x != 0.0:
-                r = idx[t]
-                for s in range(t + 1):  # indices ascending: idx[s] <= r
-                    H[r, idx[s]] += x * val[s]
+                hr = H[u(idx[t])]
+                for s in range(t + 1):  # indices ascending: idx[s] <= idx[t]
+                    hr[u(idx[s])] += x * val[s]
     for tt in range(trees.shape[0]):
         t = trees[tt]
         a = m.tree_dofadr[t]
         shift = local[a] - a
         for i in range(a, a + m.tree_dofnum[t]):
-            start = m.M_rowadr[i]
-            for e in range(m.M_rownnz[i]):
-                H[i + shift, m.M_colind[start + e] + shift] += d.qM[b, start + e]
+            start = u(m.M_rowadr[i])
+            hr = H[u(i + shift)]
+            for e in range(u(m.M_rownnz[i])):
+                hr[u(m.M_colind[start + e] + shift)] += d.qM[b, start + e]
     chol_factor(H, nd, MINVAL)
 
 

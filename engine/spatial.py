@@ -318,17 +318,38 @@ def cross_motion(res, v, u):
 
 
 @kernel
+def cross_force_of(v, f):
+    """v x* f as a 6-tuple, for a motion v and a force f (rot:lin):
+    (w x f_rot + v_lin x f_lin, w x f_lin)."""
+    return (
+        (-v[2] * f[1] + v[1] * f[2]) + (-v[5] * f[4] + v[4] * f[5]),
+        (v[2] * f[0] - v[0] * f[2]) + (v[5] * f[3] - v[3] * f[5]),
+        (-v[1] * f[0] + v[0] * f[1]) + (-v[4] * f[3] + v[3] * f[4]),
+        -v[2] * f[4] + v[1] * f[5],
+        v[2] * f[3] - v[0] * f[5],
+        -v[1] * f[3] + v[0] * f[4],
+    )
+
+
+@kernel
 def cross_force(res, v, f):
     """res = v x* f for a motion v and a force f (rot:lin): (w x f_rot + v_lin x f_lin, w x f_lin)."""
-    res[0] = -v[2] * f[1] + v[1] * f[2]
-    res[1] = v[2] * f[0] - v[0] * f[2]
-    res[2] = -v[1] * f[0] + v[0] * f[1]
-    res[3] = -v[2] * f[4] + v[1] * f[5]
-    res[4] = v[2] * f[3] - v[0] * f[5]
-    res[5] = -v[1] * f[3] + v[0] * f[4]
-    res[0] += -v[5] * f[4] + v[4] * f[5]
-    res[1] += v[5] * f[3] - v[3] * f[5]
-    res[2] += -v[4] * f[3] + v[3] * f[4]
+    x = cross_force_of(v, f)
+    for k in range(6):
+        res[k] = x[k]
+
+
+@kernel
+def add_scl6(a, v, s):
+    """a + v s for 6-vectors, as a tuple (a: a tuple or an array)."""
+    return (
+        a[0] + v[0] * s,
+        a[1] + v[1] * s,
+        a[2] + v[2] * s,
+        a[3] + v[3] * s,
+        a[4] + v[4] * s,
+        a[5] + v[5] * s,
+    )
 
 
 @kernel
@@ -367,14 +388,26 @@ def inert_com(res, inertia, mat, dif, mass):
 
 
 @kernel
+def inert_vec(i, v):
+    """I v as a 6-tuple: the spatial momentum (force) of a 10-number inertia I moving with
+    motion v. A tuple stays in registers, where a result written to an array would be read
+    back after every store the compiler cannot prove lands elsewhere."""
+    return (
+        i[0] * v[0] + i[3] * v[1] + i[4] * v[2] - i[8] * v[4] + i[7] * v[5],
+        i[3] * v[0] + i[1] * v[1] + i[5] * v[2] + i[8] * v[3] - i[6] * v[5],
+        i[4] * v[0] + i[5] * v[1] + i[2] * v[2] - i[7] * v[3] + i[6] * v[4],
+        i[8] * v[1] - i[7] * v[2] + i[9] * v[3],
+        i[6] * v[2] - i[8] * v[0] + i[9] * v[4],
+        i[7] * v[0] - i[6] * v[1] + i[9] * v[5],
+    )
+
+
+@kernel
 def mul_inert_vec(res, i, v):
     """res = I v: the spatial momentum (force) of a 10-number inertia I moving with motion v."""
-    res[0] = i[0] * v[0] + i[3] * v[1] + i[4] * v[2] - i[8] * v[4] + i[7] * v[5]
-    res[1] = i[3] * v[0] + i[1] * v[1] + i[5] * v[2] + i[8] * v[3] - i[6] * v[5]
-    res[2] = i[4] * v[0] + i[5] * v[1] + i[2] * v[2] - i[7] * v[3] + i[6] * v[4]
-    res[3] = i[8] * v[1] - i[7] * v[2] + i[9] * v[3]
-    res[4] = i[6] * v[2] - i[8] * v[0] + i[9] * v[4]
-    res[5] = i[7] * v[0] - i[6] * v[1] + i[9] * v[5]
+    f = inert_vec(i, v)
+    for k in range(6):
+        res[k] = f[k]
 
 
 @kernel

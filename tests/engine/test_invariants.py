@@ -139,10 +139,10 @@ def _rne_columns(m, d, out):
     e = np.zeros(nv)
     for b in range(d.qpos.shape[0]):
         work = d.scratch_body[b]
-        rne(m, d, b, False, e, base, work[0], work[1], work[2])
+        rne(m, d, b, False, e, base, work[0], work[1])
         for j in range(nv):
             e[j] = 1.0
-            rne(m, d, b, True, e, col, work[0], work[1], work[2])
+            rne(m, d, b, True, e, col, work[0], work[1])
             e[j] = 0.0
             for i in range(nv):
                 out[b, i, j] = col[i] - base[i]
