@@ -58,7 +58,7 @@ import numpy as np
 from robodyn.engine import types as T
 from robodyn.engine.errors import InvalidArgumentError
 from robodyn.engine.jacobian import jac_dif_pair, jac_dot_vel
-from robodyn.engine.jit import kernel, unit
+from robodyn.engine.jit import kernel, u, unit
 from robodyn.engine.spatial import mv3, normalize3, qderiv, qmul, qmul_axis, qnormalized, scl3
 from robodyn.engine.types import MINVAL
 
@@ -95,14 +95,14 @@ def dot_sparse(vals, ind, x, n):
     s0 = s1 = s2 = s3 = 0.0
     i = 0
     while i <= n - 4:
-        s0 += vals[i] * x[ind[i]]
-        s1 += vals[i + 1] * x[ind[i + 1]]
-        s2 += vals[i + 2] * x[ind[i + 2]]
-        s3 += vals[i + 3] * x[ind[i + 3]]
+        s0 += vals[i] * x[u(ind[i])]
+        s1 += vals[i + 1] * x[u(ind[i + 1])]
+        s2 += vals[i + 2] * x[u(ind[i + 2])]
+        s3 += vals[i + 3] * x[u(ind[i + 3])]
         i += 4
     res = (s0 + s2) + (s1 + s3)
     while i < n:
-        res += vals[i] * x[ind[i]]
+        res += vals[i] * x[u(ind[i])]
         i += 1
     return res
 

@@ -10,7 +10,7 @@ import math
 
 from robodyn.engine.constraint import dot, dot_sparse
 from robodyn.engine.factor import solve_ld, solve_ld_range, solve_lt_range
-from robodyn.engine.jit import kernel
+from robodyn.engine.jit import kernel, u
 from robodyn.engine.types import MINVAL
 
 
@@ -61,8 +61,10 @@ def chol_factor(H, n, mindiag):
         else:
             H[j, j] = math.sqrt(x)
             inv = 1.0 / H[j, j]
-            for i in range(j + 1, n):
-                H[i, j] = (H[i, j] - dot(H[i], H[j], j)) * inv
+            hj = H[j]
+            uj = u(j)
+            for i in range(uj + u(1), u(n)):
+                H[i, uj] = (H[i, uj] - dot(H[i], hj, j)) * inv
     return rank
 
 
@@ -77,9 +79,11 @@ def chol_solve(H, res, vec, n):
             res[i] -= dot(H[i], res, i)
         res[i] /= H[i, i]
     for i in range(n - 1, -1, -1):
-        for j in range(i + 1, n):
-            res[i] -= H[j, i] * res[j]
-        res[i] /= H[i, i]
+        ui = u(i)
+        s = res[ui]  # res[i] in a register: the same subtractions in the same order
+        for j in range(ui + u(1), u(n)):
+            s -= H[j, ui] * res[j]
+        res[ui] = s / H[ui, ui]
 
 
 @kernel
@@ -94,7 +98,7 @@ def add_y(m, d, b, i, v, scale):
     else:
         col = d.scratch_efc_Y_colind[b, i]
         for t in range(n):
-            v[col[t]] += scale * y[t]
+            v[u(col[t])] += scale * y[t]
 
 
 @kernel

@@ -290,7 +290,7 @@ def _jt_force(m, d, b):
             else:
                 col = d.efc_J_colind[b, i]
                 for t in range(n):
-                    q[col[t]] += row[t] * fi
+                    q[u(col[t])] += row[t] * fi
 
 
 @kernel
@@ -319,24 +319,28 @@ def _leave(d, b, dofs):
 @kernel
 def _row_local(m, d, b, i, dofs, idx, val):
     """Row i of J on the group's dofs: idx[:n] their indices in `dofs` (ascending), val[:n]
-    the values; returns n. A dense row gives every dof of the group, a compact row its
-    stored entries (all in the group: engine.island joins the trees of its columns)."""
+    the values; returns n. A dense row gives the group's dofs where it is not zero (a zero
+    would only add zeros to the sums it feeds), a compact row its stored entries (all in the
+    group: engine.island joins the trees of its columns)."""
     row = d.efc_J[b, i]
     nnz = d.efc_J_rownnz[b, i]
     if nnz == m.nv:
-        nd = dofs.shape[0]
-        for j in range(nd):
-            idx[j] = j
-            val[j] = row[dofs[j]]
-        return nd
+        n = 0
+        for j in range(dofs.shape[0]):
+            x = row[u(dofs[j])]
+            if x != 0.0:
+                idx[u(n)] = j
+                val[u(n)] = x
+                n += 1
+        return n
     col = d.efc_J_colind[b, i]
     local = d.scratch_idof[b, 0]
     n = 0
     for t in range(nnz):
-        loc = local[col[t]]
+        loc = local[u(col[t])]
         if loc >= 0:
-            idx[n] = loc
-            val[n] = row[t]
+            idx[u(n)] = loc
+            val[u(n)] = row[t]
             n += 1
     return n
 
@@ -354,27 +358,27 @@ def _dot_local(m, d, b, i, x, dofs):
     if n == m.nv:
         nd = dofs.shape[0]
         while t <= nd - 4:
-            s0 += row[dofs[t]] * x[t]
-            s1 += row[dofs[t + 1]] * x[t + 1]
-            s2 += row[dofs[t + 2]] * x[t + 2]
-            s3 += row[dofs[t + 3]] * x[t + 3]
+            s0 += row[u(dofs[t])] * x[t]
+            s1 += row[u(dofs[t + 1])] * x[t + 1]
+            s2 += row[u(dofs[t + 2])] * x[t + 2]
+            s3 += row[u(dofs[t + 3])] * x[t + 3]
             t += 4
         res = (s0 + s2) + (s1 + s3)
         while t < nd:
-            res += row[dofs[t]] * x[t]
+            res += row[u(dofs[t])] * x[t]
             t += 1
         return res
     col = d.efc_J_colind[b, i]
     local = d.scratch_idof[b, 0]
     while t <= n - 4:
-        s0 += row[t] * x[max(local[col[t]], 0)]
-        s1 += row[t + 1] * x[max(local[col[t + 1]], 0)]
-        s2 += row[t + 2] * x[max(local[col[t + 2]], 0)]
-        s3 += row[t + 3] * x[max(local[col[t + 3]], 0)]
+        s0 += row[t] * x[u(max(local[u(col[t])], 0))]
+        s1 += row[t + 1] * x[u(max(local[u(col[t + 1])], 0))]
+        s2 += row[t + 2] * x[u(max(local[u(col[t + 2])], 0))]
+        s3 += row[t + 3] * x[u(max(local[u(col[t + 3])], 0))]
         t += 4
     res = (s0 + s2) + (s1 + s3)
     while t < n:
-        res += row[t] * x[max(local[col[t]], 0)]
+        res += row[t] * x[u(max(local[u(col[t])], 0))]
         t += 1
     return res
 
@@ -403,13 +407,13 @@ def _jt_local(m, d, b, out, rows, dofs):
         n = d.efc_J_rownnz[b, i]
         if n == m.nv:
             for j in range(nd):
-                out[j] += row[dofs[j]] * fi
+                out[j] += row[u(dofs[j])] * fi
         else:
             col = d.efc_J_colind[b, i]
             for t in range(n):
-                loc = local[col[t]]
+                loc = local[u(col[t])]
                 if loc >= 0:
-                    out[loc] += row[t] * fi
+                    out[u(loc)] += row[t] * fi
 
 
 @kernel
@@ -425,14 +429,14 @@ def _mul_m_local(m, d, b, res, x, trees):
         for i in range(a, a + m.tree_dofnum[t]):
             res[i + shift] = 0.0
         for i in range(a, a + m.tree_dofnum[t]):
-            start = m.M_rowadr[i]
-            diag = start + m.M_rownnz[i] - 1
-            li = i + shift
+            start = u(m.M_rowadr[i])
+            diag = start + u(m.M_rownnz[i] - 1)
+            li = u(i + shift)
             s = 0.0  # row i's own sum in a register, as in factor.mul_m
             s += qM[diag] * x[li]
             xi = x[li]
             for adr in range(start, diag):
-                lj = m.M_colind[adr] + shift
+                lj = u(m.M_colind[adr] + shift)
                 s += qM[adr] * x[lj]
                 res[lj] += qM[adr] * xi
             res[li] = s
@@ -449,19 +453,19 @@ def _solve_m_local(m, d, b, x, trees):
         e = a + m.tree_dofnum[t]
         shift = local[a] - a
         for i in range(e - 1, a - 1, -1):  # x <- L^-T x
-            xi = x[i + shift]
+            xi = x[u(i + shift)]
             if xi != 0.0:
-                adr0 = m.M_rowadr[i]
-                for adr in range(adr0, adr0 + m.M_rownnz[i] - 1):
-                    x[m.M_colind[adr] + shift] -= qLD[adr] * xi
+                adr0 = u(m.M_rowadr[i])
+                for adr in range(adr0, adr0 + u(m.M_rownnz[i] - 1)):
+                    x[u(m.M_colind[adr] + shift)] -= qLD[adr] * xi
         for i in range(a, e):  # x <- D^-1 x
-            x[i + shift] *= d.qLDiagInv[b, i]
+            x[u(i + shift)] *= d.qLDiagInv[b, i]
         for i in range(a, e):  # x <- L^-1 x
-            adr0 = m.M_rowadr[i]
+            adr0 = u(m.M_rowadr[i])
             s = 0.0
-            for adr in range(adr0, adr0 + m.M_rownnz[i] - 1):
-                s += qLD[adr] * x[m.M_colind[adr] + shift]
-            x[i + shift] -= s
+            for adr in range(adr0, adr0 + u(m.M_rownnz[i] - 1)):
+                s += qLD[adr] * x[u(m.M_colind[adr] + shift)]
+            x[u(i + shift)] -= s
 
 
 @kernel
@@ -1020,8 +1024,9 @@ def _add_cones(m, d, b, rows, dofs):
             n = _row_local(m, d, b, i + r, dofs, idx, val)
             for q in range(r + 1):
                 a = A[r, q]
+                lq = LTJ[q]
                 for t in range(n):
-                    LTJ[q, idx[t]] += val[t] * a
+                    lq[u(idx[t])] += val[t] * a
         for r in range(dim):
             _chol_update(Hc, LTJ[r], nd, True)
         c += dim
@@ -1050,15 +1055,16 @@ def _chol_update(H, x, n, plus):
         H[k, k] = r
         # one pass per column: each x[i] update reads the H[i, k] just written, as
         # mju_cholUpdate's second loop does, so the arithmetic is the same
+        uk = u(k)
         if plus:
-            for i in range(k + 1, n):
-                h = (H[i, k] + s * x[i]) * cinv
-                H[i, k] = h
+            for i in range(uk + u(1), u(n)):
+                h = (H[i, uk] + s * x[i]) * cinv
+                H[i, uk] = h
                 x[i] = c * x[i] - s * h
         else:
-            for i in range(k + 1, n):
-                h = (H[i, k] - s * x[i]) * cinv
-                H[i, k] = h
+            for i in range(uk + u(1), u(n)):
+                h = (H[i, uk] - s * x[i]) * cinv
+                H[i, uk] = h
                 x[i] = c * x[i] - s * h
     return rank
 
@@ -1085,7 +1091,7 @@ def _hessian_incremental(m, d, b, oldstate, rows, dofs, trees):
         scale = math.sqrt(d.efc_D[b, i])
         n = _row_local(m, d, b, i, dofs, idx, val)
         for t in range(n):
-            x[idx[t]] = val[t] * scale
+            x[u(idx[t])] = val[t] * scale
         if _chol_update(H, x, nd, now) < nd:
             _hessian(m, d, b, rows, dofs, trees)
             return
