@@ -59,6 +59,7 @@ from robodyn.engine import types as T
 from robodyn.engine.errors import InvalidArgumentError
 from robodyn.engine.jacobian import jac_dif_pair, jac_dot_vel
 from robodyn.engine.jit import kernel, u, unit
+from robodyn.engine.simd import dot_lanes
 from robodyn.engine.spatial import mv3, normalize3, qderiv, qmul, qmul_axis, qnormalized, scl3
 from robodyn.engine.types import MINVAL
 
@@ -68,15 +69,10 @@ MAXIMP = 0.9999  # mjMAXIMP: largest impedance
 
 @kernel
 def dot(a, b, n):
-    """a[:n] . b[:n] summed in MuJoCo's order (mju_dot: four partial sums, then the rest)."""
-    s0 = s1 = s2 = s3 = 0.0
-    i = 0
-    while i <= n - 4:
-        s0 += a[i] * b[i]
-        s1 += a[i + 1] * b[i + 1]
-        s2 += a[i + 2] * b[i + 2]
-        s3 += a[i + 3] * b[i + 3]
-        i += 4
+    """a[:n] . b[:n] summed in MuJoCo's order (mju_dot: four partial sums s_k over i = k mod
+    4, the multiples of four in one vector's lanes (engine.simd), then the rest)."""
+    i = n - n % 4
+    s0, s1, s2, s3 = dot_lanes(a, b, i)
     res = (s0 + s2) + (s1 + s3)
     r = n - i
     if r == 3:
