@@ -9,6 +9,10 @@ import re
 import sys
 import types
 
+import gymnasium as gym
+import pytest
+
+from robogym import registration
 from tests.helpers import REPO
 
 DOC = REPO / "docs" / "your_robot.md"
@@ -25,7 +29,20 @@ def test_the_block_reader_finds_what_is_fenced_python_only():
     assert python_blocks(text) == ["x = 1\n", "y = 2\nz = 3\n"]
 
 
-def test_every_python_block_of_the_tutorial_runs(tmp_path, monkeypatch):
+@pytest.fixture
+def registries_restored():
+    """robogym.TASKS and Gymnasium's registry as they were before the test: the tutorial's
+    task lives in a module that exists only during the test, and a later test in the same
+    process (`robodyn list` in tests/training/test_cli.py) would try to import it."""
+    tasks = list(registration.TASKS)
+    ids = set(gym.registry)
+    yield
+    registration.TASKS[:] = tasks
+    for env_id in set(gym.registry) - ids:
+        del gym.registry[env_id]
+
+
+def test_every_python_block_of_the_tutorial_runs(tmp_path, monkeypatch, registries_restored):
     blocks = python_blocks(DOC.read_text())
     assert len(blocks) >= 8, "the tutorial's code blocks were not found"
     monkeypatch.chdir(tmp_path)
