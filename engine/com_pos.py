@@ -13,7 +13,7 @@ Keeping the reference near the mass keeps the numbers small and well conditioned
 
 from robodyn.engine import types as T
 from robodyn.engine.jit import kernel
-from robodyn.engine.spatial import inert_com
+from robodyn.engine.spatial import inert_com, sub3
 from robodyn.engine.types import MINVAL
 
 
@@ -62,7 +62,7 @@ def com_pos(m, d, b):
         cinert[0, k] = 0.0
     for i in range(1, m.nbody):
         r = m.body_rootid[i]
-        offset = (xipos[i, 0] - com[r, 0], xipos[i, 1] - com[r, 1], xipos[i, 2] - com[r, 2])
+        offset = sub3(xipos[i], com[r])
         inert_com(cinert[i], m.body_inertia[i], d.ximat[b, i], offset, m.body_mass[i])
 
     xmat = d.xmat[b]
@@ -70,8 +70,7 @@ def com_pos(m, d, b):
         i = m.jnt_bodyid[j]
         r = m.body_rootid[i]
         da = m.jnt_dofadr[j]
-        anchor = d.xanchor[b, j]
-        offset = (com[r, 0] - anchor[0], com[r, 1] - anchor[1], com[r, 2] - anchor[2])
+        offset = sub3(com[r], d.xanchor[b, j])
         jtype = m.jnt_type[j]
         if jtype == T.JNT_FREE or jtype == T.JNT_BALL:
             rot = da

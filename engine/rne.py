@@ -12,7 +12,7 @@ MuJoCo's qfrc_bias; with qacc it is M qacc + c (Featherstone, RBDA ch. 5).
 
 from robodyn.engine import types as T
 from robodyn.engine.jit import kernel
-from robodyn.engine.spatial import add_scl6, cross_force_of, dot6, inert_vec, put
+from robodyn.engine.spatial import add_scl6, dot6, inertial_force, put
 
 
 @kernel
@@ -48,12 +48,7 @@ def rne_at(m, d, b, qvel, cvel, cdof_dot, flg_grav, flg_acc, qacc, result, cacc,
             if flg_acc:
                 a = add_scl6(a, cdof[j], qacc[j])
         put(cacc[i], a)
-        # f = I a + cvel x* (I cvel): the gyroscopic and centrifugal force added
-        ia = inert_vec(cinert[i], a)
-        g = cross_force_of(cvel[i], inert_vec(cinert[i], cvel[i]))
-        f = cfrc[i]
-        for k in range(6):
-            f[k] = ia[k] + g[k]
+        put(cfrc[i], inertial_force(cinert[i], a, cvel[i]))
     for k in range(6):
         cfrc[0, k] = 0.0
     for i in range(m.nbody - 1, 0, -1):

@@ -18,7 +18,7 @@ backward pass the world row is accumulated too: cfrc_int_0 is the sum over the r
 from robodyn.engine import types as T
 from robodyn.engine.constraint import contact_force, eq_anchors, weld_quats
 from robodyn.engine.jit import kernel
-from robodyn.engine.spatial import cross3, cross_force, mtv3, mul_inert_vec, qmul, qmul_axis, sub3
+from robodyn.engine.spatial import cross3, inertial_force, mtv3, qmul, qmul_axis, sub3
 
 
 @kernel
@@ -111,8 +111,6 @@ def rne_post_constraint(m, d, b):
     cdof_dot = d.cdof_dot[b]
     qvel = d.qvel[b]
     qacc = d.qacc[b]
-    tmp = d.scratch_body[b, 0, 0]  # 6 numbers: cinert cvel
-    tmp1 = d.scratch_body[b, 1, 0]  # 6 numbers: cvel x* (cinert cvel)
     for k in range(6):
         cacc[0, k] = 0.0
     if not (m.opt_disableflags & T.DSBL_GRAVITY):
@@ -140,12 +138,9 @@ def rne_post_constraint(m, d, b):
             a[k] += s
         # cfrc_int_j = cinert cacc + cvel x* (cinert cvel) - cfrc_ext
         f = cint[j]
-        mul_inert_vec(f, d.cinert[b, j], a)
-        mul_inert_vec(tmp, d.cinert[b, j], d.cvel[b, j])
-        cross_force(tmp1, d.cvel[b, j], tmp)
+        h = inertial_force(d.cinert[b, j], a, d.cvel[b, j])
         for k in range(6):
-            f[k] += tmp1[k]
-            f[k] -= d.cfrc_ext[b, j, k]
+            f[k] = h[k] - d.cfrc_ext[b, j, k]
 
     for j in range(m.nbody - 1, 0, -1):
         p = m.body_parentid[j]

@@ -332,14 +332,6 @@ def cross_force_of(v, f):
 
 
 @kernel
-def cross_force(res, v, f):
-    """res = v x* f for a motion v and a force f (rot:lin): (w x f_rot + v_lin x f_lin, w x f_lin)."""
-    x = cross_force_of(v, f)
-    for k in range(6):
-        res[k] = x[k]
-
-
-@kernel
 def add_scl6(a, v, s):
     """a + v s for 6-vectors, as a tuple (a: a tuple or an array)."""
     return (
@@ -403,11 +395,12 @@ def inert_vec(i, v):
 
 
 @kernel
-def mul_inert_vec(res, i, v):
-    """res = I v: the spatial momentum (force) of a 10-number inertia I moving with motion v."""
-    f = inert_vec(i, v)
-    for k in range(6):
-        res[k] = f[k]
+def inertial_force(i, a, v):
+    """I a + v x* (I v) as a 6-tuple: the force that gives a body of 10-number inertia I the
+    acceleration a at velocity v (the gyroscopic and centrifugal force added; RNE's f)."""
+    ia = inert_vec(i, a)
+    g = cross_force_of(v, inert_vec(i, v))
+    return (ia[0] + g[0], ia[1] + g[1], ia[2] + g[2], ia[3] + g[3], ia[4] + g[4], ia[5] + g[5])
 
 
 @kernel
