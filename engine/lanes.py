@@ -27,13 +27,15 @@ import math
 from collections import namedtuple
 
 import numpy as np
+from numba import prange
 
 from robodyn.engine import types as T
-from robodyn.engine.jit import entry, kernel, u
+from robodyn.engine.integrate import _DEXPINV_POLY, _PI_SQ, _TWO_PI, _has_damping
+from robodyn.engine.jit import entry, kernel, outline, parallel_entry, u
 from robodyn.engine.ptr import model_at
 from robodyn.engine.spatial import add_scl6, dot6, inert_vec, inertial_force, mv3, qmul
 from robodyn.engine.types import MINVAL
-from robodyn.engine.vec import LANES, select, splat, vload, vstore
+from robodyn.engine.vec import LANES, all_lanes, select, splat, vload, vstore
 
 # ---- loads and stores of short vectors ---------------------------------------------------------
 
@@ -413,17 +415,15 @@ def crb_lanes(m, L):
 
 
 @kernel
-def factor_lanes(m, L):
-    """engine.factor.factor_m on the block L: qLD = L^T D L of qM, qLDiagInv = 1 / D."""
-    mat = L.qLD
-    for k in range(m.nM):
-        vstore(mat[k], vload(L.qM[k]))
+def factor_i_lanes(m, mat, diaginv):
+    """engine.factor.factor_i on one block: mat (nM, 8) in M's layout <- its L^T D L factor,
+    diaginv (nv, 8) <- 1 / D."""
     for k in range(m.nv - 1, -1, -1):
         start = m.M_rowadr[k]
         diag = m.M_rownnz[k] - 1
         end = start + diag
         invD = 1.0 / vload(mat[u(end)])
-        vstore(L.qLDiagInv[k], invD)
+        vstore(diaginv[k], invD)
         rk = u(start)
         top = u(end - 1)
         for t in range(u(diag)):
@@ -438,14 +438,22 @@ def factor_lanes(m, L):
 
 
 @kernel
-def solve_lanes(m, L, x):
-    """engine.factor.solve_ld on the block L: x (nv, 8) <- M^-1 x with L's factor.
+def factor_lanes(m, L):
+    """engine.factor.factor_m on the block L: qLD = L^T D L of qM, qLDiagInv = 1 / D."""
+    for k in range(m.nM):
+        vstore(L.qLD[k], vload(L.qM[k]))
+    factor_i_lanes(m, L.qLD, L.qLDiagInv)
+
+
+@kernel
+def solve_lanes(m, qLD, diaginv, x):
+    """engine.factor.solve_ld on one block: x (nv, 8) <- (L^T D L)^-1 x for the factor
+    (qLD, diaginv).
 
     The per-row solve skips a dof whose value is exactly 0 in its first pass (adding
     nothing); here every lane adds its products, which is the same sum except for a zero
     product's sign: -0.0 + 0.0 = 0.0 where the skip would have kept -0.0. To keep the bits,
     each lane adds only where its value is non-zero."""
-    qLD = L.qLD
     for i in range(m.nv - 1, -1, -1):
         xi = vload(x[i])
         live = xi != 0.0
@@ -455,7 +463,7 @@ def solve_lanes(m, L, x):
             xj = vload(x[j])
             vstore(x[j], select(live, xj - vload(qLD[adr]) * xi, xj))
     for i in range(m.nv):
-        vstore(x[i], vload(x[i]) * vload(L.qLDiagInv[i]))
+        vstore(x[i], vload(x[i]) * vload(diaginv[i]))
     for i in range(m.nv):
         adr0 = u(m.M_rowadr[i])
         s = splat(0.0)
@@ -544,36 +552,371 @@ def bias_lanes(m, L):
         vstore(L.qfrc_bias[v], dot6(_load6(L.cdof[v]), _load6(L.cfrc[m.dof_bodyid[v]])))
 
 
+# ---- tendons and transmissions (fixed tendons, joint and tendon actuators) ----------------------
+
+
+@kernel
+def tendon_lanes(m, L):
+    """engine.tendon.tendon for fixed tendons on the block L: ten_length = sum coef qpos,
+    ten_J (the same in every lane, written as the per-row kernel writes it)."""
+    z = splat(0.0)
+    for t in range(m.ntendon):
+        for v in range(m.nv):
+            vstore(L.ten_J[t, v], z)
+        length = z
+        for w in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t]):
+            j = m.wrap_objid[w]
+            coef = m.wrap_prm[w]
+            length = length + coef * vload(L.qpos[m.jnt_qposadr[j]])
+            vstore(L.ten_J[t, m.jnt_dofadr[j]], vload(L.ten_J[t, m.jnt_dofadr[j]]) + coef)
+        vstore(L.ten_length[t], length)
+
+
+@kernel
+def transmission_lanes(m, L):
+    """engine.actuation.transmission for joint and tendon actuators on the block L."""
+    z = splat(0.0)
+    for a in range(m.nu):
+        mom = L.actuator_moment[a]
+        for i in range(m.nv):
+            vstore(mom[i], z)
+        tid = m.actuator_trnid[a, 0]
+        g = m.actuator_gear[a, 0]
+        if m.actuator_trntype[a] == T.TRN_JOINT:
+            vstore(L.actuator_length[a], g * vload(L.qpos[m.jnt_qposadr[tid]]))
+            vstore(mom[m.jnt_dofadr[tid]], splat(g))
+        else:
+            vstore(L.actuator_length[a], g * vload(L.ten_length[tid]))
+            for i in range(m.nv):
+                vstore(mom[i], g * vload(L.ten_J[tid, i]))
+
+
+@kernel
+def velocity_lanes(m, L):
+    """engine.tendon.tendon_velocity (fixed tendons) and engine.actuation.actuator_velocity
+    on the block L."""
+    for t in range(m.ntendon):
+        v = splat(0.0)
+        for w in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t]):
+            v = v + m.wrap_prm[w] * vload(L.qvel[m.jnt_dofadr[m.wrap_objid[w]]])
+        vstore(L.ten_velocity[t], v)
+    for a in range(m.nu):
+        s = splat(0.0)
+        if not (m.opt_disableflags & T.DSBL_ACTUATION):
+            for i in range(m.nv):
+                s = s + vload(L.actuator_moment[a, i]) * vload(L.qvel[i])
+        vstore(L.actuator_velocity[a], s)
+
+
+# ---- passive forces, actuation, acceleration ------------------------------------------------
+
+
+@kernel
+def passive_lanes(m, L):
+    """engine.passive.passive on the block L: hinge and slide springs, dof damping (the
+    model checks refuse what else the per-row kernel handles)."""
+    z = splat(0.0)
+    for i in range(m.nv):
+        vstore(L.qfrc_spring[i], z)
+        vstore(L.qfrc_damper[i], z)
+        vstore(L.qfrc_fluid[i], z)
+        vstore(L.qfrc_passive[i], z)
+    if m.opt_disableflags & T.DSBL_SPRING and m.opt_disableflags & T.DSBL_DAMPER:
+        return
+    if not (m.opt_disableflags & T.DSBL_SPRING):
+        for j in range(m.njnt):
+            k = m.jnt_stiffness[j]
+            if k != 0.0:
+                pa = m.jnt_qposadr[j]
+                vstore(L.qfrc_spring[m.jnt_dofadr[j]], -k * (vload(L.qpos[pa]) - m.qpos_spring[pa]))
+    if not (m.opt_disableflags & T.DSBL_DAMPER):
+        for i in range(m.nv):
+            vstore(L.qfrc_damper[i], -m.dof_damping[i] * vload(L.qvel[i]))
+    for i in range(m.nv):
+        total = vload(L.qfrc_spring[i]) + vload(L.qfrc_damper[i]) + vload(L.qfrc_fluid[i])
+        vstore(L.qfrc_passive[i], total)
+
+
+@kernel
+def _clamped_ctrl(m, L, a, clamp):
+    """engine.actuation.clamped_ctrl per lane."""
+    x = vload(L.ctrl[a])
+    if clamp and m.actuator_ctrllimited[a]:
+        lo = m.actuator_ctrlrange[a, 0]
+        hi = m.actuator_ctrlrange[a, 1]
+        x = select(x < lo, lo, select(x > hi, hi, x))
+    return x
+
+
+@kernel
+def actuation_lanes(m, L):
+    """engine.actuation.actuation for stateless actuators on the block L. A lane with a bad
+    control (NaN, inf, beyond MAXVAL) takes every control as 0, as the per-row kernel does;
+    the warning the per-row kernel records is not recorded here."""
+    z = splat(0.0)
+    for i in range(m.nv):
+        vstore(L.qfrc_actuator[i], z)
+    for a in range(m.nu):
+        vstore(L.actuator_force[a], z)
+    if m.nu == 0 or m.opt_disableflags & T.DSBL_ACTUATION:
+        return
+    clamp = not (m.opt_disableflags & T.DSBL_CLAMPCTRL)
+    bad = z != z  # no lane
+    for a in range(m.nu):
+        x = _clamped_ctrl(m, L, a, clamp)
+        bad = bad | (abs(x) > T.MAXVAL) | (x != x)  # warning.is_bad: not |x| <= MAXVAL
+    for a in range(m.nu):
+        length = vload(L.actuator_length[a])
+        vel = vload(L.actuator_velocity[a])
+        x = select(bad, 0.0, _clamped_ctrl(m, L, a, clamp))
+        gp = m.actuator_gainprm[a]
+        gain = splat(gp[0])
+        if m.actuator_gaintype[a] == T.GAIN_AFFINE:
+            gain = gp[0] + gp[1] * length + gp[2] * vel
+        f = gain * x
+        if m.actuator_biastype[a] == T.BIAS_AFFINE:
+            bp = m.actuator_biasprm[a]
+            f = f + (bp[0] + bp[1] * length + bp[2] * vel)
+        if m.actuator_forcelimited[a]:
+            lo = m.actuator_forcerange[a, 0]
+            hi = m.actuator_forcerange[a, 1]
+            f = select(lo > f, lo, f)  # numba's max(f, lo), then min(., hi)
+            f = select(hi < f, hi, f)
+        vstore(L.actuator_force[a], f)
+    for a in range(m.nu):
+        f = vload(L.actuator_force[a])
+        for i in range(m.nv):
+            vstore(L.qfrc_actuator[i], vload(L.qfrc_actuator[i]) + vload(L.actuator_moment[a, i]) * f)
+
+
+@kernel
+def acceleration_lanes(m, L):
+    """engine.forward.fwd_acceleration without constraint rows on the block L:
+    qfrc_smooth = passive - bias + applied + actuator, qacc = qacc_smooth = M^-1 qfrc_smooth
+    (xfrc_applied is checked zero when the batch enters lanes)."""
+    z = splat(0.0)
+    for i in range(m.nv):
+        f = vload(L.qfrc_passive[i]) - vload(L.qfrc_bias[i]) + vload(L.qfrc_applied[i])
+        f = f + vload(L.qfrc_actuator[i])
+        vstore(L.qfrc_smooth[i], f)
+        vstore(L.qacc_smooth[i], f)
+    solve_lanes(m, L.qLD, L.qLDiagInv, L.qacc_smooth)
+    for i in range(m.nv):
+        vstore(L.qfrc_constraint[i], z)
+        vstore(L.qacc[i], vload(L.qacc_smooth[i]))
+
+
+@kernel
+def forward_lanes(m, L):
+    """engine.forward.forward on the block L, for a model without constraint rows."""
+    kinematics_lanes(m, L)
+    com_pos_lanes(m, L)
+    tendon_lanes(m, L)
+    crb_lanes(m, L)
+    factor_lanes(m, L)
+    transmission_lanes(m, L)
+    velocity_lanes(m, L)
+    com_vel_lanes(m, L)
+    passive_lanes(m, L)
+    bias_lanes(m, L)
+    actuation_lanes(m, L)
+    acceleration_lanes(m, L)
+
+
+# ---- integration ------------------------------------------------------------------------------
+
+
+@kernel
+def quat_integrate_lanes(q, vel, scale):
+    """spatial.quat_integrate per lane: q (4, 8) <- normalize(q) * quat(vel / |vel|,
+    scale |vel|) (vel (3, 8))."""
+    v = _load3(vel)
+    n = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    small = n < MINVAL
+    axis = (select(small, 1.0, v[0] / n), select(small, 0.0, v[1] / n), select(small, 0.0, v[2] / n))
+    _store(q, qmul(qnormalized_lanes(_load4(q)), qaxisangle_lanes(axis, scale * n)))
+
+
+@kernel
+def integrate_pos_lanes(m, qpos, qvel, h):
+    """engine.integrate.integrate_pos on one block: qpos (nq, 8) <- qpos (+) h qvel."""
+    for j in range(m.njnt):
+        pa = m.jnt_qposadr[j]
+        va = m.jnt_dofadr[j]
+        jtype = m.jnt_type[j]
+        if jtype == T.JNT_FREE:
+            for k in range(3):
+                vstore(qpos[pa + k], vload(qpos[pa + k]) + h * vload(qvel[va + k]))
+            quat_integrate_lanes(qpos[pa + 3 :], qvel[va + 3 :], h)
+        elif jtype == T.JNT_BALL:
+            quat_integrate_lanes(qpos[pa:], qvel[va:], h)
+        else:
+            vstore(qpos[pa], vload(qpos[pa]) + h * vload(qvel[va]))
+
+
+@kernel
+def _dexpinv_lanes(w, dx, h):
+    """engine.integrate._dexpinv per lane (w, dx: (3, 8)): both of its branches computed,
+    each lane taking the one the per-row kernel takes."""
+    t0 = h * vload(dx[0])
+    t1 = h * vload(dx[1])
+    t2 = h * vload(dx[2])
+    tt = (t0 * t0 + t1 * t1) + t2 * t2
+    wrap = tt > _PI_SQ
+    t = np.sqrt(tt)
+    s = (np.floor(t / _TWO_PI + 0.5) * -_TWO_PI + t) / t
+    t0 = select(wrap, t0 * s, t0)
+    t1 = select(wrap, t1 * s, t1)
+    t2 = select(wrap, t2 * s, t2)
+    tt = select(wrap, (t0 * t0 + t1 * t1) + t2 * t2, tt)
+    c = _DEXPINV_POLY[0] * tt
+    for k in range(1, 8):
+        c = (c + _DEXPINV_POLY[k]) * tt
+    c = c + _DEXPINV_POLY[8]
+    x = 0.5 * np.sqrt(tt)
+    c = select(tt < 3.0625, c, (1.0 - x / np.tan(x)) / tt)
+    w0, w1, w2 = _load3(w)
+    a0 = t1 * w2 - t2 * w1
+    a1 = t2 * w0 - t0 * w2
+    a2 = t0 * w1 - t1 * w0
+    vstore(w[0], (w0 + 0.5 * a0) + c * (t1 * a2 - t2 * a1))
+    vstore(w[1], (w1 + 0.5 * a1) + c * (t2 * a0 - t0 * a2))
+    vstore(w[2], (w2 + 0.5 * a2) + c * (t0 * a1 - t1 * a0))
+
+
+@kernel
+def _rkmk_stage_lanes(m, v, dx, h):
+    for j in range(m.njnt):
+        jtype = m.jnt_type[j]
+        va = m.jnt_dofadr[j]
+        if jtype == T.JNT_FREE:
+            _dexpinv_lanes(v[va + 3 :], dx[va + 3 :], h)
+        elif jtype == T.JNT_BALL:
+            _dexpinv_lanes(v[va:], dx[va:], h)
+
+
+@kernel
+def _copy(dst, src, n):
+    for k in range(n):
+        vstore(dst[k], vload(src[k]))
+
+
+@kernel
+def _advance_lanes(m, L, qacc, qvel_pos):
+    """engine.integrate.advance without activations: qacc_warmstart = qacc, v += h qacc,
+    q (+)= h qvel_pos, t += h."""
+    h = m.opt_timestep
+    _copy(L.qacc_warmstart, L.qacc, m.nv)
+    for i in range(m.nv):
+        vstore(L.qvel[i], vload(L.qvel[i]) + h * vload(qacc[i]))
+    integrate_pos_lanes(m, L.qpos, qvel_pos, h)
+    vstore(L.time, vload(L.time) + h)
+
+
+@kernel
+def euler_lanes(m, L):
+    """engine.integrate.euler on the block L: semi-implicit Euler, implicit in the joint
+    damping (M + h D factored in qH)."""
+    if not _has_damping(m):
+        _advance_lanes(m, L, L.qacc, L.qvel)
+        return
+    h = m.opt_timestep
+    _copy(L.qH, L.qM, m.nM)
+    for i in range(m.nv):
+        adr = m.M_rowadr[i] + m.M_rownnz[i] - 1
+        vstore(L.qH[adr], vload(L.qH[adr]) + h * m.dof_damping[i])
+    factor_i_lanes(m, L.qH, L.qHDiagInv)
+    acc = L.dx
+    for i in range(m.nv):
+        vstore(acc[i], vload(L.qfrc_smooth[i]) + vload(L.qfrc_constraint[i]))
+    solve_lanes(m, L.qH, L.qHDiagInv, acc)
+    _advance_lanes(m, L, acc, L.qvel)
+
+
+@kernel
+def rk4_lanes(m, L):
+    """engine.integrate.rk4 on the block L (no activations): four forward passes, the
+    Munthe-Kaas correction on ball and free joints."""
+    h = m.opt_timestep
+    X, V, F = L.rk_qpos, L.rk_qvel, L.rk_qacc
+    dx, dv = L.dx, L.dv
+    t0 = vload(L.time)
+    _copy(X[0], L.qpos, m.nq)
+    _copy(V[0], L.qvel, m.nv)
+    _copy(F[0], L.qacc, m.nv)
+    for i in range(1, 4):
+        a = 1.0 if i == 3 else 0.5
+        for k in range(m.nv):
+            vstore(dx[k], a * vload(V[i - 1, k]))
+            vstore(dv[k], a * vload(F[i - 1, k]))
+        _copy(X[i], X[0], m.nq)
+        integrate_pos_lanes(m, X[i], dx, h)
+        for k in range(m.nv):
+            vstore(V[i, k], vload(V[0, k]) + h * vload(dv[k]))
+        _copy(L.qpos, X[i], m.nq)
+        _copy(L.qvel, V[i], m.nv)
+        _rkmk_stage_lanes(m, V[i], dx, h)
+        vstore(L.time, t0 + a * h)
+        forward_lanes(m, L)
+        _copy(F[i], L.qacc, m.nv)
+    w0, w1 = 1.0 / 6.0, 1.0 / 3.0
+    for k in range(m.nv):
+        vstore(dx[k], w0 * vload(V[0, k]) + w1 * vload(V[1, k]) + w1 * vload(V[2, k]) + w0 * vload(V[3, k]))
+        vstore(dv[k], w0 * vload(F[0, k]) + w1 * vload(F[1, k]) + w1 * vload(F[2, k]) + w0 * vload(F[3, k]))
+    vstore(L.time, t0)
+    _copy(L.qpos, X[0], m.nq)
+    _copy(L.qvel, V[0], m.nv)
+    _advance_lanes(m, L, dv, dx)
+    _copy(L.qacc, dv, m.nv)
+
+
+@kernel
+def _all_ok(x, n):
+    """Every lane of x[0..n-1] finite and within MAXVAL (warning.is_bad of none)."""
+    for k in range(n):
+        if not all_lanes(abs(vload(x[k])) <= T.MAXVAL):
+            return False
+    return True
+
+
+@kernel
+def step_lanes(m, L, nstep):
+    """nstep steps of the block L: the state check, forward, the acceleration check, the
+    model's integrator (Euler or RK4). Returns 0, or the 1-based index of the step at which
+    some lane's qpos or qvel (before it) or qacc (after its forward pass) was bad: the
+    block stops there (the per-row engine stops, or resets, that row alone)."""
+    for k in range(nstep):
+        if not (_all_ok(L.qpos, m.nq) and _all_ok(L.qvel, m.nv)):
+            return k + 1
+        forward_lanes(m, L)
+        if not _all_ok(L.qacc, m.nv):
+            return k + 1
+        if m.opt_integrator == T.INT_RK4:
+            rk4_lanes(m, L)
+        else:
+            euler_lanes(m, L)
+    return 0
+
+
 # ---- the batch in lanes ------------------------------------------------------------------------
 
-# the Data fields the stages above read and write, with the per-row kernel's names
+# the Data fields the stages above read and write, with the per-row kernel's names, and
+# their work arrays (WORK: RNE's body accelerations and subtree forces, which the per-row
+# kernel keeps in Data.scratch_body; the integrators' two nv-vectors, in Data.scratch_v)
 FIELDS = (
-    "qpos",
-    "qvel",
-    "xpos",
-    "xquat",
-    "xmat",
-    "xipos",
-    "ximat",
-    "xanchor",
-    "xaxis",
-    "geom_xpos",
-    "geom_xmat",
-    "site_xpos",
-    "site_xmat",
-    "subtree_com",
-    "cinert",
-    "cdof",
-    "crb",
-    "qM",
-    "qLD",
-    "qLDiagInv",
-    "cvel",
-    "cdof_dot",
-    "cacc",
-    "cfrc",
-    "qfrc_bias",
-)
+    "qpos", "qvel", "ctrl", "qfrc_applied", "time",
+    "xpos", "xquat", "xmat", "xipos", "ximat", "xanchor", "xaxis",
+    "geom_xpos", "geom_xmat", "site_xpos", "site_xmat",
+    "subtree_com", "cinert", "cdof", "crb", "qM", "qLD", "qLDiagInv",
+    "ten_length", "ten_J", "ten_velocity",
+    "actuator_length", "actuator_moment", "actuator_velocity", "actuator_force",
+    "cvel", "cdof_dot", "qfrc_bias",
+    "qfrc_spring", "qfrc_damper", "qfrc_fluid", "qfrc_passive", "qfrc_actuator",
+    "qfrc_smooth", "qacc_smooth", "qfrc_constraint", "qacc", "qacc_warmstart",
+    "qH", "qHDiagInv", "rk_qpos", "rk_qvel", "rk_qacc",
+    "cacc", "cfrc", "dx", "dv",
+)  # fmt: skip
+WORK = ("cacc", "cfrc", "dx", "dv")
 
 
 def to_lanes(x: np.ndarray) -> np.ndarray:
@@ -591,16 +934,45 @@ def from_lanes(x: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(rows.reshape(x.shape[0] * LANES, *x.shape[1:-1]))
 
 
-def check_model(model) -> None:
-    """Raise ValueError naming what the lane stages do not handle in `model` (an
-    engine Model)."""
+def unsupported(model, whole_step: bool = True) -> list[str]:
+    """What in `model` (an engine Model) the lanes do not handle: empty if they run the
+    whole step (whole_step), or the six stages kinematics ... bias (not whole_step)."""
+    flags = int(model.opt_disableflags)
+    why = []
     if int(np.max(np.asarray(model.body_mocapid), initial=-1)) >= 0:
-        raise ValueError("lanes: mocap bodies are not supported (body_mocapid >= 0)")
+        why.append("mocap bodies (body_mocapid >= 0)")
+    if not whole_step:
+        return why
+    if not flags & (T.DSBL_CONSTRAINT | T.DSBL_CONTACT) and model.cpair_geom.shape[0] > 0:
+        why.append("contacts (geom pairs that can collide)")
+    if model.nefcmax > 0:
+        why.append("constraint rows (contacts, joint or tendon limits, equalities, friction loss)")
+    if model.nsensor > 0 and not flags & T.DSBL_SENSOR:
+        why.append("sensors")
+    if model.ntendon and (np.asarray(model.wrap_type)[np.asarray(model.tendon_adr)] == T.WRAP_SITE).any():
+        why.append("spatial tendons")
+    if np.any(np.asarray(model.tendon_stiffness) != 0) or np.any(np.asarray(model.tendon_damping) != 0):
+        why.append("tendon stiffness or damping")
+    if model.na > 0:
+        why.append("actuator activations (dyntype)")
+    if np.isin(np.asarray(model.actuator_trntype), (T.TRN_JOINT, T.TRN_TENDON), invert=True).any():
+        why.append("site or other actuator transmissions (only joint and tendon)")
+    rotating = np.isin(np.asarray(model.jnt_type), (T.JNT_FREE, T.JNT_BALL))
+    if np.any(np.asarray(model.jnt_stiffness)[rotating] != 0):
+        why.append("springs on ball or free joints")
+    if model.opt_density > 0 or model.opt_viscosity > 0:
+        why.append("fluid forces (density, viscosity)")
+    if model.opt_integrator not in (T.INT_EULER, T.INT_RK4):
+        why.append("the implicit integrators (only Euler and RK4)")
+    return why
 
 
-# the bias force's body accelerations and subtree forces: work arrays (the per-row kernel
-# uses Data.scratch_body)
-WORK = ("cacc", "cfrc")
+def check_model(model, whole_step: bool = True) -> None:
+    """Raise ValueError naming what in `model` the lanes do not handle (unsupported)."""
+    why = unsupported(model, whole_step)
+    if why:
+        raise ValueError("lanes do not support " + "; ".join(why))
+
 
 # a batch's fields in lanes (each (B / 8, ..., 8)), and one block of it (each (..., 8))
 Lanes = namedtuple("Lanes", FIELDS)
@@ -610,16 +982,22 @@ Lanes = namedtuple("Lanes", FIELDS)
 def block(A, k):
     """Block k of the batch A (a Lanes of whole-batch arrays): every field's [k] view."""
     return Lanes(
-        A.qpos[k], A.qvel[k], A.xpos[k], A.xquat[k], A.xmat[k], A.xipos[k], A.ximat[k],
-        A.xanchor[k], A.xaxis[k], A.geom_xpos[k], A.geom_xmat[k], A.site_xpos[k],
-        A.site_xmat[k], A.subtree_com[k], A.cinert[k], A.cdof[k], A.crb[k], A.qM[k],
-        A.qLD[k], A.qLDiagInv[k], A.cvel[k], A.cdof_dot[k], A.cacc[k], A.cfrc[k],
-        A.qfrc_bias[k],
+        A.qpos[k], A.qvel[k], A.ctrl[k], A.qfrc_applied[k], A.time[k],
+        A.xpos[k], A.xquat[k], A.xmat[k], A.xipos[k], A.ximat[k], A.xanchor[k], A.xaxis[k],
+        A.geom_xpos[k], A.geom_xmat[k], A.site_xpos[k], A.site_xmat[k],
+        A.subtree_com[k], A.cinert[k], A.cdof[k], A.crb[k], A.qM[k], A.qLD[k], A.qLDiagInv[k],
+        A.ten_length[k], A.ten_J[k], A.ten_velocity[k],
+        A.actuator_length[k], A.actuator_moment[k], A.actuator_velocity[k], A.actuator_force[k],
+        A.cvel[k], A.cdof_dot[k], A.qfrc_bias[k],
+        A.qfrc_spring[k], A.qfrc_damper[k], A.qfrc_fluid[k], A.qfrc_passive[k], A.qfrc_actuator[k],
+        A.qfrc_smooth[k], A.qacc_smooth[k], A.qfrc_constraint[k], A.qacc[k], A.qacc_warmstart[k],
+        A.qH[k], A.qHDiagInv[k], A.rk_qpos[k], A.rk_qvel[k], A.rk_qacc[k],
+        A.cacc[k], A.cfrc[k], A.dx[k], A.dv[k],
     )  # fmt: skip
 
 
-# the stages `run` takes, in pipeline order
-STAGES = ("kinematics", "com_pos", "crb", "factor", "com_vel", "bias")
+# the stages `run` takes, in pipeline order (forward: all of them, and the rest of the pass)
+STAGES = ("kinematics", "com_pos", "crb", "factor", "com_vel", "bias", "forward")
 
 
 @kernel
@@ -636,6 +1014,8 @@ def _stage(m, L, stage):
         com_vel_lanes(m, L)
     elif stage == 5:
         bias_lanes(m, L)
+    elif stage == 6:
+        forward_lanes(m, L)
 
 
 @entry
@@ -650,17 +1030,42 @@ def run(model_address, A, first, last, reps):
                 _stage(m, L, stage)
 
 
-def from_simulator(sim) -> Lanes:
-    """The FIELDS of a Simulator's batch, copied into lanes (B a multiple of 8). Every row
-    must use the simulator's base model (no per-row physics)."""
+@outline
+def step_block(model_address, A, k, nstep):
+    """step_lanes on block k of A: 0, or the 1-based step at which it stopped."""
+    return step_lanes(model_at(model_address), block(A, k), nstep)
+
+
+@entry
+def step(model_address, A, nstep, status):
+    """nstep steps of every block of A; status[k] (int64, one per block) <- step_lanes's
+    result for block k."""
+    for k in range(A.qpos.shape[0]):
+        status[k] = step_block(model_address, A, k, nstep)
+
+
+@parallel_entry
+def step_parallel(model_address, A, nstep, status):
+    """step on numba's threads, the blocks split between them."""
+    for k in prange(A.qpos.shape[0]):
+        status[k] = step_block(model_address, A, k, nstep)
+
+
+def from_simulator(sim, whole_step: bool = True) -> Lanes:
+    """The FIELDS of a Simulator's batch, copied into lanes (B a multiple of 8), for `step`
+    (whole_step) or for the six stages kinematics ... bias alone (`run` of stages 0..5).
+    Every row must use the simulator's base model (no per-row physics)."""
     bound = sim._bound
     if np.any(bound.model_table != bound.model_address):
         raise ValueError("lanes: every row must share one model (no per-row physics)")
-    check_model(sim.model)
+    check_model(sim.model, whole_step)
     data = sim.data
-    work = np.zeros((sim.batch, sim.model.nbody, 6))  # RNE's work arrays, not Data fields
+    if np.any(np.asarray(data.xfrc_applied) != 0):
+        raise ValueError("lanes do not support xfrc_applied (it must be zero)")
+    B, nbody, nv = sim.batch, sim.model.nbody, sim.model.nv
+    work = {"cacc": (B, nbody, 6), "cfrc": (B, nbody, 6), "dx": (B, nv), "dv": (B, nv)}
 
     def field(name):
-        return to_lanes(work if name in WORK else np.asarray(getattr(data, name)))
+        return to_lanes(np.zeros(work[name]) if name in WORK else np.asarray(getattr(data, name)))
 
     return Lanes(*(field(f) for f in FIELDS))

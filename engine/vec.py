@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import operator
 
+import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
@@ -213,10 +214,19 @@ def _per_lane(fn):
     return lower
 
 
-_register_unary(math.sqrt, lambda context, builder, sig, args: _vector_intrinsic(builder, "sqrt", args[0]))
-_register_unary(abs, lambda context, builder, sig, args: _vector_intrinsic(builder, "fabs", args[0]))
+def _intrinsic_lowering(name):
+    return lambda context, builder, sig, args: _vector_intrinsic(builder, name, args[0])
+
+
+# exact operations (correctly rounded, or exact as floor and |x| are): one vector instruction
+_register_unary(math.sqrt, _intrinsic_lowering("sqrt"))
+_register_unary(np.sqrt, _intrinsic_lowering("sqrt"))
+_register_unary(abs, _intrinsic_lowering("fabs"))
+_register_unary(np.floor, _intrinsic_lowering("floor"))
+# the rest: numba's scalar function on each lane, so each lane gets the scalar code's bits
 _register_unary(math.sin, _per_lane(math.sin))
 _register_unary(math.cos, _per_lane(math.cos))
+_register_unary(np.tan, _per_lane(np.tan))
 
 
 def _lane_view(aryty) -> bool:
@@ -291,3 +301,16 @@ def lane(typingctx, v, k):
         return builder.extract_element(args[0], idx)
 
     return types.float64(v, k), codegen
+
+
+@intrinsic
+def all_lanes(typingctx, mask):
+    """True if every lane of mask is set."""
+    if not isinstance(mask, M8Type):
+        return None
+
+    def codegen(context, builder, sig, args):
+        bits = builder.bitcast(args[0], ir.IntType(LANES))
+        return builder.icmp_unsigned("==", bits, ir.Constant(ir.IntType(LANES), (1 << LANES) - 1))
+
+    return types.boolean(mask), codegen

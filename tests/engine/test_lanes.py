@@ -14,6 +14,7 @@
 
 import math
 import re
+import warnings
 
 import mujoco
 import numpy as np
@@ -103,20 +104,22 @@ def test_every_f64x8_operation_is_the_scalar_one_in_each_lane():
 
 ALL_JOINTS = """
 <mujoco>
-  <option gravity="0.3 -0.2 -9.81"/>
+  <option gravity="0.3 -0.2 -9.81" integrator="{integrator}" timestep="0.004">
+    <flag contact="disable"/>
+  </option>
   <worldbody>
     <body name="free" pos="0.1 0.2 1.0" quat="0.9 0.1 0.3 0.2">
       <freejoint/>
       <geom type="box" size="0.1 0.2 0.05" pos="0.05 0 0" euler="10 20 30" mass="2"/>
       <site name="s0" pos="0.1 0.1 0"/>
       <body name="ball" pos="0.3 0 0" euler="5 -10 15">
-        <joint name="ball" type="ball" pos="0.02 0.01 0" damping="0.1"/>
+        <joint name="ball" type="ball" pos="0.02 0.01 0" damping="0.1" armature="0.01"/>
         <geom type="capsule" size="0.04" fromto="0 0 0 0.3 0.1 0" mass="1"/>
         <body name="slide" pos="0.3 0.1 0">
-          <joint name="slide" type="slide" axis="0.3 0.4 0.5" pos="0 0.1 0"/>
+          <joint name="slide" type="slide" axis="0.3 0.4 0.5" pos="0 0.1 0" stiffness="3" springref="0.1"/>
           <geom type="sphere" size="0.05" pos="0.02 0 0.01" mass="0.5"/>
           <body name="hinge" pos="0 0 -0.2" quat="0.7 0 0.7 0">
-            <joint name="h1" type="hinge" axis="0 1 0.2" pos="0.01 0 0.02"/>
+            <joint name="h1" type="hinge" axis="0 1 0.2" pos="0.01 0 0.02" stiffness="2" damping="0.3"/>
             <joint name="h2" type="hinge" axis="1 0 0" ref="0.3"/>
             <geom type="box" size="0.05 0.05 0.1" mass="0.7"/>
             <site name="s1" pos="0 0 0.1" euler="0 30 0"/>
@@ -127,11 +130,21 @@ ALL_JOINTS = """
     <body name="fixed" pos="0 1 0.5" euler="0 0 45">
       <geom type="sphere" size="0.1" pos="0.1 0 0"/>
       <body name="arm" pos="0.2 0 0">
-        <joint name="h3" type="hinge" axis="0 0 1"/>
+        <joint name="h3" type="hinge" axis="0 0 1" damping="0.05"/>
         <geom type="cylinder" size="0.03 0.2" mass="0.4" euler="90 0 0"/>
       </body>
     </body>
   </worldbody>
+  <tendon>
+    <fixed name="t"><joint joint="h1" coef="0.5"/><joint joint="slide" coef="-1"/></fixed>
+  </tendon>
+  <actuator>
+    <motor joint="h1" gear="2" ctrlrange="-1 1" ctrllimited="true"/>
+    <position joint="h2" kp="10" forcerange="-3 3" forcelimited="true"/>
+    <velocity joint="h3" kv="2"/>
+    <motor tendon="t" gear="1.5"/>
+    <general joint="slide" gaintype="affine" gainprm="1 0.2 0.1" biastype="affine" biasprm="0.1 -0.3 -0.2"/>
+  </actuator>
 </mujoco>
 """
 
@@ -161,7 +174,8 @@ def _solve_rows(table, data_address, x):
 def _solve_blocks(model_address, A, x):
     m = model_at(model_address)
     for k in range(x.shape[0]):
-        lanes.solve_lanes(m, lanes.block(A, k), x[k])
+        L = lanes.block(A, k)
+        lanes.solve_lanes(m, L.qLD, L.qLDiagInv, x[k])
 
 
 def _states(mj, batch, rng):
@@ -189,6 +203,14 @@ def _states(mj, batch, rng):
     return qpos, qvel
 
 
+# what the six stages kinematics ... bias write
+STAGE_OUTPUTS = (
+    "xpos", "xquat", "xmat", "xipos", "ximat", "xanchor", "xaxis", "geom_xpos", "geom_xmat",
+    "site_xpos", "site_xmat", "subtree_com", "cinert", "cdof", "crb", "qM", "qLD", "qLDiagInv",
+    "cvel", "cdof_dot", "qfrc_bias",
+)  # fmt: skip
+
+
 def _compare(xml: str, batch: int = 16, seed: int = 0) -> int:
     """Run the lane stages and the per-row kernels on the same random states; assert every
     field is bit-equal and return the number of values compared."""
@@ -197,17 +219,14 @@ def _compare(xml: str, batch: int = 16, seed: int = 0) -> int:
     qpos, qvel = _states(mj, batch, np.random.default_rng(seed))
     sim.data.qpos[:] = qpos
     sim.data.qvel[:] = qvel
-    A = lanes.from_simulator(sim)
-    for name in lanes.FIELDS:
-        if name not in ("qpos", "qvel"):
-            getattr(A, name)[:] = np.nan  # what the lanes do not write stays NaN
+    A = lanes.from_simulator(sim, whole_step=False)
+    for name in STAGE_OUTPUTS:
+        getattr(A, name)[:] = np.nan  # what the lanes do not write stays NaN
     bound = sim._bound
     _rows(bound.model_table, bound.data_address)
-    lanes.run(bound.model_address, A, 0, len(lanes.STAGES) - 1, 1)
+    lanes.run(bound.model_address, A, 0, 5, 1)
     compared = 0
-    for name in lanes.FIELDS:
-        if name in lanes.WORK:
-            continue
+    for name in STAGE_OUTPUTS:
         got = lanes.from_lanes(getattr(A, name))
         want = np.asarray(getattr(sim.data, name))
         assert not np.isnan(want).any(), name
@@ -227,7 +246,7 @@ def _compare(xml: str, batch: int = 16, seed: int = 0) -> int:
 
 @pytest.mark.parametrize("name", ["humanoid", "ant_floor", "dmc_humanoid", "all_joints"])
 def test_lane_stages_equal_the_per_row_kernels_bit_for_bit(name):
-    xml = ALL_JOINTS if name == "all_joints" else model_sources()[name]
+    xml = ALL_JOINTS.format(integrator="Euler") if name == "all_joints" else model_sources()[name]
     compared = _compare(xml)
     print(f"{name}: {compared} values bit-equal to the per-row kernels")
 
@@ -238,6 +257,69 @@ def test_to_lanes_and_back_are_inverse():
     assert lx.shape == (2, 5, 3, 8)
     assert lx[1, 4, 2, 3] == x[11, 4, 2]
     assert np.array_equal(lanes.from_lanes(lx), x)
+
+
+# ---- whole steps against Simulator.step ------------------------------------------------------
+
+
+def _step_both(xml, batch, nstep, seed=0, bad_ctrl_row=None):
+    mj = mujoco.MjModel.from_xml_string(xml)
+    sim = engine.Simulator(engine.load_mjcf(xml), batch=batch, nthread=1)
+    rng = np.random.default_rng(seed)
+    qpos, qvel = _states(mj, batch, rng)
+    sim.data.qpos[:] = qpos
+    sim.data.qvel[:] = qvel
+    sim.data.ctrl[:] = rng.uniform(-2.0, 2.0, (batch, mj.nu))  # beyond some ctrlranges
+    sim.data.qfrc_applied[:] = rng.normal(0.0, 0.5, (batch, mj.nv))
+    if bad_ctrl_row is not None:
+        sim.data.ctrl[bad_ctrl_row, 0] = np.nan  # that row's controls all count as 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the bad control's warning
+        sim.forward()
+    A = lanes.from_simulator(sim)
+    status = np.full(batch // 8, -1)
+    lanes.step(sim._bound.model_address, A, nstep, status)
+    assert np.all(status == 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the bad control's warning
+        sim.step(nstep)
+    return sim, A
+
+
+@pytest.mark.parametrize(
+    "name, integrator", [("humanoid", None), ("all_joints", "Euler"), ("all_joints", "RK4")]
+)
+def test_lane_steps_equal_simulator_steps_bit_for_bit(name, integrator):
+    """One step: every field the lanes hold equals the per-row step's. Fifty steps: the
+    state and qacc still do, bit for bit (the same operations in the same order: nothing
+    for chaos to amplify)."""
+    xml = model_sources()[name] if integrator is None else ALL_JOINTS.format(integrator=integrator)
+    sim, A = _step_both(xml, 16, 1, bad_ctrl_row=5)
+    compared = 0
+    for field in lanes.FIELDS:
+        if field in lanes.WORK:
+            continue
+        got = lanes.from_lanes(getattr(A, field))
+        want = np.ascontiguousarray(getattr(sim.data, field))
+        assert np.array_equal(_bits(got), _bits(want)), f"{field}: worst {np.max(np.abs(got - want)):.3e}"
+        compared += want.size
+    sim, A = _step_both(xml, 16, 50, seed=1)
+    for field in ("qpos", "qvel", "qacc", "time"):
+        assert np.array_equal(_bits(lanes.from_lanes(getattr(A, field))), _bits(getattr(sim.data, field))), (
+            field
+        )
+    print(f"{name} ({integrator or 'RK4'}): {compared} values bit-equal after a step, the state after 50")
+
+
+def test_lane_step_stops_a_block_at_a_bad_state():
+    xml = ALL_JOINTS.format(integrator="Euler")
+    sim = engine.Simulator(engine.load_mjcf(xml), batch=16, nthread=1)
+    sim.data.qvel[11, 2] = np.inf
+    A = lanes.from_simulator(sim)
+    status = np.full(2, -1)
+    lanes.step(sim._bound.model_address, A, 3, status)
+    assert status.tolist() == [0, 1]  # block 1 (rows 8..15) stopped before its first step
+    assert np.array_equal(lanes.from_lanes(A.qpos)[8:], sim.data.qpos[8:])
 
 
 # ---- the machine code ------------------------------------------------------------------------
@@ -252,7 +334,7 @@ def test_lane_stages_compile_to_vector_code():
     sim = engine.Simulator(engine.load_mjcf(xml), batch=8, nthread=1)
     A = lanes.from_simulator(sim)
     probe = njit(**JIT_OPTIONS)(lanes.run.py_func)  # not cached: its machine code is kept
-    probe(sim._bound.model_address, A, 0, len(lanes.STAGES) - 1, 1)
+    probe(sim._bound.model_address, A, 0, len(lanes.STAGES) - 1, 1)  # the stages and forward
     asm = next(iter(probe.inspect_asm().values()))
     wide = "zmm" if "+avx512f" in llvm.get_host_cpu_features().flatten() else "ymm"
     packed = re.findall(r"^\s+v(add|sub|mul|div|sqrt)pd\s+(.*)$", asm, re.M)
@@ -280,3 +362,13 @@ def test_lanes_refuse_what_they_do_not_handle():
     mocap = '<mujoco><worldbody><body mocap="true"><geom size="0.1"/></body></worldbody></mujoco>'
     with pytest.raises(ValueError, match="mocap"):
         lanes.from_simulator(engine.Simulator(engine.load_mjcf(mocap), batch=8, nthread=1))
+    sim = engine.Simulator(engine.load_mjcf(ALL_JOINTS.format(integrator="Euler")), batch=8, nthread=1)
+    sim.data.xfrc_applied[2, 3, 0] = 1.0
+    with pytest.raises(ValueError, match="xfrc_applied"):
+        lanes.from_simulator(sim)
+    floor = model_sources()["ant_floor"]  # contacts, joint limits, RK4
+    why = lanes.unsupported(engine.load_mjcf(floor))
+    assert any("contacts" in w for w in why) and any("constraint rows" in w for w in why)
+    implicit = ALL_JOINTS.format(integrator="implicitfast")
+    with pytest.raises(ValueError, match="implicit integrators"):
+        lanes.check_model(engine.load_mjcf(implicit))
