@@ -22,8 +22,10 @@ from numba import config
 ENGINE_DIR = Path(__file__).parent
 PACKAGE = "robodyn.engine"  # the engine's import name
 
-# every kernel's machine code depends on these: the flags, and how Model and Data fields are read
-_EVERYONE_DEPENDS_ON = ("jit", "ptr", "fields")
+# every kernel's machine code depends on these: the flags, how Model and Data fields are read,
+# and the lanes' vector type (a kernel of any module, spatial.qmul say, is compiled and cached
+# for engine.vec's F64x8 arguments when a lane kernel calls it, without importing vec)
+_EVERYONE_DEPENDS_ON = ("jit", "ptr", "fields", "vec")
 
 
 def module_imports(source: str, modules: set[str]) -> set[str]:

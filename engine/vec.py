@@ -47,7 +47,7 @@ class F64x8Type(types.Type):
     """Eight float64 lanes."""
 
     def __init__(self):
-        super().__init__(name="F64x8")
+        super().__init__(name=f"F64x{LANES}")
 
 
 class M8Type(types.Type):

@@ -158,3 +158,17 @@ def test_without_the_guard_the_stale_unit_is_served(tmp_path):
     assert stale["sensordata"] == first["sensordata"], "the guard is off, yet the edit was compiled in"
     assert _cache_files(cache, "sensors") == sensors
     assert (cache / "robodyn-dependencies.json").read_text() == stamp
+
+
+def test_an_edit_to_the_vector_type_changes_every_digest(tmp_path):
+    """engine.vec's F64x8 reaches modules that never import it: a lane kernel calls
+    spatial.qmul on F64x8 tuples, and numba caches that specialization with spatial's code.
+    An edit to vec.py must drop every module's cache (it once served spatial's cached 8-lane
+    code to 16-lane callers: a segfault)."""
+    pkg = tmp_path / "engine"
+    shutil.copytree(ENGINE_DIR, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    before = dependency_digests(pkg)
+    assert "vec" not in module_imports((pkg / "spatial.py").read_text(), set(before))
+    (pkg / "vec.py").write_text((pkg / "vec.py").read_text() + "\n# an edit\n")
+    after = dependency_digests(pkg)
+    assert {m for m in before if before[m] == after[m]} == set()
