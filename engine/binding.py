@@ -30,7 +30,7 @@ from robodyn.engine.jit import Unit, entry_cache_dir, entry_is_cached
 from robodyn.engine.job import JOB_PTR
 from robodyn.engine.model import MODEL_SPECS, Model
 from robodyn.engine.notice import compiling, waiting
-from robodyn.engine.ptr import DATA_PTR, MODEL_PTR, UNIT_SIGNATURE, UNITS, signature
+from robodyn.engine.ptr import DATA_PTR, MODEL_PTR, PAIR_SIGNATURE, UNIT_SIGNATURE, UNITS, signature
 
 # the sensors that read cacc or cfrc_int, which engine.rne_post computes
 RNE_POST_SENSORS = (T.SENS_ACCELEROMETER, T.SENS_FRAMELINACC, T.SENS_FRAMEANGACC, T.SENS_FORCE, T.SENS_TORQUE)
@@ -421,6 +421,25 @@ class Bound:
         for record in (self.model_record, *self.row_records.values()):
             record[acc_offset] = forward_acc.address(UNIT_SIGNATURE)
             record[offset] = forward_posvel.address(UNIT_SIGNATURE)
+
+    def add_drive(self, kind: int) -> None:
+        """Compile (once) and set what a call with drive `kind` steps through: for DRIVE_PD
+        the split forward units (add_split_forward) and engine.drive.pd_drive_unit, for
+        DRIVE_ACCELERATION engine.drive.acceleration_drive_unit. A Simulator that never
+        drives never compiles them (they are not in the step driver)."""
+        from robodyn.engine.drive import acceleration_drive_unit, pd_drive_unit
+
+        if kind == T.DRIVE_PD:
+            self.add_split_forward()
+            slot, unit = "unit_drive_pd", pd_drive_unit
+        else:
+            slot, unit = "unit_drive_acceleration", acceleration_drive_unit
+        offset = MODEL_PTR.offsets[slot][0]
+        if self.model_record[offset] != 0:
+            return
+        ensure_compiled((unit,))
+        for record in (self.model_record, *self.row_records.values()):
+            record[offset] = unit.address(PAIR_SIGNATURE)
 
     def add_posvel_end(self) -> None:
         """Compile (once) and set the units a step that ends with the position and velocity

@@ -25,7 +25,8 @@ ctrlrange (times its gain) and forcerange. `index[j] = (dof, actuator)` and `gai
 
 from robodyn.engine import types as T
 from robodyn.engine.factor import solve_ld
-from robodyn.engine.jit import kernel
+from robodyn.engine.jit import job_unit, kernel
+from robodyn.engine.job import job_at
 from robodyn.engine.rne import rne_at
 
 
@@ -113,3 +114,20 @@ def acceleration_drive(m, d, b, index, target):
     for i in range(m.nv):
         d.qacc_smooth[b, i] += x[i] * dq
         d.qacc[b, i] += x[i] * dq
+
+
+@job_unit
+def pd_drive_unit(m, d, b, jp):
+    """pd_drive of row b with the drive of the Job record at jp (its index, gains, row b's
+    targets and the gravity-compensation flag)."""
+    job = job_at(jp)
+    pd_drive(m, d, b, job.index, job.gain, job.target[b], job.flags & T.STEP_GRAVITY_COMPENSATION)
+    return 0
+
+
+@job_unit
+def acceleration_drive_unit(m, d, b, jp):
+    """acceleration_drive of row b with the drive of the Job record at jp."""
+    job = job_at(jp)
+    acceleration_drive(m, d, b, job.index, job.target[b])
+    return 0

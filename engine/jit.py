@@ -174,6 +174,15 @@ def unit(fn) -> Unit:
     return Unit(fn)
 
 
+def job_unit(fn) -> Unit:
+    """Declare `fn(m, d, b, job)` (job: the Job record's address, engine.job; returns 0) a
+    separately compiled part of the step driver that only some calls use (a drive),
+    compiled with a pair unit's C signature. The driver calls it through a Model record
+    slot that engine.binding sets when a call first needs it, so a Simulator that never
+    drives never compiles it."""
+    return Unit(fn, pair=True)
+
+
 def pair_unit(fn) -> Unit:
     """Declare `fn(m, d, b, p)` (the contacts of candidate pair p of row b: their number) a
     separately compiled collider unit."""

@@ -64,5 +64,17 @@ def job_at(typingctx, address):
     return JOB_PTR(types.intp), codegen
 
 
+@intrinsic
+def job_address(typingctx, job):
+    """The address of the Job record `job` points at (for a job unit, engine.jit.job_unit)."""
+    if job != JOB_PTR:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.ptrtoint(args[0], ir.IntType(64))
+
+    return types.int64(JOB_PTR), codegen
+
+
 # a rollout writes its records through the Job record: those stores are never dead code
 ir_utils.alias_func_extensions[("job_at", __name__)] = points_outside

@@ -37,6 +37,8 @@ COMPILE_SECONDS = {
     "solver.fwd_constraint_newton": 37.5,
     "solver.fwd_constraint_pgs": 35.0,  # a model gets one of the two
     "solver.noslip_pass": 14.0,
+    "drive.pd_drive_unit": 1.0,  # a Simulator.drive call's (engine.control.PDDrive)
+    "drive.acceleration_drive_unit": 1.0,  # engine.control.AccelerationDrive's
     "integrate.euler": 1.5,
     "integrate.rk4": 2.5,
     "integrate.implicit": 6.5,

@@ -57,6 +57,8 @@ UNITS = (
     "solver",  # qacc, efc_force (engine.solver.fwd_constraint_newton or _pgs)
     "noslip",  # the noslip pass after the solver (engine.solver.noslip_pass)
     "integrate",  # the model's integrator (engine.integrate.euler, rk4 or implicit)
+    "drive_pd",  # a PD drive's motor controls (engine.drive.pd_drive_unit), for Simulator.drive
+    "drive_acceleration",  # an acceleration drive's (engine.drive.acceleration_drive_unit)
 )
 
 _I64 = ir.IntType(64)
@@ -194,7 +196,8 @@ def call_unit(typingctx, address, m, d, b):
 @intrinsic
 def call_pair_unit(typingctx, address, m, d, b, p):
     """unit(m, d, b, p) for the pair unit compiled at `address` (m.unit_convex_pair or
-    m.unit_hfield_pair): the number of contacts it found."""
+    m.unit_hfield_pair: the number of contacts it found; or a job unit, m.unit_drive_pd or
+    m.unit_drive_acceleration, with p the Job record's address: 0)."""
     if getattr(m, "kind", None) != "Model" or getattr(d, "kind", None) != "Data":
         return None
     if not (isinstance(b, types.Integer) and isinstance(p, types.Integer)):

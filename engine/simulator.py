@@ -296,8 +296,7 @@ class Simulator:
         call this): kind (DRIVE_ACCELERATION or DRIVE_PD), flags, index (k, 2) int32, gain
         (k, 2), target (B, k), all C-contiguous. Counts the steps and raises for failed rows
         as step() does."""
-        if kind == T.DRIVE_PD:
-            self._bound.add_split_forward()
+        self._bound.add_drive(kind)
         if flags & T.STEP_OBSERVE_POSVEL:
             self._bound.add_posvel_end()
         start = self.nstep

@@ -22,10 +22,9 @@ import math
 from numba import prange
 
 from robodyn.engine import types as T
-from robodyn.engine.drive import acceleration_drive, pd_drive
 from robodyn.engine.jit import kernel, outline, parallel_entry
-from robodyn.engine.job import JOB_FORWARD, JOB_STEP, job_at
-from robodyn.engine.ptr import call_unit, data_at, model_at
+from robodyn.engine.job import JOB_FORWARD, JOB_STEP, job_address, job_at
+from robodyn.engine.ptr import call_pair_unit, call_unit, data_at, model_at
 from robodyn.engine.warning import first_bad, is_bad, warn
 
 
@@ -181,17 +180,17 @@ def forward_for_step(m, d, b, job, drive, posvel_done):
     velocity stages are those of the state already (posvel_kept) and only the acceleration
     stage runs, as dm_control's mj_step2 after mj_step1. Returns acc_ok."""
     flags = job.flags
-    if drive == T.DRIVE_PD:  # Simulator.drive compiled and set the split forward units
+    if drive == T.DRIVE_PD:  # Simulator.drive compiled and set the split forward and drive units
         if not posvel_done:
             call_unit(m.unit_forward_posvel, m, d, b)
-        pd_drive(m, d, b, job.index, job.gain, job.target[b], flags & T.STEP_GRAVITY_COMPENSATION)
+        call_pair_unit(m.unit_drive_pd, m, d, b, job_address(job))  # engine.drive.pd_drive_unit
         call_unit(m.unit_forward_acc, m, d, b)
     elif posvel_done:  # STEP_OBSERVE_POSVEL: Simulator.step set unit_forward_acc
         call_unit(m.unit_forward_acc, m, d, b)
     else:
         call_unit(m.unit_forward, m, d, b)
     if drive == T.DRIVE_ACCELERATION:
-        acceleration_drive(m, d, b, job.index, job.target[b])
+        call_pair_unit(m.unit_drive_acceleration, m, d, b, job_address(job))
     if not (flags & T.STEP_OBSERVE_END) and m.unit_sensors != 0:
         call_unit(m.unit_sensors, m, d, b)
     return acc_ok(m, d, b)

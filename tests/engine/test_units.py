@@ -10,6 +10,8 @@ test_noslip, test_tendon_spatial, test_sensors); here: that the right unit is ch
 that the Model record a Simulator runs with points at it and at nothing else.
 """
 
+import numpy as np
+
 from robodyn import engine
 from robodyn.engine.binding import units_for
 from robodyn.engine.collision_driver import collision, collision_convex, convex_pair, hfield_pair
@@ -93,3 +95,26 @@ def test_collision_pass_sets_the_pair_units_it_calls():
     sim.collision()
     assert word("hfield_pair") == hfield_pair.address(PAIR_SIGNATURE)
     assert word("convex_pair") == 0
+
+
+def test_drive_units_are_set_when_a_simulator_first_drives():
+    """The step driver holds no drive code: a drive's job unit is compiled and set in the
+    Model records (the shared one and a row's own) the first time a Simulator drives, and a
+    Simulator that never drives leaves both slots 0."""
+    from robodyn.engine.control import AccelerationDrive, PDDrive
+    from robodyn.engine.drive import acceleration_drive_unit, pd_drive_unit
+
+    model = engine.load_mjcf(without_contacts(ASSETS / "crane.xml"))
+    sim = engine.Simulator(model, batch=2)
+    sim.set_param("dof_damping", [1], [np.asarray(model.dof_damping) + 0.1])  # row 1's own record
+    records = (sim._bound.model_record, sim._bound.row_records[1])
+
+    def words(slot):
+        return [int(r[MODEL_PTR.offsets[f"unit_{slot}"][0]]) for r in records]
+
+    assert words("drive_pd") == words("drive_acceleration") == [0, 0]
+    PDDrive(model, [0], 10.0, 1.0).step(sim, np.zeros((2, 1)), nstep=2)
+    assert words("drive_pd") == [pd_drive_unit.address(PAIR_SIGNATURE)] * 2
+    assert words("drive_acceleration") == [0, 0]
+    AccelerationDrive(model, 0).step(sim, np.zeros((2, 1)), nstep=2)
+    assert words("drive_acceleration") == [acceleration_drive_unit.address(PAIR_SIGNATURE)] * 2
