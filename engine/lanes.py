@@ -52,38 +52,17 @@ def _load4(x):
 
 @kernel
 def _load6(x):
-    return (vload(x[0]), vload(x[1]), vload(x[2]), vload(x[3]), vload(x[4]), vload(x[5]))
+    return _load3(x) + _load3(x[3:])
 
 
 @kernel
 def _load9(x):
-    return (
-        vload(x[0]),
-        vload(x[1]),
-        vload(x[2]),
-        vload(x[3]),
-        vload(x[4]),
-        vload(x[5]),
-        vload(x[6]),
-        vload(x[7]),
-        vload(x[8]),
-    )
+    return _load6(x) + _load3(x[6:])
 
 
 @kernel
 def _load10(x):
-    return (
-        vload(x[0]),
-        vload(x[1]),
-        vload(x[2]),
-        vload(x[3]),
-        vload(x[4]),
-        vload(x[5]),
-        vload(x[6]),
-        vload(x[7]),
-        vload(x[8]),
-        vload(x[9]),
-    )
+    return _load9(x) + (vload(x[9]),)
 
 
 @kernel
