@@ -30,6 +30,7 @@ import numpy as np
 from numba import prange
 
 from robodyn.engine import types as T
+from robodyn.engine.errors import InvalidArgumentError, UnsupportedModelError
 from robodyn.engine.integrate import _DEXPINV_POLY, _PI_SQ, _TWO_PI, _has_damping
 from robodyn.engine.jit import entry, kernel, outline, parallel_entry, u
 from robodyn.engine.ptr import model_at
@@ -902,7 +903,7 @@ def to_lanes(x: np.ndarray) -> np.ndarray:
     """A (B, ...) field as (B / 8, ..., 8): row 8 k + l at [k, ..., l]."""
     B = x.shape[0]
     if B % LANES:
-        raise ValueError(f"the batch size must be a multiple of {LANES} for lanes, got {B}")
+        raise InvalidArgumentError(f"the batch size must be a multiple of {LANES} for lanes, got {B}")
     blocks = x.reshape(B // LANES, LANES, *x.shape[1:])
     return np.ascontiguousarray(np.moveaxis(blocks, 1, -1))
 
@@ -950,7 +951,7 @@ def check_model(model, whole_step: bool = True) -> None:
     """Raise ValueError naming what in `model` the lanes do not handle (unsupported)."""
     why = unsupported(model, whole_step)
     if why:
-        raise ValueError("lanes do not support " + "; ".join(why))
+        raise UnsupportedModelError("lanes do not support " + "; ".join(why))
 
 
 # a batch's fields in lanes (each (B / 8, ..., 8)), and one block of it (each (..., 8))
@@ -1036,11 +1037,11 @@ def from_simulator(sim, whole_step: bool = True) -> Lanes:
     Every row must use the simulator's base model (no per-row physics)."""
     bound = sim._bound
     if np.any(bound.model_table != bound.model_address):
-        raise ValueError("lanes: every row must share one model (no per-row physics)")
+        raise InvalidArgumentError("lanes: every row must share one model (no per-row physics)")
     check_model(sim.model, whole_step)
     data = sim.data
     if np.any(np.asarray(data.xfrc_applied) != 0):
-        raise ValueError("lanes do not support xfrc_applied (it must be zero)")
+        raise InvalidArgumentError("lanes do not support xfrc_applied (it must be zero)")
     B, nbody, nv = sim.batch, sim.model.nbody, sim.model.nv
     work = {"cacc": (B, nbody, 6), "cfrc": (B, nbody, 6), "dx": (B, nv), "dv": (B, nv)}
 
