@@ -3,14 +3,17 @@
     python -m benchmarks.bench_train                       # PPO on RoboDyn/Quadruped-v0, 64, 256, 1,024 envs
     python -m benchmarks.bench_train --algo sac --num-envs 64,256
     python -m benchmarks.bench_train --env RoboDyn/Crane-v0 --timesteps 100000 --json out.json
+    python -m benchmarks.bench_train --num-envs 64 --task-settings   # the task's own PPO settings
 
 Each row builds the env and the model exactly as `robodyn train` does (training.train's own
 builders: the native vector env behind the SB3 adapter and VecMonitor, VecNormalize with
 --vecnormalize, the MLP policy with PPO_DEFAULTS or SAC_DEFAULTS and their per-num_envs
-adjustments, on the CPU), with train()'s FinalMetricsCallback and TrainingLog (its lines
-discarded), and times one `model.learn(--timesteps)` with time.perf_counter. No checkpoints,
-TensorBoard or progress bar. SB3's loop runs unchanged; the methods it calls are wrapped on
-the instances (restored afterwards), and each wrapper adds its call's time to one part:
+adjustments, on the CPU; with --task-settings, under the algorithm keywords and VecNormalize
+the task declares, as `robodyn train ENV` uses them), with train()'s FinalMetricsCallback
+and TrainingLog (its lines discarded), and times one `model.learn(--timesteps)` with
+time.perf_counter. No checkpoints, TensorBoard or progress bar. SB3's loop runs unchanged;
+the methods it calls are wrapped on the instances (restored afterwards), and each wrapper
+adds its call's time to one part:
 
   env        model.env.step_async, step_wait and reset: the vector env, the SB3 adapter
              (robogym.sb3.SB3VecEnv), VecMonitor and VecNormalize
@@ -66,6 +69,7 @@ from robodyn.training.train import (
     _stats_window,
     used_algo_kwargs,
 )
+from robogym.registration import training_settings
 from robogym.sb3 import task_metric_names
 
 PARTS = ("env", "inference", "buffer", "update", "other")
@@ -129,13 +133,16 @@ class PartClock:
         self.wrap(stack, model, "train", "update")
 
 
-def build(env_id: str, algo: str, num_envs: int, seed: int, vecnormalize: bool, nthread: int | None):
+def build(env_id: str, algo: str, num_envs: int, seed: int, vecnormalize: bool, nthread, task_kwargs=None):
     """(env, model, metrics): what `robodyn train` builds for these settings (train()'s own
-    builders), and the task metrics its callbacks read."""
+    builders; task_kwargs: the task's declared algorithm keywords over train()'s defaults),
+    and the task metrics its callbacks read."""
     env = _make_env(env_id, num_envs, seed, None, {}, nthread)
     try:
         metrics = task_metric_names(env.unwrapped.vec_env)
-        env, model = _model(env_id, algo, env, num_envs, seed, vecnormalize, {}, None, {}, "robodyn")
+        env, model = _model(
+            env_id, algo, env, num_envs, seed, vecnormalize, {}, None, {}, "robodyn", task_kwargs
+        )
     except BaseException:
         env.close()
         raise
@@ -158,11 +165,11 @@ def engine_threads(env) -> int:
     return int(env.unwrapped.vec_env.unwrapped.core.physics.sim.nthread)
 
 
-def warm_up(env_id: str, algo: str, seed: int, vecnormalize: bool, nthread: int | None) -> float:
+def warm_up(env_id: str, algo: str, seed: int, vecnormalize: bool, nthread, task_kwargs=None) -> float:
     """Seconds of an untimed training on WARMUP_ENVS envs: one PPO rollout and its update, or
     SAC to learning_starts and a few gradient steps (engine kernels, torch's first calls)."""
     t0 = time.perf_counter()
-    env, model, metrics = build(env_id, algo, WARMUP_ENVS, seed, vecnormalize, nthread)
+    env, model, metrics = build(env_id, algo, WARMUP_ENVS, seed, vecnormalize, nthread, task_kwargs)
     try:
         steps = model.n_steps * WARMUP_ENVS if algo == "ppo" else model.learning_starts + 4 * WARMUP_ENVS
         learn(model, steps, metrics, algo)
@@ -171,9 +178,9 @@ def warm_up(env_id: str, algo: str, seed: int, vecnormalize: bool, nthread: int 
     return time.perf_counter() - t0
 
 
-def measure(env_id, algo, num_envs, timesteps, seed, vecnormalize, nthread) -> dict:
+def measure(env_id, algo, num_envs, timesteps, seed, vecnormalize, nthread, task_kwargs=None) -> dict:
     """One row: the parts of one model.learn(timesteps) on num_envs envs."""
-    env, model, metrics = build(env_id, algo, num_envs, seed, vecnormalize, nthread)
+    env, model, metrics = build(env_id, algo, num_envs, seed, vecnormalize, nthread, task_kwargs)
     clock = PartClock()
     try:
         with contextlib.ExitStack() as stack:
@@ -182,7 +189,7 @@ def measure(env_id, algo, num_envs, timesteps, seed, vecnormalize, nthread) -> d
             learn(model, timesteps, metrics, algo)
             seconds = time.perf_counter() - t0
         threads = engine_threads(env)
-        kwargs = used_algo_kwargs(algo, model, {}, None)
+        kwargs = used_algo_kwargs(algo, model, task_kwargs or {}, None)
     finally:
         env.close()
     parts = dict(clock.seconds)
@@ -201,11 +208,11 @@ def measure(env_id, algo, num_envs, timesteps, seed, vecnormalize, nthread) -> d
     }
 
 
-def default_timesteps(algo: str, num_envs: list[int]) -> int:
+def default_timesteps(algo: str, num_envs: list[int], task_kwargs=None) -> int:
     """PPO: PPO_ROLLOUTS rollouts at the largest num_envs; SAC: learning_starts and
     SAC_VECTOR_STEPS vector steps at the largest (train()'s settings for that num_envs)."""
     n = max(num_envs)
-    kwargs = _new_model_kwargs(algo, n, {})
+    kwargs = _new_model_kwargs(algo, n, task_kwargs or {})
     if algo == "ppo":
         return PPO_ROLLOUTS * kwargs["n_steps"] * n
     return kwargs["learning_starts"] + SAC_VECTOR_STEPS * n
@@ -233,6 +240,11 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--torch-threads", type=_count(1), help="torch.set_num_threads (default: torch's own)")
     p.add_argument("--engine-threads", type=_count(1), help="the engine's nthread (default: one per core)")
     p.add_argument("--vecnormalize", action="store_true", help="normalize observations and rewards")
+    p.add_argument(
+        "--task-settings",
+        action="store_true",
+        help="the algorithm keywords and VecNormalize the task declares for robodyn train",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", help="also write every number to this file")
     args = p.parse_args(argv)
@@ -242,14 +254,19 @@ def main(argv: list[str] | None = None) -> dict:
         p.error(f"--json: no directory {str(Path(args.json).parent)!r}")
     if args.torch_threads is not None:
         torch.set_num_threads(args.torch_threads)
-    timesteps = args.timesteps or default_timesteps(args.algo, args.num_envs)
+    task = training_settings(args.env, args.algo) if args.task_settings else {}
+    task_kwargs = task.get("algo_kwargs", {})
+    vecnormalize = args.vecnormalize or bool(task.get("vecnormalize"))
+    timesteps = args.timesteps or default_timesteps(args.algo, args.num_envs, task_kwargs)
     settings = (args.env, args.algo)
-    options = (args.seed, args.vecnormalize, args.engine_threads)
+    options = (args.seed, vecnormalize, args.engine_threads, task_kwargs)
 
     defaults = "PPO_DEFAULTS" if args.algo == "ppo" else "SAC_DEFAULTS"
+    if args.task_settings:
+        defaults += f" under the task's {task_kwargs}" if task else ", the task declares none"
     print(
         f"{args.algo.upper()} on {args.env} ({defaults} of training.train), {timesteps:,} steps a row, "
-        f"VecNormalize {'on' if args.vecnormalize else 'off'}, seed {args.seed}; "
+        f"VecNormalize {'on' if vecnormalize else 'off'}, seed {args.seed}; "
         f"torch threads {torch.get_num_threads()}, engine threads "
         + (f"{args.engine_threads} (--engine-threads)" if args.engine_threads else "the engine's default"),
         flush=True,
@@ -275,7 +292,8 @@ def main(argv: list[str] | None = None) -> dict:
         "algo": args.algo,
         "timesteps": timesteps,
         "seed": args.seed,
-        "vecnormalize": args.vecnormalize,
+        "vecnormalize": vecnormalize,
+        "task_algo_kwargs": task_kwargs,
         "torch_threads": torch.get_num_threads(),
         "engine_threads": args.engine_threads,
         "warmup_seconds": warmup,

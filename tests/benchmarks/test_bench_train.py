@@ -12,6 +12,7 @@ import stable_baselines3.common.on_policy_algorithm as on_policy
 import torch
 
 from benchmarks import bench_train
+from robogym.registration import training_settings
 
 ENV = "RoboDyn/Crane-v0"
 ROW_KEYS = {"num_envs", "engine_threads", "timesteps", "seconds", "steps_per_second", "parts", "shares",
@@ -70,3 +71,17 @@ def test_bad_arguments_are_refused_before_any_work(argv, capsys):
         bench_train.main(argv)
     assert e.value.code == 2
     assert "warm-up" not in capsys.readouterr().out
+
+
+def test_task_settings_build_the_model_robodyn_train_builds(tmp_path):
+    """--task-settings: the row's model has the algorithm keywords the task declares (the
+    crane: 5 epochs) and VecNormalize; without it, train()'s defaults (10 epochs)."""
+    task = training_settings(ENV, "ppo")
+    assert task["algo_kwargs"] == {"n_epochs": 5} and task["vecnormalize"]
+    argv = ["--env", ENV, "--num-envs", "8", "--timesteps", "1024"]
+    out = bench_train.main([*argv, "--task-settings"])
+    assert out["vecnormalize"] and out["task_algo_kwargs"] == {"n_epochs": 5}
+    assert out["rows"][0]["algo_kwargs"]["n_epochs"] == 5
+    plain = bench_train.main(argv)
+    assert not plain["vecnormalize"] and plain["task_algo_kwargs"] == {}
+    assert plain["rows"][0]["algo_kwargs"]["n_epochs"] == 10
