@@ -56,26 +56,36 @@ def import_statements(source: str) -> list[str]:
     return found
 
 
-def module_imports(source: str, modules: set[str]) -> set[str]:
-    """The engine modules a module's source imports (`from robodyn.engine.x import ...`,
-    `from robodyn.engine import x`, `import robodyn.engine.x`), at any depth of the file."""
+def _engine_imports(tree: ast.AST) -> set[str]:
+    """The engine modules the import nodes of `tree` name, at any depth."""
     package = f"{PACKAGE}."
     found = set()
-    for statement in import_statements(source):
-        try:
-            tree = ast.parse(statement)
-        except SyntaxError:
-            continue  # text in a string or comment that only looks like an import
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                if node.module == PACKAGE:
-                    found.update(alias.name for alias in node.names)
-                elif node.module.startswith(package):
-                    found.add(node.module.removeprefix(package).split(".")[0])
-            elif isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.name.startswith(package):
-                        found.add(alias.name.removeprefix(package).split(".")[0])
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == PACKAGE:
+                found.update(alias.name for alias in node.names)
+            elif node.module.startswith(package):
+                found.add(node.module.removeprefix(package).split(".")[0])
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith(package):
+                    found.add(alias.name.removeprefix(package).split(".")[0])
+    return found
+
+
+def module_imports(source: str, modules: set[str]) -> set[str]:
+    """The engine modules a module's source imports (`from robodyn.engine.x import ...`,
+    `from robodyn.engine import x`, `import robodyn.engine.x`), at any depth of the file:
+    from the statements import_statements finds, or, where one of them does not parse (text
+    in a string that only looks like an import, a comment the scan read as a parenthesis),
+    from a parse of the whole file, so no import is ever missed."""
+    try:
+        trees = [ast.parse(statement) for statement in import_statements(source)]
+    except SyntaxError:
+        trees = [ast.parse(source)]
+    found = set()
+    for tree in trees:
+        found |= _engine_imports(tree)
     return found & modules
 
 

@@ -44,6 +44,9 @@ def test_module_imports_follows_continuations_and_skips_lookalikes():
         '"""\nfrom robodyn.engine import this is not Python\n"""\n'
     )
     assert module_imports(src, {"rne", "solver", "this"}) == {"rne"}
+    # a parenthesis in a comment sends the scan past the line: the whole file is parsed
+    src = "from robodyn.engine.rne import rne  # (see\nfrom robodyn.engine import factor\nx = f(1)\n"
+    assert module_imports(src, {"rne", "factor"}) == {"rne", "factor"}
 
 
 def _imports_by_full_parse(source: str, modules: set[str]) -> set[str]:
