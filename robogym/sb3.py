@@ -111,19 +111,15 @@ class SB3VecEnv(VecEnv):
             if key.startswith("_") or key in _FINAL_KEYS:
                 continue
             mask = info.get("_" + key)
-            every = mask is None or bool(np.all(mask))
+            rows = range(self.num_envs) if mask is None or np.all(mask) else np.flatnonzero(mask).tolist()
             if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "biuf":
                 values = value.tolist()
-                if every:
-                    for row, v in zip(infos, values, strict=True):
-                        row[key] = v
-                else:
-                    for i in np.flatnonzero(mask).tolist():
-                        infos[i][key] = values[i]
-                continue
-            for i in range(self.num_envs) if every else np.flatnonzero(mask).tolist():
-                v = value[i]
-                infos[i][key] = v.item() if isinstance(v, np.generic) else v
+                for i in rows:
+                    infos[i][key] = values[i]
+            else:
+                for i in rows:
+                    v = value[i]
+                    infos[i][key] = v.item() if isinstance(v, np.generic) else v
         return infos
 
     def close(self) -> None:
