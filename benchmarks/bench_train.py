@@ -167,8 +167,12 @@ def engine_threads(env) -> int:
 
 def warm_up(env_id: str, algo: str, seed: int, vecnormalize: bool, nthread, task_kwargs=None) -> float:
     """Seconds of an untimed training on WARMUP_ENVS envs: one PPO rollout and its update, or
-    SAC to learning_starts and a few gradient steps (engine kernels, torch's first calls)."""
+    SAC to learning_starts and a few gradient steps (engine kernels, torch's first calls).
+    A task's PPO batch is capped at the warm-up's smaller rollout, as train() caps its own."""
     t0 = time.perf_counter()
+    if algo == "ppo" and "batch_size" in (task_kwargs or {}):
+        rollout = _new_model_kwargs(algo, WARMUP_ENVS, task_kwargs)["n_steps"] * WARMUP_ENVS
+        task_kwargs = {**task_kwargs, "batch_size": min(task_kwargs["batch_size"], rollout)}
     env, model, metrics = build(env_id, algo, WARMUP_ENVS, seed, vecnormalize, nthread, task_kwargs)
     try:
         steps = model.n_steps * WARMUP_ENVS if algo == "ppo" else model.learning_starts + 4 * WARMUP_ENVS
