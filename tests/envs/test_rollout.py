@@ -3,7 +3,8 @@ model and cost (ModelRollouts), so that the two optimizers are compared on one p
 
 Oracles: the crane's linearized control step written out by hand from its matrices,
 x_{t+1} = c + A x_t + B (u_t - u_op), and the tracking cost summed term by term in plain
-loops; the crane's iLQR MPC on the same fixed move (the planners' returns there, README.md).
+loops; the crane's iLQR MPC on the same fixed move (the planners' returns there: README.md's
+main job, envs/README.md, tests/README.md).
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def test_a_candidates_score_is_minus_the_mpcs_cost_on_its_own_model():
 def test_on_the_same_problem_sampling_comes_close_to_ilqr():
     """The crane's fixed 10 m move, iLQR MPC against predictive sampling on its model and
     cost: both succeed; 128 plans come within 1 % of iLQR's return, 32 within 3 %
-    (README.md: 535.03, 530.35; 537.06 with 128)."""
+    (535.03: README.md; 530.35: tests/README.md; 537.06 with 128: envs/README.md)."""
     returns = {}
     for name, kwargs in (("mpc", {}), ("mpc_sampling", {}), ("mpc_sampling_128", {"samples": 128})):
         env = crane()

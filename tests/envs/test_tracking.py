@@ -353,11 +353,12 @@ def test_make_baseline_builds_the_tracking_baselines():
 
 
 def test_shipped_residual_ppo_beats_the_best_pd():
-    """training/policies/tracking_ppo.zip, a PPO residual on the tuned PD, against README.md's
-    numbers, through training.evaluate as `robodyn eval` runs it: on the fixed scenario (10
-    episodes on 8 envs, the command's defaults) its final rms_error is 0.0033 rad, 2.0x better
+    """training/policies/tracking_ppo.zip, a PPO residual on the tuned PD, against the numbers
+    of envs/README.md (0.0033 rad also in README.md's task table), through training.evaluate
+    as `robodyn eval` runs it: on the fixed scenario (10 episodes on 8 envs, the command's
+    defaults) its final rms_error is 0.0033 rad, 2.0x better
     than the best PD's (ratio 0.499 seen on one CPU, 0.501 on an AMD EPYC, whose libm rounds
-    the physics differently; the README prints 2.0x); on 16 randomized episodes (seeded 0..15,
+    the physics differently; envs/README.md prints 2.0x); on 16 randomized episodes (seeded 0..15,
     16 envs) it is lower than the PD's in every one (ratios 0.42-0.78), 0.0052 against 0.0096
     rad on average. It is rebuilt as clip(pd + scale * ppo)."""
     from robodyn.training.cli import SAVED_POLICIES
@@ -379,7 +380,7 @@ def test_shipped_residual_ppo_beats_the_best_pd():
             f"ratio {np.min(ppo / pd):.3f}-{np.max(ppo / pd):.3f}"
         )
         assert len(ppo) == n and np.all(ppo < pd)
-    # README.md's numbers, to the digits it prints
+    # envs/README.md's numbers, to the digits it prints
     ppo, pd = scores["fixed", spec], scores["fixed", "pd"]
     assert np.all(ppo < 0.00335) and round(pd.mean() / ppo.mean(), 1) == 2.0  # 0.0033 rad, 2.0x
     ppo, pd = scores["random", spec], scores["random", "pd"]
