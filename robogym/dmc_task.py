@@ -80,6 +80,7 @@ from robogym.declare import Obs, Param, State
 from robogym.errors import InvalidArgumentError, MissingFileError
 from robogym.task import Task
 from robogym.task_envs import task_envs
+from robogym.user_cache import user_cache
 
 JNT_FREE, JNT_BALL = int(mujoco.mjtJoint.mjJNT_FREE), int(mujoco.mjtJoint.mjJNT_BALL)
 JNT_SLIDE, JNT_HINGE = int(mujoco.mjtJoint.mjJNT_SLIDE), int(mujoco.mjtJoint.mjJNT_HINGE)
@@ -115,12 +116,10 @@ def suite_model(name: str) -> str:
 
 
 def cache_dir() -> Path:
-    """Where RoboDyn writes the suite models it builds: $ROBODYN_CACHE_DIR, else
-    $XDG_CACHE_HOME/robodyn, else ~/.cache/robodyn; its dmc/ folder."""
-    root = os.environ.get("ROBODYN_CACHE_DIR")
-    if not root:
-        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "robodyn"
-    return Path(root) / "dmc"
+    """Where RoboDyn writes the suite models it builds: the user cache's dmc/ folder
+    (robogym.user_cache: $ROBODYN_CACHE_DIR, else $XDG_CACHE_HOME/robodyn, else
+    ~/.cache/robodyn)."""
+    return user_cache() / "dmc"
 
 
 def built_model(suite_file: str, name: str, edit) -> str:

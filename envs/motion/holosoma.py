@@ -10,7 +10,7 @@ Each sequence also has the boxes it climbs (box_models/box<i>.obj, at capture sc
 package has a Unitree G1 model (models/g1/).
 
 `fetch()` downloads the pinned wheel once (`pip download --no-deps`, checked against its
-sha256) into the user cache: $ROBODYN_CACHE, else $XDG_CACHE_HOME/robodyn, else
+sha256) into the user cache: $ROBODYN_CACHE_DIR, else $XDG_CACHE_HOME/robodyn, else
 ~/.cache/robodyn. Everything else reads the wheel in place (a zip) or from `wheel=`.
 """
 
@@ -19,7 +19,6 @@ from __future__ import annotations
 import ast
 import hashlib
 import io
-import os
 import re
 import subprocess
 import sys
@@ -31,6 +30,7 @@ import numpy as np
 
 from robodyn.envs.motion.capture import Box, Capture, load_capture
 from robogym.errors import InvalidArgumentError
+from robogym.user_cache import user_cache
 
 PACKAGE, VERSION = "holosoma-retargeting", "0.1.0"
 WHEEL = "holosoma_retargeting-0.1.0-py3-none-any.whl"
@@ -44,11 +44,9 @@ CAPTURE = re.compile(
 
 
 def cache_dir() -> Path:
-    """Where fetched data lives: $ROBODYN_CACHE, else $XDG_CACHE_HOME/robodyn, else ~/.cache/robodyn."""
-    if os.environ.get("ROBODYN_CACHE"):
-        return Path(os.environ["ROBODYN_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "robodyn"
+    """Where fetched data lives: the user cache (robogym.user_cache: $ROBODYN_CACHE_DIR, else
+    $XDG_CACHE_HOME/robodyn, else ~/.cache/robodyn)."""
+    return user_cache()
 
 
 def wheel_path() -> Path:

@@ -186,7 +186,7 @@ def test_the_holosoma_reader_on_a_wheel_shaped_zip(tmp_path, monkeypatch):
     assert box.scaled(2.0).depth(np.array([4.0, 2.0, 0.4])) == pytest.approx(0.4, abs=1e-12)
     with pytest.raises(InvalidArgumentError, match="no capture 'seq_0'"):
         holosoma.load("seq_0", wheel)
-    monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path / "empty"))
+    monkeypatch.setenv("ROBODYN_CACHE_DIR", str(tmp_path / "empty"))
     assert holosoma.wheel_path() == tmp_path / "empty" / holosoma.WHEEL
     with pytest.raises(InvalidArgumentError, match="robodyn data fetch"):
         holosoma.capture_names()
@@ -225,6 +225,6 @@ def test_the_retarget_command_on_a_npy_capture(tmp_path, capsys, monkeypatch):
 
     assert main(["retarget", str(path), "--out", str(out)]) == 2
     assert "a .npy capture needs --names" in capsys.readouterr().err
-    monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path / "empty"))
+    monkeypatch.setenv("ROBODYN_CACHE_DIR", str(tmp_path / "empty"))
     assert main(["data", "list"]) == 2
     assert "run `robodyn data fetch`" in capsys.readouterr().err
