@@ -4,6 +4,7 @@
     python -m benchmarks.bench_step --quick         # short run, noisier numbers
     python -m benchmarks.bench_step --cold          # also time a compile from an empty cache, unit by unit
     python -m benchmarks.bench_step --json out.json # also write every number as JSON
+    python -m benchmarks.bench_step --models dmc_humanoid --batches 4,16  # rows at B = 4, 16 too (T = 1)
 
 For each model (assets/double_pendulum.xml; gymnasium's humanoid.xml with contacts and
 constraints disabled; gymnasium's humanoid.xml and ant.xml as they ship, so on the floor with
@@ -741,6 +742,17 @@ def add_thread_gains(rows: list[dict]) -> None:
             r[f"thread_gain_{key}"] = None if base is None else _div(_rate(r, key), _rate(base, key))
 
 
+def _batches(text: str) -> list[int]:
+    """An argparse type: a comma-separated list of batch sizes >= 1."""
+    try:
+        sizes = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a comma-separated list of integers: {text!r}") from None
+    if min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"batch sizes must be >= 1, got {text!r}")
+    return sizes
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="one run of >= 0.1 s per number; noisier")
@@ -758,6 +770,13 @@ def main(argv=None) -> int:
         "dmc_quadruped (default all)",
     )
     ap.add_argument(
+        "--batches",
+        type=_batches,
+        default=[],
+        help="more batch sizes, each a row at T = 1, e.g. 4,16: how a row-step's cost, and a "
+        "sim.step(1) call's, grow with B",
+    )
+    ap.add_argument(
         "--threads",
         type=int,
         default=os.cpu_count() or 1,
@@ -767,7 +786,8 @@ def main(argv=None) -> int:
 
     target, repeats = (0.1, 1) if args.quick else (0.5, 3)
     tmax = max(1, args.threads)
-    configs = [(1, 1), (64, 1)] + [(64, t) for t in sorted({2, tmax}) if tmax > 1]
+    extra = [(b, 1) for b in sorted(set(args.batches) - {1, 64})]
+    configs = [(1, 1), *extra, (64, 1)] + [(64, t) for t in sorted({2, tmax}) if tmax > 1]
     sources = model_sources()
     if args.models != "all":
         wanted = args.models.split(",")
