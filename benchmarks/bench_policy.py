@@ -26,14 +26,12 @@ import argparse
 import json
 import statistics
 import time
-from pathlib import Path
 
-import gymnasium as gym
 import numpy as np
 import torch
 from stable_baselines3.common.utils import obs_as_tensor
 
-from benchmarks.bench_train import _num_envs, build
+from benchmarks.bench_train import _num_envs, apply_common_args, build
 from robodyn.training.cli import _count
 from robogym.registration import training_settings
 
@@ -99,12 +97,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--torch-threads", type=_count(1), help="torch.set_num_threads (default: torch's own)")
     p.add_argument("--json", help="also write every number to this file")
     args = p.parse_args(argv)
-    if args.env not in gym.registry:
-        p.error(f"--env: no registered task {args.env!r}")
-    if args.json and not Path(args.json).resolve().parent.is_dir():
-        p.error(f"--json: no directory {str(Path(args.json).parent)!r}")
-    if args.torch_threads is not None:
-        torch.set_num_threads(args.torch_threads)
+    apply_common_args(p, args)
     print(f"PPO's action pick on {args.env} (the task's settings), torch threads {torch.get_num_threads()}; "
           f"us per vector step, median of {args.repeats} x {args.calls} calls", flush=True)  # fmt: skip
     print(f"{'num_envs':>8} {'obs':>8} {'shared':>6}" + "".join(f"{p:>10}" for p in PARTS), flush=True)

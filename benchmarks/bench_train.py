@@ -227,6 +227,17 @@ def _num_envs(text: str) -> list[int]:
     return [_count(1)(v) for v in text.split(",")]
 
 
+def apply_common_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse (exit 2, before any work) an --env that is not registered or a --json whose
+    directory does not exist; then apply --torch-threads."""
+    if args.env not in gym.registry:
+        p.error(f"--env: no registered task {args.env!r}")
+    if args.json and not Path(args.json).resolve().parent.is_dir():
+        p.error(f"--json: no directory {str(Path(args.json).parent)!r}")
+    if args.torch_threads is not None:
+        torch.set_num_threads(args.torch_threads)
+
+
 def _row(r: dict) -> str:
     cells = "".join(f"{r['parts'][p]:>12.2f} {100 * r['shares'][p]:>3.0f}%" for p in PARTS)
     return (
@@ -252,12 +263,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", help="also write every number to this file")
     args = p.parse_args(argv)
-    if args.env not in gym.registry:
-        p.error(f"--env: no registered task {args.env!r}")
-    if args.json and not Path(args.json).resolve().parent.is_dir():
-        p.error(f"--json: no directory {str(Path(args.json).parent)!r}")
-    if args.torch_threads is not None:
-        torch.set_num_threads(args.torch_threads)
+    apply_common_args(p, args)
     task = training_settings(args.env, args.algo) if args.task_settings else {}
     task_kwargs = task.get("algo_kwargs", {})
     vecnormalize = args.vecnormalize or bool(task.get("vecnormalize"))
