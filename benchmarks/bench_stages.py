@@ -26,6 +26,7 @@ turn, one thread, and is timed per row:
   actuation      engine.actuation.actuation              mj_fwdActuation
   acc_smooth     engine.forward.smooth_acceleration      mj_fwdAcceleration
   solver         the solver unit                         mj_fwdConstraint
+  islands+solver the solver unit (it finds the islands)  mj_island + mj_fwdConstraint
   sensors        the sensors unit                        mj_sensorPos + mj_sensorVel + mj_sensorAcc
   forward        the forward unit (all of the above      mj_forward
                  but the sensors)
@@ -243,6 +244,17 @@ def profile(name: str, xml: str, batch: int, settle: int, target: float, repeats
         rows[stage] = (t_ours * 1e6, t_mj * 1e6)
     # MuJoCo's constraint stage ran after a collision pass of its own: take it out
     rows["constraint"] = (rows["constraint"][0], max(rows["constraint"][1] - rows["collision"][1], 0.0))
+
+    # the solver against the solver: ours finds the islands inside its unit, MuJoCo's in
+    # mj_island (part of its constraint stage above); each found again on the same rows
+    def theirs_solve(n):
+        for _ in range(n):
+            for d in datas:
+                mujoco.mj_island(mj, d)
+                mujoco.mj_fwdConstraint(mj, d)
+
+    t_mj = max(best_time(theirs_solve, target, repeats)[0] / batch - 2 * overhead, 0.0)
+    rows["islands+solver"] = (rows["solver"][0], t_mj * 1e6)
     # a whole step: ours batched (forward, sensors, integrator), MuJoCo's mj_step per row
     snap = sim.snapshot()
     saved = [(d.qpos.copy(), d.qvel.copy(), d.act.copy(), d.qacc_warmstart.copy(), d.time) for d in datas]

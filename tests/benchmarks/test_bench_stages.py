@@ -14,7 +14,8 @@ from robodyn import engine
 def test_every_stage_timed_on_both_sides(capsys):
     xml = bench_step.model_sources()["ant_floor"]
     rows, state = bench_stages.profile("ant_floor", xml, 2, 40, 0.001, 1, 0.0)
-    assert list(rows) == [*bench_stages.STAGES, "step"]
+    assert list(rows) == [*bench_stages.STAGES, "islands+solver", "step"]
+    assert rows["islands+solver"][0] == rows["solver"][0]
     for stage, (ours, theirs) in rows.items():
         assert ours > 0 and theirs >= 0, stage
     assert state.startswith("ant_floor: nv 14, NEWTON, RK4, B 2, after 40 steps:")
