@@ -181,7 +181,9 @@ class Actuation:
         )
 
     # --- applying an action ----------------------------------------------------------------------
-    def apply(self, sim, action: np.ndarray, nstep: int, observe_end: bool | str = True) -> None:
+    def apply(
+        self, sim, action: np.ndarray, nstep: int, observe_end: bool | str = True, default=None
+    ) -> None:
         """Run nstep physics steps of every row of `sim` (a Simulator of this model) under
         `action` (B, k), taken as it is: the env checked it at its edge (shape, finite
         numbers) and clipped it into the box, so the drives run it unchecked; the derived
@@ -189,7 +191,9 @@ class Actuation:
         observe_end=False ("ctrl" and "force" only) to the start of the last physics step,
         as after MuJoCo's mj_step, or with observe_end="posvel" ("ctrl" and "force") the
         position and velocity stages to the final state and the acceleration stage to the last
-        step's start, as after mj_step and mj_step1 (engine.Simulator.step)."""
+        step's start, as after mj_step and mj_step1 (engine.Simulator.step). For "pd_target",
+        `default` (B, k) gives each row its own targets' centre in place of the actuation's
+        default pose (a tracking task's reference pose this step): q* = default + scale a."""
         a = np.ascontiguousarray(action, dtype=np.float64).reshape(sim.batch, len(self.dofs))
         d = sim.data
         if self.kind == "ctrl":
@@ -201,7 +205,8 @@ class Actuation:
         elif self.kind == "acceleration":
             self._drive.run(sim, a, int(nstep))
         else:
-            self._drive.run(sim, self.default + self.scale * a, int(nstep))
+            centre = self.default if default is None else default
+            self._drive.run(sim, centre + self.scale * a, int(nstep))
 
     def __repr__(self) -> str:
         return f"Actuation({self.kind!r}, dofs={self.dofs.tolist()}, low={self.low}, high={self.high})"

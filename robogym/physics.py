@@ -287,6 +287,15 @@ class Physics:
         ids = [self.body_id(b) for b in bodies]
         return self._posed(qpos).xpos[:, ids].copy()
 
+    def body_points(self, qpos: np.ndarray, bodies, offsets) -> np.ndarray:
+        """(N, len(bodies), 3) world positions of points fixed in the frames of `bodies`, at
+        `offsets` (len(bodies), 3) in each body's frame (xpos + xmat offset), with the model
+        at each of the N poses `qpos` (N, nq), as site_positions."""
+        ids = [self.body_id(b) for b in bodies]
+        d = self._posed(qpos)
+        rot = d.xmat[:, ids].reshape(-1, len(ids), 3, 3)
+        return d.xpos[:, ids] + np.einsum("nbij,bj->nbi", rot, np.asarray(offsets, dtype=np.float64))
+
     def _posed(self, qpos: np.ndarray) -> engine.Data:
         """The Data of a scratch Simulator after a forward pass at the poses qpos (N, nq)."""
         qpos = np.atleast_2d(qpos)

@@ -214,10 +214,11 @@ class Task:
         the task's actuation (a task that keeps track of its actions extends this)."""
         self.step_physics(action, self.frame_skip)
 
-    def step_physics(self, action: np.ndarray, nstep: int) -> None:
+    def step_physics(self, action: np.ndarray, nstep: int, default: np.ndarray | None = None) -> None:
         """nstep physics steps of every environment under action (B, k), through the task's
-        actuation."""
-        self.actuation().apply(self.physics.sim, action, nstep)
+        actuation; for "pd_target", `default` (B, k) centres each row's targets in place of
+        the actuation's default pose (Actuation.apply)."""
+        self.actuation().apply(self.physics.sim, action, nstep, default=default)
 
     def sensor_observation(self) -> np.ndarray:
         """(B, n) the observation's sensor parts side by side, noise-free and undelayed (a new

@@ -87,6 +87,7 @@ for task in robogym.TASKS:  # each task's class and model, from the install
     model = engine.load_mjcf(path)
     assert model.nq > 0 and Path(sys.modules[task_class.__module__].__file__).is_relative_to(install)
     print(f"loaded {task.id}", flush=True)
+assert asset_path("imitate_walk.npz").resolve().is_relative_to(install)  # the clip a task plays
 env.reset(seed=0)  # one task run end to end (its kernels compiled for the install)
 for _ in range(3):
     env.step(env.action_space.sample())
@@ -168,8 +169,10 @@ def test_wheel_installs_apart_from_the_repository_and_runs_from_any_directory(tm
 
 
 def _assets() -> list[Path]:
-    """Every MJCF file of assets/ and assets/tests/."""
-    return sorted((REPO / "assets").glob("*.xml")) + sorted((REPO / "assets" / "tests").glob("*.xml"))
+    """Every MJCF file of assets/ and assets/tests/, and the clips of assets/ (a task's
+    reference motion, .npz)."""
+    top = sorted((REPO / "assets").glob("*.xml")) + sorted((REPO / "assets").glob("*.npz"))
+    return top + sorted((REPO / "assets" / "tests").glob("*.xml"))
 
 
 def _task_ids() -> list[str]:

@@ -7,6 +7,10 @@
 `retarget` writes to --out (default runs/retarget-<capture>): retarget.npz (qpos (T, nq) at the
 capture's frame rate, the scale, the targets, the residuals, the table's joints, the source),
 metrics.json (envs/motion/metrics.py) and, with --video, capture and robot side by side.
+With --clip PATH (the humanoid only) it also writes the motion as a clip a task plays
+(envs/motion/clip.py: each frame's feet put on the floor, the start above the origin):
+
+    robodyn retarget mocap_climb_seq_1 --start 64.5 --stop 70.5 --clip assets/imitate_walk.npz
 """
 
 from __future__ import annotations
@@ -60,6 +64,12 @@ def add_parsers(sub, positive) -> None:
     s.add_argument(
         "--out", type=Path, default=None, help="output directory (default runs/retarget-<capture>)"
     )
+    s.add_argument(
+        "--clip",
+        type=Path,
+        default=None,
+        help="also write the motion on the floor as a clip (.npz) a task plays (the humanoid only)",
+    )
     s.set_defaults(func=cmd_retarget)
 
 
@@ -110,6 +120,8 @@ def cmd_retarget(args) -> int:
     from robodyn.envs.motion.retarget import Settings, capture_points, retarget
     from robodyn.envs.motion.tables import robot_table
 
+    if args.clip is not None and args.robot != "humanoid":
+        raise CLIError("--clip writes a clip of RoboDyn's humanoid; drop --robot g1")
     try:
         capture, boxes = _capture(args)
         table = robot_table(args.robot)
@@ -140,6 +152,8 @@ def cmd_retarget(args) -> int:
     written = [out / "retarget.npz", out / "metrics.json"]
     if args.video:
         written.append(write_video(out / "retarget.mp4", capture, result, boxes))
+    if args.clip is not None:
+        written.append(write_clip(args.clip, result.qpos[0], capture))
     print("wrote " + ", ".join(str(p) for p in written))
     return 0
 
@@ -157,6 +171,20 @@ def _print_report(r: dict) -> None:
             f"(the capture's own feet: {100 * r['capture_foot_skating_m_per_s']:.2f} cm/s)"
         )
     print(f"frames penetrating the floor or a box: {100 * r['penetrating_frames']:.1f} %")
+
+
+def write_clip(path: Path, qpos: np.ndarray, capture) -> Path:
+    """The humanoid's retargeted qpos (T, nq) on the floor with its feet flat in stance
+    (envs/motion/clip.py: ground, flatten_feet, ground again), saved as a clip with the
+    capture's frame rate and source."""
+    from robodyn.envs.motion.clip import Clip, flatten_feet, ground, save_clip
+    from robogym.physics import Physics, asset_path
+
+    physics = Physics(asset_path("humanoid.xml"), batch=1)
+    feet = ("left_foot", "right_foot")
+    ankles = (("left_ankle_y", "left_ankle_x"), ("right_ankle_y", "right_ankle_x"))
+    flat = flatten_feet(ground(qpos, physics, feet), physics, feet, ankles)
+    return save_clip(path, Clip(ground(flat, physics, feet), capture.fps, capture.source))
 
 
 # --- the video -----------------------------------------------------------------------------------

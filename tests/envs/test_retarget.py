@@ -18,9 +18,11 @@ import pytest
 
 from robodyn.envs.motion import holosoma
 from robodyn.envs.motion.capture import load_capture
+from robodyn.envs.motion.clip import load_clip, lowest_corner
 from robodyn.envs.motion.retarget import Robot, Sample, Table, retarget
 from robodyn.envs.motion.tables import humanoid_table
 from robogym.errors import InvalidArgumentError
+from robogym.physics import Physics, asset_path
 from tests.helpers import report
 
 FPS = 30.0
@@ -222,6 +224,34 @@ def test_the_retarget_command_on_a_npy_capture(tmp_path, capsys, monkeypatch):
     np.testing.assert_allclose(saved["qpos"][:, 7:], q[:, 7:], atol=1e-6)
     assert saved["fps"] == 30.0 and (out / "retarget.mp4").stat().st_size > 0
     assert (out / "metrics.json").read_text().count("residual_worst_cm") == 1
+
+    # --clip: the same motion on the floor, saved as a clip a task plays
+    clip_path = tmp_path / "walk_clip.npz"
+    names = ",".join(capture.names)
+    argv = [
+        "retarget",
+        str(path),
+        "--names",
+        names,
+        "--fps",
+        "30",
+        "--out",
+        str(out),
+        "--clip",
+        str(clip_path),
+    ]
+    assert main(argv) == 0
+    clip = load_clip(clip_path, robot.nq)
+    physics = Physics(asset_path("humanoid.xml"), batch=1)
+    np.testing.assert_allclose(
+        lowest_corner(clip.qpos, physics, ("left_foot", "right_foot")), 0.0, atol=1e-12
+    )
+    ankles = physics.named.qpos.columns([f"{s}_ankle_{a}" for s in ("left", "right") for a in "yx"])
+    others = np.setdiff1d(np.arange(3, robot.nq), ankles)  # flatten_feet turns the ankles only
+    np.testing.assert_array_equal(clip.qpos[:, others], np.load(out / "retarget.npz")["qpos"][:, others])
+    assert clip.fps == 30.0 and clip.source == str(path)
+    assert main([*argv[:-2], "--robot", "g1", "--clip", str(clip_path)]) == 2
+    assert "--clip writes a clip of RoboDyn's humanoid" in capsys.readouterr().err
 
     assert main(["retarget", str(path), "--out", str(out)]) == 2
     assert "a .npy capture needs --names" in capsys.readouterr().err
