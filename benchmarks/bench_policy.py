@@ -31,7 +31,8 @@ import numpy as np
 import torch
 from stable_baselines3.common.utils import obs_as_tensor
 
-from benchmarks.bench_train import _num_envs, apply_common_args, build
+from benchmarks.args import counts
+from benchmarks.bench_train import apply_common_args, build
 from robodyn.training.cli import _count
 from robogym.registration import training_settings
 
@@ -91,7 +92,7 @@ def measure(env_id: str, num_envs: int, calls: int, repeats: int, seed: int = 0)
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--env", default="RoboDyn/Quadruped-v0", help="a registered task id")
-    p.add_argument("--num-envs", type=_num_envs, default=[64], help="comma-separated, e.g. 64,256")
+    p.add_argument("--num-envs", type=counts, default=[64], help="comma-separated, e.g. 64,256")
     p.add_argument("--calls", type=_count(1), default=2000, help="calls per repeat")
     p.add_argument("--repeats", type=_count(1), default=5)
     p.add_argument("--torch-threads", type=_count(1), help="torch.set_num_threads (default: torch's own)")

@@ -46,6 +46,8 @@ import mujoco
 import mujoco.rollout
 import numpy as np
 
+from benchmarks.args import counts
+
 REPO = Path(__file__).resolve().parents[1]
 
 # targets the lead set (target_checks applies them)
@@ -742,17 +744,6 @@ def add_thread_gains(rows: list[dict]) -> None:
             r[f"thread_gain_{key}"] = None if base is None else _div(_rate(r, key), _rate(base, key))
 
 
-def _batches(text: str) -> list[int]:
-    """An argparse type: a comma-separated list of batch sizes >= 1."""
-    try:
-        sizes = [int(v) for v in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a comma-separated list of integers: {text!r}") from None
-    if min(sizes) < 1:
-        raise argparse.ArgumentTypeError(f"batch sizes must be >= 1, got {text!r}")
-    return sizes
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="one run of >= 0.1 s per number; noisier")
@@ -771,7 +762,7 @@ def main(argv=None) -> int:
     )
     ap.add_argument(
         "--batches",
-        type=_batches,
+        type=counts,
         default=[],
         help="more batch sizes, each a row at T = 1, e.g. 4,16: how a row-step's cost, and a "
         "sim.step(1) call's, grow with B",

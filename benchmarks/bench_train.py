@@ -58,6 +58,7 @@ import stable_baselines3.common.on_policy_algorithm as on_policy
 import torch
 
 import robogym  # noqa: F401  (registers RoboDyn/*)
+from benchmarks.args import counts
 from robodyn.training.cli import _count
 from robodyn.training.train import (
     ALGOS,
@@ -222,11 +223,6 @@ def default_timesteps(algo: str, num_envs: list[int], task_kwargs=None) -> int:
     return kwargs["learning_starts"] + SAC_VECTOR_STEPS * n
 
 
-def _num_envs(text: str) -> list[int]:
-    """An argparse type: a comma-separated list of integers >= 1."""
-    return [_count(1)(v) for v in text.split(",")]
-
-
 def apply_common_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Refuse (exit 2, before any work) an --env that is not registered or a --json whose
     directory does not exist; then apply --torch-threads."""
@@ -250,7 +246,7 @@ def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--env", default="RoboDyn/Quadruped-v0", help="a registered task id")
     p.add_argument("--algo", default="ppo", choices=ALGOS)
-    p.add_argument("--num-envs", type=_num_envs, default=list(NUM_ENVS), help="comma-separated, e.g. 64,256")
+    p.add_argument("--num-envs", type=counts, default=list(NUM_ENVS), help="comma-separated, e.g. 64,256")
     p.add_argument("--timesteps", type=_count(1), help="steps a row trains (default: see the docstring)")
     p.add_argument("--torch-threads", type=_count(1), help="torch.set_num_threads (default: torch's own)")
     p.add_argument("--engine-threads", type=_count(1), help="the engine's nthread (default: one per core)")
