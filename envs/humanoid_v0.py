@@ -37,6 +37,14 @@ FEET = ("left_foot", "right_foot")
 BODY_SENSORS = ("up", "gyro", "velocimeter")  # the torso's, 3 each
 
 
+def joint_targets(physics, scale: float, default: np.ndarray) -> Actuation:
+    """The humanoid's `pd_target` actuation of its 21 hinges (JOINTS): targets default + scale
+    a, with the gains KP_BODY / KD_BODY (arms KP_ARM / KD_ARM)."""
+    arm = np.array([j.split("_", 1)[-1] in ARM for j in JOINTS])
+    kp, kd = np.where(arm, KP_ARM, KP_BODY), np.where(arm, KD_ARM, KD_BODY)
+    return Actuation.pd_target(physics, list(JOINTS), kp=kp, kd=kd, scale=scale, default=default)
+
+
 def _sensor(*names: str):
     """A readout of the named sensors, side by side: (B, n)."""
     return lambda task: task.physics.named.sensordata[list(names)]
@@ -93,16 +101,8 @@ class HumanoidTask(Task):
 
     def bind(self, physics) -> None:
         super().bind(physics)
-        arm = np.array([j.split("_", 1)[-1] in ARM for j in JOINTS])
         self._joint_qpos = physics.named.qpos.columns(JOINTS)  # the hinges' entries of a qpos vector
-        self._actuation = Actuation.pd_target(
-            physics,
-            list(JOINTS),
-            kp=np.where(arm, KP_ARM, KP_BODY),
-            kd=np.where(arm, KD_ARM, KD_BODY),
-            scale=self.action_scale,
-            default=self.home[self._joint_qpos],
-        )
+        self._actuation = joint_targets(physics, self.action_scale, self.home[self._joint_qpos])
         self._range = physics.named_model.jnt_range[JOINTS]  # (21, 2)
         self._foot_size = physics.named_model.geom_size[FEET]  # (2, 3) the boxes' half sizes
         sensors = physics.named.sensordata

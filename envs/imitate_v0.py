@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn.envs.humanoid_v0 import JOINTS, KD_ARM, KD_BODY, KP_ARM, KP_BODY
+from robodyn.envs.humanoid_v0 import JOINTS, joint_targets
 from robodyn.envs.motion.clip import load_clip, resample, velocities
 from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE
@@ -23,7 +23,6 @@ LOOKAHEAD = (1, 2)  # the reference frames the observation shows, in control ste
 HAND_TIP = np.array([0.0, 0.0, -0.265])  # the forearm capsule's far end, forearm frame
 SOLES = ("left_sole", "right_sole")
 FOREARMS = ("left_forearm", "right_forearm")
-END_EFFECTORS = ("left_hand", "right_hand", *SOLES)
 BODY_SENSORS = ("up", "gyro", "velocimeter")  # the torso's, 3 each
 
 
@@ -91,15 +90,7 @@ class ImitateTask(Task):
         ref = self.ref_qpos
         hands = physics.body_points(ref, FOREARMS, [HAND_TIP, HAND_TIP])
         self.ref_ends = np.concatenate([hands, physics.site_positions(ref, SOLES)], axis=1)  # (K + 1, 4, 3)
-        arm = np.array([j.split("_", 1)[-1] in ("shoulder_y", "shoulder_x", "elbow") for j in JOINTS])
-        self._actuation = Actuation.pd_target(
-            physics,
-            list(JOINTS),
-            kp=np.where(arm, KP_ARM, KP_BODY),
-            kd=np.where(arm, KD_ARM, KD_BODY),
-            scale=self.action_scale,
-            default=self.ref_qpos[0, self._hinge_q],
-        )
+        self._actuation = joint_targets(physics, self.action_scale, self.ref_qpos[0, self._hinge_q])
 
     def end_positions(self) -> np.ndarray:
         """(B, 4, 3) the hands (the forearms' far ends) and the soles, world frame."""

@@ -218,7 +218,10 @@ class Task:
         """nstep physics steps of every environment under action (B, k), through the task's
         actuation; for "pd_target", `default` (B, k) centres each row's targets in place of
         the actuation's default pose (Actuation.apply)."""
-        self.actuation().apply(self.physics.sim, action, nstep, default=default)
+        if default is None:
+            self.actuation().apply(self.physics.sim, action, nstep)
+        else:
+            self.actuation().apply(self.physics.sim, action, nstep, default=default)
 
     def sensor_observation(self) -> np.ndarray:
         """(B, n) the observation's sensor parts side by side, noise-free and undelayed (a new

@@ -2,15 +2,17 @@
 a small file and resampled at the task's control rate.
 
 A Clip is qpos (T, nq) of one model at `fps` frames per second, with the capture it came
-from (`source`, licence included). `ground` turns a retargeting's output into one: each
-frame's base is moved vertically so that the lowest corner of the foot boxes touches the
-floor (z = 0; the retargeted feet hover 1-3 cm or sink a few mm, as the performer's marker
-heights and the robot's proportions differ), and the whole clip horizontally so that the
-first frame's base is above the origin. `reference` resamples it at a step dt, positions
-and hinge angles linearly, the free joint's quaternion along the shortest arc (slerp), and
-the velocities are central differences on the joint manifold (mj_differentiatePos's
-convention: a free joint's linear velocity in the world frame, its angular velocity in the
-body frame).
+from (`source`, licence included). A retargeting's output becomes one in three steps:
+`ground` moves each frame's base vertically so that the lowest corner of the foot boxes
+touches the floor (z = 0; the retargeted feet hover 1-3 cm or sink a few mm, as the
+performer's marker heights and the robot's proportions differ), and the whole clip
+horizontally so that the first frame's base is above the origin; `flatten_feet` turns each
+foot near the floor flat on its ankle's hinges (retargeted, the feet stood 15 degrees tilted
+on average, a box foot on one edge); `ground` again. `resample` gives the clip at a step dt,
+positions and hinge angles linearly, the free joint's quaternion along the shortest arc
+(slerp), and `velocities` are central differences on the joint manifold
+(mj_differentiatePos's convention: a free joint's linear velocity in the world frame, its
+angular velocity in the body frame).
 
     robodyn retarget mocap_climb_seq_1 --start 64.5 --stop 70.5 --clip assets/imitate_walk.npz
 
