@@ -33,6 +33,7 @@ TASK_PAGES = {
     "tracking": "RoboDyn/Tracking-v0",
     "humanoid": "RoboDyn/HumanoidPush-v0",
     "quadruped": "RoboDyn/Quadruped-v0",
+    "imitate": "RoboDyn/Imitate-v0",
     "cartpole": "RoboDyn/CartPole-v0",
 }
 

@@ -287,3 +287,40 @@ def test_body_points_against_mujoco(physics):
             worst = max(worst, float(np.max(np.abs(got[n, b] - want))))
     print(f"\nbody_points against MuJoCo's xpos + xmat offset: worst {worst:.1e} m")
     assert worst < 1e-12
+
+
+# --- the shipped policy --------------------------------------------------------------------------
+def test_shipped_ppo_performs_the_walk():
+    """training/policies/imitate_ppo.zip, deterministic, over the 64 random starts seeded 0..63
+    (`robodyn eval RoboDyn/Imitate-v0 --policy pd --policy training/policies/imitate_ppo.zip
+    --episodes 64 --num-envs 64`, the same evaluate() call): it succeeds (completes the clip
+    with a mean hinge error of at most 0.15 rad) in 62 of 64 (97 %; the worst joint_error
+    0.039 rad), asserted at least 58 (90 %), where the PD on the reference completes 16 (25 %,
+    each a start in the clip's last 1.1 s); from the clip's first frame it performs the whole
+    6 s walk."""
+    from robodyn.training.cli import SAVED_POLICIES
+    from robodyn.training.evaluate import evaluate
+
+    spec = str(SAVED_POLICIES / "imitate_ppo.zip")
+    done = {}
+    for policy in ("pd", spec):
+        res = evaluate(TASK_ID, policy, episodes=64, num_envs=64, seed=0, record=0)
+        done[policy] = int(sum(e["final"]["success"] for e in res.episodes))
+        if policy == spec:
+            finals = [e["final"] for e in res.episodes if e["final"]["success"]]
+            worst = max(f["joint_error"] for f in finals)
+    print(
+        f"\nimitate_ppo: {done[spec]} of 64 random starts succeed "
+        f"(worst joint_error {worst:.3f} rad), pd {done['pd']}"
+    )
+    assert done["pd"] == 16
+    assert done[spec] >= 58 and worst <= 0.15
+    res = evaluate(
+        TASK_ID, spec, episodes=1, num_envs=1, seed=0, env_kwargs={"random_start": False}, record=0
+    )
+    (episode,) = res.episodes
+    print(
+        f"imitate_ppo from the first frame: {episode['length']} steps, "
+        f"joint_error {episode['final']['joint_error']:.4f} rad"
+    )
+    assert episode["length"] == 300 and episode["final"]["success"] == 1.0
