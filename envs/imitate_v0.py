@@ -311,7 +311,7 @@ ImitateEnv, ImitateVectorEnv = task_envs(
     baselines={"pd": "robodyn.envs.baselines.imitate:imitate_pd"},
     scenarios={"start": {"random_start": False}},
     # `robodyn train RoboDyn/Imitate-v0`: the settings of training/policies/imitate_ppo (its
-    # run's 2M-step checkpoint, about 9 min on two cores): a 1 s discount horizon at 50 Hz,
+    # run's 2M-step checkpoint; 415 s of training on two cores): a 1 s discount horizon at 50 Hz,
     # per-step Gaussian exploration of 0.068 rad of joint target, two 256-unit layers
     training={
         "ppo": {
