@@ -76,6 +76,7 @@ class ImitateTask(Task):
     )
     start = State("the clip frame the episode started at", dtype=np.int64, reset=None)
     error_sum = State("the episode's sums of the steps' joint_error and root_error", shape=(2,))
+    completed = State("1.0 once the episode reached the clip's end without failing")
 
     def bind(self, physics) -> None:
         super().bind(physics)
@@ -195,15 +196,25 @@ class ImitateTask(Task):
         finished = self.frame() >= self.steps
         self.error_sum[:, 0] += joint_error
         self.error_sum[:, 1] += e["root"]
-        n = np.maximum(self.elapsed, 1)
+        self.completed[:] = finished & ~failed
         info = {k: np.array(v, dtype=np.float64) for k, v in terms.items()}
-        info["joint_error"] = self.error_sum[:, 0] / n
-        info["root_error"] = self.error_sum[:, 1] / n
-        completed = finished & ~failed
-        info["completed"] = completed.astype(np.float64)
-        info["success"] = (completed & (info["joint_error"] <= self.success_joint_error)).astype(np.float64)
-        info["phase"] = self.phase().astype(np.float64)
+        info.update(self.metrics())
         return np.array(reward, dtype=np.float64), failed | finished, info
+
+    def metrics(self) -> dict[str, np.ndarray]:
+        """joint_error (rad) and root_error (m), the means over the episode's steps so far;
+        completed; success (completed with joint_error <= success_joint_error); phase. Read
+        from the task state the last step left (new arrays)."""
+        n = np.maximum(self.elapsed, 1)
+        joint_error = self.error_sum[:, 0] / n
+        success = (self.completed > 0.0) & (joint_error <= self.success_joint_error)
+        return {
+            "joint_error": joint_error,
+            "root_error": self.error_sum[:, 1] / n,
+            "completed": self.completed.copy(),
+            "success": success.astype(np.float64),
+            "phase": self.phase().astype(np.float64),
+        }
 
 
 def _heading(quat: np.ndarray) -> np.ndarray:
