@@ -104,7 +104,6 @@ class HumanoidTask(Task):
         self._joint_qpos = physics.named.qpos.columns(JOINTS)  # the hinges' entries of a qpos vector
         self._actuation = joint_targets(physics, self.action_scale, self.home[self._joint_qpos])
         self._range = physics.named_model.jnt_range[JOINTS]  # (21, 2)
-        self._foot_size = physics.named_model.geom_size[FEET]  # (2, 3) the boxes' half sizes
         sensors = physics.named.sensordata
         self._up = sensors["up"]
         self._velocimeter = sensors["velocimeter"]
@@ -169,15 +168,8 @@ class HumanoidTask(Task):
                 qvel[JOINTS, r] = s * VELOCITY_NOISE * rng.uniform(-1.0, 1.0, len(JOINTS))
         if s > 0.0:
             p.forward(rows)
-            qpos["root"][rows, 2] -= self._lowest_sole(rows) + SOLE_DEPTH
+            qpos["root"][rows, 2] -= self.physics.lowest_box_corner(FEET, rows=rows) + SOLE_DEPTH
         self._push_schedule.reset(rows, rngs)
-
-    def _lowest_sole(self, rows) -> np.ndarray:
-        """(len(rows),) the lowest corner of either foot box (m), after a forward pass."""
-        named = self.physics.named
-        rz = named.geom_xmat[FEET, rows][:, :, 6:9]  # the rotations' third rows
-        low = named.geom_xpos[FEET, rows][:, :, 2] - np.sum(np.abs(rz) * self._foot_size, axis=2)
-        return low.min(axis=1)
 
     def hide_future(self, rows) -> None:
         """A planner's copies get no push: their schedules' next push is never due."""

@@ -10,7 +10,7 @@ from robogym.actuation import Actuation
 from robogym.checks import NON_NEGATIVE, POSITIVE
 from robogym.declare import Obs, Param, State
 from robogym.physics import asset_path
-from robogym.rotations import quat_conj, quat_mul, quat_rotate, rotation_angle
+from robogym.rotations import quat_conj, quat_mul, rotation_angle, to_heading_frame
 from robogym.rowwise import row_sum_sq
 from robogym.task import Task
 from robogym.task_envs import task_envs
@@ -115,17 +115,12 @@ class ImitateTask(Task):
         robot's heading frame (rotated by minus the base's yaw), and the rotation from the
         robot's base to the reference's (w >= 0)."""
         base, quat = self.base_pose()
-        yaw = _heading(quat)
-        out = []
-        for k in LOOKAHEAD:
-            ref = self.ref_qpos[np.minimum(self.frame() + k, self.steps)]
-            d = ref[:, 0:3] - base
-            c, s = np.cos(yaw), np.sin(yaw)
-            local = np.stack([c * d[:, 0] + s * d[:, 1], -s * d[:, 0] + c * d[:, 1], d[:, 2]], axis=1)
-            rel = quat_mul(quat_conj(quat), ref[:, 3:7])
-            rel = np.where(rel[:, :1] < 0.0, -rel, rel)
-            out += [ref[:, self._hinge_q], local, rel]
-        return np.concatenate(out, axis=1)
+        ahead = np.minimum(self.frame()[:, None] + np.asarray(LOOKAHEAD), self.steps)
+        ref = self.ref_qpos[ahead]  # (B, K, nq)
+        local = to_heading_frame(quat[:, None], ref[..., 0:3] - base[:, None])
+        rel = quat_mul(quat_conj(quat)[:, None], ref[..., 3:7])
+        rel = np.where(rel[..., :1] < 0.0, -rel, rel)
+        return np.concatenate([ref[..., self._hinge_q], local, rel], axis=2).reshape(len(base), -1)
 
     # --- readouts ---------------------------------------------------------------------------------
     def base_pose(self) -> tuple[np.ndarray, np.ndarray]:
@@ -158,8 +153,8 @@ class ImitateTask(Task):
 
     def reset_rows(self, rows, rngs) -> None:
         """Reference state initialization: the robot in the reference's pose and velocity at
-        a frame drawn uniformly from the clip's first K - 1 (or its first frame with
-        random_start=False)."""
+        a frame drawn uniformly from frames 0 to K - 1 of the resampled clip (every frame but
+        its last, K = self.steps), or its first frame with random_start=False."""
         p = self.physics
         for r, rng in zip(rows, rngs, strict=True):
             k = int(rng.integers(0, self.steps)) if self.random_start else 0
@@ -215,12 +210,6 @@ class ImitateTask(Task):
             "success": success.astype(np.float64),
             "phase": self.phase().astype(np.float64),
         }
-
-
-def _heading(quat: np.ndarray) -> np.ndarray:
-    """(B,) the yaw of the base's x axis in the world (rad), quat (B, 4) w x y z."""
-    x = quat_rotate(quat, np.array([1.0, 0.0, 0.0]))
-    return np.arctan2(x[:, 1], x[:, 0])
 
 
 _DOC = """

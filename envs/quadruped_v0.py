@@ -9,6 +9,7 @@ from robogym.checks import NON_NEGATIVE, POSITIVE, Bounds, is_real
 from robogym.declare import Obs, Param, State
 from robogym.errors import ArgumentTypeError, InvalidArgumentError
 from robogym.randomize import legged, randomize_params
+from robogym.rotations import to_heading_frame
 from robogym.rowwise import row_sum_sq
 from robogym.sensor_model import sensor_params
 from robogym.task import Task
@@ -131,11 +132,7 @@ class QuadrupedTask(Task):
     def heading_velocity(self) -> np.ndarray:
         """(B, 2) the trunk's horizontal velocity in its heading frame (the world frame turned
         by the trunk's yaw): (forward, leftward), m/s."""
-        w, x, y, z = self._trunk_quat.T
-        yaw = np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
-        c, s = np.cos(yaw), np.sin(yaw)
-        vx, vy = self._trunk_linvel[:, 0], self._trunk_linvel[:, 1]
-        return np.stack([c * vx + s * vy, -s * vx + c * vy], axis=1)
+        return to_heading_frame(self._trunk_quat, self._trunk_linvel[:, :2])
 
     def vertical_velocity(self) -> np.ndarray:
         return self._trunk_linvel[:, 2]

@@ -296,6 +296,27 @@ class Physics:
         rot = d.xmat[:, ids].reshape(-1, len(ids), 3, 3)
         return d.xpos[:, ids] + np.einsum("nbij,bj->nbi", rot, np.asarray(offsets, dtype=np.float64))
 
+    def geom_frames(self, geoms, qpos: np.ndarray | None = None, rows=None) -> tuple[np.ndarray, np.ndarray]:
+        """The world frames of the geoms named in `geoms`: centres (N, G, 3) and rotations
+        (N, G, 9, row-major, columns the geom's axes) of the env's `rows` (all rows when None)
+        as the last forward pass left them, or, given qpos (N, nq), with the model at those
+        poses (as site_positions)."""
+        ids = [self.geom_id(g) for g in geoms]
+        if qpos is not None:
+            d = self._posed(qpos)
+            return d.geom_xpos[:, ids].copy(), d.geom_xmat[:, ids].copy()
+        r = slice(None) if rows is None else rows
+        return self.data.geom_xpos[r][:, ids], self.data.geom_xmat[r][:, ids]
+
+    def lowest_box_corner(self, boxes, qpos: np.ndarray | None = None, rows=None) -> np.ndarray:
+        """(N,) the lowest world z of the corners of the box geoms `boxes` (their model sizes),
+        for the rows or poses geom_frames takes: a box's centre height less
+        sum_i |R[2, i]| h_i over its half sizes h_i and axes R[:, i], the lowest box's."""
+        xpos, xmat = self.geom_frames(boxes, qpos, rows)
+        size = self.named_model.geom_size[list(boxes)]  # (G, 3) half sizes
+        low = xpos[..., 2] - np.sum(np.abs(xmat[..., 6:9]) * size, axis=-1)
+        return low.min(axis=1)
+
     def _posed(self, qpos: np.ndarray) -> engine.Data:
         """The Data of a scratch Simulator after a forward pass at the poses qpos (N, nq)."""
         qpos = np.atleast_2d(qpos)

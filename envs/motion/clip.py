@@ -87,7 +87,7 @@ def ground(qpos: np.ndarray, physics, feet) -> np.ndarray:
     horizontally by the same amount so that the first frame's base is at x = y = 0.
     physics: a robogym Physics of the model (its scratch kinematics are used)."""
     q = np.array(qpos, dtype=np.float64)
-    q[:, 2] -= lowest_corner(q, physics, feet)
+    q[:, 2] -= physics.lowest_box_corner(feet, qpos=q)
     q[:, 0:2] -= q[0, 0:2]
     return q
 
@@ -107,7 +107,7 @@ def flatten_feet(
     for foot, pair in zip(feet, ankles, strict=True):
         cols = physics.named.qpos.columns(list(pair))
         lo, hi = physics.named_model.jnt_range[list(pair)].T
-        w = np.clip(1.0 - lowest_corner(q, physics, (foot,)) / reach, 0.0, 1.0)
+        w = np.clip(1.0 - physics.lowest_box_corner((foot,), qpos=q) / reach, 0.0, 1.0)
         flat = q.copy()
         for _ in range(iterations):
             r = _tilt(flat, physics, foot)  # (T, 2)
@@ -124,23 +124,8 @@ def flatten_feet(
 
 def _tilt(qpos: np.ndarray, physics, box: str) -> np.ndarray:
     """(T, 2) the world x and y components of the box geom's z axis at each pose."""
-    sim = physics.scratch(len(qpos))
-    sim.data.qpos[:] = qpos
-    sim.forward()
-    return sim.data.geom_xmat[:, physics.geom_id(box)][:, [2, 5]]
-
-
-def lowest_corner(qpos: np.ndarray, physics, boxes) -> np.ndarray:
-    """(T,) the lowest z of the corners of the box geoms `boxes` at each pose of qpos (T, nq):
-    a box's centre height less sum_i |R[2, i]| h_i over its half sizes h and axes R."""
-    sim = physics.scratch(len(qpos))
-    sim.data.qpos[:] = qpos
-    sim.forward()
-    ids = [physics.geom_id(b) for b in boxes]
-    xpos, xmat = sim.data.geom_xpos[:, ids], sim.data.geom_xmat[:, ids]
-    size = physics.named_model.geom_size[list(boxes)]  # (nbox, 3)
-    low = xpos[..., 2] - np.sum(np.abs(xmat[..., 6:9]) * size, axis=-1)
-    return low.min(axis=1)
+    _, xmat = physics.geom_frames((box,), qpos=qpos)
+    return xmat[:, 0, [2, 5]]
 
 
 def slerp(a: np.ndarray, b: np.ndarray, u: np.ndarray) -> np.ndarray:

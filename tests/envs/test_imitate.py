@@ -23,7 +23,6 @@ from robodyn.envs.motion.clip import (
     flatten_feet,
     ground,
     load_clip,
-    lowest_corner,
     resample,
     save_clip,
     velocities,
@@ -51,7 +50,7 @@ def test_the_shipped_clip_is_a_grounded_walk_inside_the_joint_ranges(physics):
     clip = load_clip(asset_path(CLIP), physics.model.nq)
     assert clip.fps == 30.0 and len(clip.qpos) == 181 and clip.duration == pytest.approx(6.0)
     assert "holosoma-retargeting 0.1.0 (Apache-2.0)" in clip.source and "mocap_climb_seq_1" in clip.source
-    low = lowest_corner(clip.qpos, physics, FEET)
+    low = physics.lowest_box_corner(FEET, qpos=clip.qpos)
     print(f"\nclip: lowest sole corner per frame within {np.max(np.abs(low)):.1e} m of the floor")
     np.testing.assert_allclose(low, 0.0, atol=1e-12)  # ground() put it there; only rounding remains
     np.testing.assert_array_equal(clip.qpos[0, 0:2], [0.0, 0.0])
@@ -67,7 +66,7 @@ def test_ground_puts_the_lowest_sole_on_the_floor_and_the_start_at_the_origin(ph
     q = np.tile(home, (3, 1))
     q[:, 0:3] += [[1.0, 2.0, 0.05], [1.5, 2.0, -0.02], [2.0, 2.0, 0.0]]
     g = ground(q, physics, FEET)
-    np.testing.assert_allclose(lowest_corner(g, physics, FEET), 0.0, atol=1e-12)
+    np.testing.assert_allclose(physics.lowest_box_corner(FEET, qpos=g), 0.0, atol=1e-12)
     np.testing.assert_allclose(g[:, 0:2], [[0.0, 0.0], [0.5, 0.0], [1.0, 0.0]], atol=1e-12)
     np.testing.assert_array_equal(g[:, 3:], q[:, 3:])  # only the base moves
 
@@ -103,7 +102,7 @@ def test_the_shipped_clip_stands_on_flat_feet(physics):
     clip = load_clip(asset_path(CLIP))
     tilts = []
     for foot in FEET:
-        down = lowest_corner(clip.qpos, physics, (foot,)) < 0.01
+        down = physics.lowest_box_corner((foot,), qpos=clip.qpos) < 0.01
         tilts.append(_tilt_deg(physics, clip.qpos[down], foot))
     tilts = np.concatenate(tilts)
     print(f"\nclip: feet on the floor tilted {tilts.mean():.2f} deg on average, {tilts.max():.2f} at most")
@@ -287,6 +286,34 @@ def test_body_points_against_mujoco(physics):
             worst = max(worst, float(np.max(np.abs(got[n, b] - want))))
     print(f"\nbody_points against MuJoCo's xpos + xmat offset: worst {worst:.1e} m")
     assert worst < 1e-12
+
+
+def test_lowest_box_corner_against_mujocos_corners(physics):
+    """Physics.lowest_box_corner (a box's centre height less sum_i |R[2, i]| h_i) equals the
+    lowest of the eight corners MuJoCo's geom_xpos and geom_xmat give, at given poses and
+    for the env's own rows after a forward pass."""
+    m = mujoco.MjModel.from_xml_path(str(asset_path("humanoid.xml")))
+    d = mujoco.MjData(m)
+    poses = load_clip(asset_path(CLIP)).qpos[::20]
+    signs = np.array([[a, b, c] for a in (-1, 1) for b in (-1, 1) for c in (-1, 1)], dtype=float)
+    want = np.empty(len(poses))
+    for n, qpos in enumerate(poses):
+        d.qpos[:] = qpos
+        mujoco.mj_kinematics(m, d)
+        z = [
+            (d.geom_xpos[g] + (signs * m.geom_size[g]) @ d.geom_xmat[g].reshape(3, 3).T)[:, 2].min()
+            for g in (m.geom(f).id for f in FEET)
+        ]
+        want[n] = min(z)
+    got = physics.lowest_box_corner(FEET, qpos=poses)
+    live = Physics(asset_path("humanoid.xml"), batch=len(poses))
+    live.sim.data.qpos[:] = poses
+    live.forward()
+    rows = np.arange(1, len(poses), 2)
+    worst = float(np.max(np.abs(got - want)))
+    print(f"\nlowest_box_corner against MuJoCo's eight corners: worst {worst:.1e} m over {len(poses)} poses")
+    assert worst < 1e-12
+    np.testing.assert_array_equal(live.lowest_box_corner(FEET, rows=rows), got[rows])
 
 
 # --- the shipped policy --------------------------------------------------------------------------

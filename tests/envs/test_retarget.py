@@ -18,7 +18,7 @@ import pytest
 
 from robodyn.envs.motion import holosoma
 from robodyn.envs.motion.capture import load_capture
-from robodyn.envs.motion.clip import load_clip, lowest_corner
+from robodyn.envs.motion.clip import load_clip
 from robodyn.envs.motion.retarget import Robot, Sample, Table, retarget
 from robodyn.envs.motion.tables import humanoid_table
 from robogym.errors import InvalidArgumentError
@@ -244,7 +244,7 @@ def test_the_retarget_command_on_a_npy_capture(tmp_path, capsys, monkeypatch):
     clip = load_clip(clip_path, robot.nq)
     physics = Physics(asset_path("humanoid.xml"), batch=1)
     np.testing.assert_allclose(
-        lowest_corner(clip.qpos, physics, ("left_foot", "right_foot")), 0.0, atol=1e-12
+        physics.lowest_box_corner(("left_foot", "right_foot"), qpos=clip.qpos), 0.0, atol=1e-12
     )
     ankles = physics.named.qpos.columns([f"{s}_ankle_{a}" for s in ("left", "right") for a in "yx"])
     others = np.setdiff1d(np.arange(3, robot.nq), ankles)  # flatten_feet turns the ankles only
