@@ -15,3 +15,11 @@ def counts(text: str) -> list[int]:
     if min(values) < 1:
         raise argparse.ArgumentTypeError(f"every value must be >= 1, got {text!r}")
     return values
+
+
+def count(text: str) -> int:
+    """An argparse type: one integer >= 1 (rounds, repeats)."""
+    values = counts(text)
+    if len(values) != 1:
+        raise argparse.ArgumentTypeError(f"one integer >= 1, got {text!r}")
+    return values[0]

@@ -22,8 +22,11 @@ and the fixed cost of one sim.step(1) call (from one more run that calls only si
 and the gain from threads (rate at T over rate at T = 1). All engines run episodes of
 EPISODE steps, each restarting from the same random state (qpos, qvel) with the same random
 controls (constant, except in `ours per-step`, where they move by a negligible CTRL_JITTER
-every step). Each number is the best of `repeats` runs of whole episodes lasting at least
-`target` seconds, with compilation excluded (warm-up calls run first). See benchmarks/README.md.
+every step). A row's columns are timed interleaved: `--rounds` rounds (5; --quick: 1), each
+one run of every column in turn, a run being whole episodes lasting at least `target` seconds;
+each rate is the median of its rounds and each ratio the median of the rounds' ratios (a slow
+minute of a shared machine then falls on both sides of a ratio). Compilation is excluded
+(warm-up calls run first). See benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -46,14 +49,15 @@ import mujoco
 import mujoco.rollout
 import numpy as np
 
-from benchmarks.args import counts
+from benchmarks.args import count, counts
 
 REPO = Path(__file__).resolve().parents[1]
 
-# targets the lead set (target_checks applies them)
-# at B = 64, every T: ours / rollout, and ours per-step / rollout
-TARGET_RATIO = {"double_pendulum": 1.0, "humanoid": 0.5, "humanoid_floor": 0.5, "ant_floor": 0.5}
-TARGET_PER_STEP_RATIO = {"double_pendulum": 1.0, "humanoid": 0.7, "humanoid_floor": 0.7, "ant_floor": 0.7}
+# targets the lead set (target_checks applies them), on every model:
+# at B = 1 and B = 64, every T: ours / rollout (parity with MuJoCo)
+TARGET_RATIO = 1.0
+# at B = 64, every T: ours per-step / rollout
+TARGET_PER_STEP_RATIO = 0.95
 # at B = 64: rate of ours at T = 2 over its rate at T = 1
 TARGET_THREAD_GAIN = {"double_pendulum": 1.7, "humanoid_floor": 1.7, "ant_floor": 1.7}
 # (B, T) -> the most microseconds one sim.step(1) call may add (the issue measured it on a small
@@ -319,24 +323,70 @@ def _timed(run) -> float:
     return time.perf_counter() - t0
 
 
-def measure(factory, batch: int, target: float, repeats: int) -> dict:
-    """Best-of-`repeats` env-steps/s over runs of whole episodes, as many as make one run take
-    >= target s (a first run that does already counts as one of the repeats)."""
+def calibrate(factory, target: float):
+    """(nstep, run, times): a run of whole episodes grown until it takes >= target s, with the
+    time of that run when it was the one that reached the target (else no time yet)."""
     n, run = factory(EPISODE)
     while True:
         dt = _timed(run)
         if dt >= target:
-            times = [dt]
-            break
+            return n, run, [dt]
         if dt >= 0.2 * target:
             n, run = factory(math.ceil(n * 1.05 * target / dt))
-            times = []
-            break
+            return n, run, []
         n, run = factory(int(n * min(100.0, max(2.0, 0.3 * target / max(dt, 1e-7)))))
+
+
+def measure(factory, batch: int, target: float, repeats: int) -> dict:
+    """Best-of-`repeats` env-steps/s over runs of whole episodes, as many as make one run take
+    >= target s (a first run that does already counts as one of the repeats)."""
+    n, run, times = calibrate(factory, target)
     while len(times) < repeats:
         times.append(_timed(run))
     best = min(times)
     return {"steps_per_s": batch * n / best, "nstep": n, "best_s": best, "times_s": times}
+
+
+def interleaved(factories: dict, batch: int, target: float, rounds: int, errors=()) -> dict:
+    """Every column of `factories` (name -> factory) calibrated as `measure` does, then timed in
+    `rounds` rounds, each one run of every column in turn, so that a slow minute of a shared
+    machine falls on all columns alike. Per column: the median env-steps/s of its rounds
+    (steps_per_s), the best (best_steps_per_s), and each round's time; a column whose run
+    raises one of `errors` gets {"error": message} instead. paired_ratio(result, a, b) takes
+    the median of the rounds' ratios."""
+    runs, out = {}, {}
+    for key, factory in factories.items():
+        try:
+            n, run, _ = calibrate(factory, target)
+            runs[key] = (n, run)
+        except errors as exc:  # an engine bug: report it, keep benchmarking
+            out[key] = {"error": str(exc)}
+    times = {key: [] for key in runs}
+    for _ in range(rounds):
+        for key, (_, run) in list(runs.items()):
+            try:
+                times[key].append(_timed(run))
+            except errors as exc:
+                out[key] = {"error": str(exc)}
+                del runs[key]
+    for key, (n, _) in runs.items():
+        t = times[key]
+        out[key] = {
+            "steps_per_s": batch * n / float(np.median(t)),
+            "best_steps_per_s": batch * n / min(t),
+            "nstep": n,
+            "times_s": t,
+        }
+    return out
+
+
+def paired_ratio(r: dict, a: str, b: str) -> float | None:
+    """The median over interleaved rounds of rate(a) / rate(b) in the same round (None if
+    either column failed)."""
+    if not r.get(a) or not r.get(b) or "times_s" not in r[a] or "times_s" not in r[b]:
+        return None
+    ta, tb = np.asarray(r[a]["times_s"]), np.asarray(r[b]["times_s"])
+    return float(np.median((r[a]["nstep"] / ta) / (r[b]["nstep"] / tb)))
 
 
 def agreement(engine, src: str, mj, state, nstep: int = 20) -> float:
@@ -553,12 +603,12 @@ def target_checks(r: dict) -> list[dict]:
             {"table": table, "what": what, "value": value, "bound": f"{op} {bound:g}", "text": text, "ok": ok}
         )
 
-    if B == 64 and name in TARGET_RATIO:
-        need = TARGET_RATIO[name]
-        add(1, "ours/rollout", r["ratio_rollout"], ">=", need, f">= {need:.1f}x rollout")
-    if B == 64 and name in TARGET_PER_STEP_RATIO:
-        need = TARGET_PER_STEP_RATIO[name]
-        text = f"per-step >= {need:.1f}x rollout"
+    if B in (1, 64):
+        need = TARGET_RATIO
+        add(1, "ours/rollout", r["ratio_rollout"], ">=", need, f">= {need:.2f}x rollout")
+    if B == 64:
+        need = TARGET_PER_STEP_RATIO
+        text = f"per-step >= {need:.2f}x rollout"
         add(2, "per-step/rollout", r["ratio_rollout_per_step"], ">=", need, text)
     if (B, T) in TARGET_CALL_OVERHEAD_US and name in CALL_OVERHEAD_MODELS:
         most = TARGET_CALL_OVERHEAD_US[(B, T)]
@@ -685,8 +735,10 @@ def print_compile_all(comp: dict, args) -> None:
             )
 
 
-def measure_row(engine, name: str, mj, model, B: int, T: int, target: float, repeats: int, mj_loop_cache):
-    """Every column of one (model, B, T) row."""
+def measure_row(engine, name: str, mj, model, B: int, T: int, target: float, rounds: int, mj_loop_cache):
+    """Every column of one (model, B, T) row: ours, ours rollout, ours per-step, ours one
+    sim.step(1) per step and mujoco.rollout interleaved over `rounds` rounds; the ratios are
+    the medians of the rounds' ratios."""
     state = initial_states(mj, B)
     sim = engine.Simulator(model, batch=B, nthread=T)
     t = time.perf_counter()
@@ -703,23 +755,18 @@ def measure_row(engine, name: str, mj, model, B: int, T: int, target: float, rep
         "ours_per_step": ours_per_step_factory(sim, state, mj),
         "ours_one_per_call": ours_one_per_call_factory(sim, state),
     }
-    for key, factory in factories.items():
-        try:
-            r[key] = measure(factory, B, target, repeats)
-        except engine.NonFiniteError as exc:  # an engine bug: report it, keep benchmarking
-            r[key] = {"error": str(exc)}
+    with mujoco.rollout.Rollout(nthread=0 if T == 1 else T) as roller:
+        factories["rollout"] = rollout_factory(mj, roller, [mujoco.MjData(mj) for _ in range(T)], state)
+        r.update(interleaved(factories, B, target, rounds, (engine.NonFiniteError,)))
     if B not in mj_loop_cache:  # single-threaded by nature: shared by every T
         datas = [mujoco.MjData(mj) for _ in range(B)]
-        mj_loop_cache[B] = measure(mj_loop_factory(mj, datas, state), B, target, repeats)
-    r["mj_loop"] = mj_loop_cache[B]
-    with mujoco.rollout.Rollout(nthread=0 if T == 1 else T) as roller:
-        datas = [mujoco.MjData(mj) for _ in range(T)]
-        r["rollout"] = measure(rollout_factory(mj, roller, datas, state), B, target, repeats)
+        mj_loop_cache[B] = interleaved({"mj_loop": mj_loop_factory(mj, datas, state)}, B, target, rounds)
+    r["mj_loop"] = mj_loop_cache[B]["mj_loop"]
     ours, rollout = _rate(r, "ours"), _rate(r, "rollout")
     per_step, one_per_call = _rate(r, "ours_per_step"), _rate(r, "ours_one_per_call")
-    r["ratio_rollout"] = _div(ours, rollout)
-    r["ratio_rollout_ours_rollout"] = _div(_rate(r, "ours_rollout"), rollout)
-    r["ratio_rollout_per_step"] = _div(per_step, rollout)
+    r["ratio_rollout"] = paired_ratio(r, "ours", "rollout")
+    r["ratio_rollout_ours_rollout"] = paired_ratio(r, "ours_rollout", "rollout")
+    r["ratio_rollout_per_step"] = paired_ratio(r, "ours_per_step", "rollout")
     r["ratio_mj_loop"] = _div(ours, _rate(r, "mj_loop"))
     r["call_overhead_us"] = None if None in (ours, one_per_call) else 1e6 * B * (1 / one_per_call - 1 / ours)
     r["per_step_overhead_us"] = None if None in (ours, per_step) else 1e6 * B * (1 / per_step - 1 / ours)
@@ -773,9 +820,19 @@ def main(argv=None) -> int:
         default=os.cpu_count() or 1,
         help="T of the widest threaded row; rows run at T = 2 and at this T (1: no threaded rows)",
     )
+    ap.add_argument(
+        "--rounds",
+        type=count,
+        default=None,
+        help="interleaved rounds per row (each times every column once, in turn); every rate is "
+        "the median of its rounds, every ratio the median of the rounds' ratios (default 5, "
+        "--quick 1)",
+    )
     args = ap.parse_args(argv)
 
-    target, repeats = (0.1, 1) if args.quick else (0.5, 3)
+    target = 0.1 if args.quick else 0.5
+    if args.rounds is None:
+        args.rounds = 1 if args.quick else 5
     tmax = max(1, args.threads)
     extra = [(b, 1) for b in sorted(set(args.batches) - {1, 64})]
     configs = [(1, 1), *extra, (64, 1)] + [(64, t) for t in sorted({2, tmax}) if tmax > 1]
@@ -807,8 +864,9 @@ def main(argv=None) -> int:
         f"NUMBA_CACHE_DIR={os.environ.get('NUMBA_CACHE_DIR', '(default)')}"
     )
     print(
-        f"timing: {f'best of {repeats} runs' if repeats > 1 else 'one run'} of >= {target} s, whole "
-        f"episodes of {EPISODE} steps from the same state; compile excluded",
+        f"timing: {args.rounds} interleaved round(s) per row, each one run of every column of >= {target} s, "
+        f"whole episodes of {EPISODE} steps from the same state; rates are medians of the rounds, ratios "
+        "medians of the rounds' ratios; compile excluded",
         flush=True,
     )
 
@@ -824,7 +882,7 @@ def main(argv=None) -> int:
             "cpu_count": os.cpu_count(),
             "load_average_1min_at_start": os.getloadavg()[0],
             "target_s": target,
-            "repeats": repeats,
+            "rounds": args.rounds,
             "episode": EPISODE,
             "ctrl_scale": CTRL_SCALE,
             "ctrl_jitter": CTRL_JITTER,
@@ -842,7 +900,7 @@ def main(argv=None) -> int:
         model = engine.load_mjcf(src)
         mj_loop_cache: dict[int, dict] = {}
         for B, T in configs:
-            rows.append(measure_row(engine, name, mj, model, B, T, target, repeats, mj_loop_cache))
+            rows.append(measure_row(engine, name, mj, model, B, T, target, args.rounds, mj_loop_cache))
         try:
             err = agreement(engine, src, mj, initial_states(mj, 8))
         except engine.NonFiniteError:
