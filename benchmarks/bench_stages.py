@@ -27,6 +27,11 @@ turn, one thread, and is timed per row:
   acc_smooth     engine.forward.smooth_acceleration      mj_fwdAcceleration
   solver         the solver unit                         mj_fwdConstraint
   islands+solver the solver unit (it finds the islands)  mj_island + mj_fwdConstraint
+  islands        engine.island.island                    mj_island (islands+solver less
+                                                         solver)
+  solver, no     the solver unit and mj_fwdConstraint on the same states of the model with
+  islands        <flag island="disable"/>: all rows one problem (against `solver`, what the
+                 islands cost)
   sensors        the sensors unit                        mj_sensorPos + mj_sensorVel + mj_sensorAcc
   forward        the forward unit (all of the above      mj_forward
                  but the sensors)
@@ -43,6 +48,7 @@ is ours / MuJoCo's time (below 1: ours is faster). Run it on an idle machine.
 from __future__ import annotations
 
 import argparse
+import re
 import time
 
 import mujoco
@@ -56,6 +62,7 @@ from robodyn.engine.com_pos import com_pos
 from robodyn.engine.crb import crb
 from robodyn.engine.factor import factor_m
 from robodyn.engine.forward import fwd_velocity, smooth_acceleration
+from robodyn.engine.island import island
 from robodyn.engine.kinematics import kinematics
 from robodyn.engine.ptr import call_unit, data_at, model_at
 from robodyn.engine.tendon import tendon
@@ -154,6 +161,30 @@ def _mujoco_stage(name: str):
         "forward": mujoco.mj_forward,
         "step": mujoco.mj_step,
     }[name]
+
+
+@njit
+def _run_islands(table, data_address, reps):
+    """engine.island.island `reps` times on every row (not cached, as _run_stage)."""
+    d = data_at(data_address)
+    for _ in range(reps):
+        for b in range(table.shape[0]):
+            island(model_at(table[b]), d, b)
+
+
+def islands_disabled(xml: str) -> str:
+    """The MJCF text (its comments dropped) with island="disable" on its <flag>, in a <flag>
+    added to its <option> if it has none, or in an <option> added if it has none either."""
+    xml = re.sub(r"<!--.*?-->", "", xml, flags=re.S)
+    if re.search(r"<flag\b", xml):
+        xml = re.sub(r'\sisland\s*=\s*"[^"]*"', "", xml)
+        return re.sub(r"<flag\b", '<flag island="disable"', xml, count=1)
+    flag = '<flag island="disable"/>'
+    if re.search(r"<option\b[^>]*/>", xml):
+        return re.sub(r"<option\b([^>]*)/>", rf"<option\1>{flag}</option>", xml, count=1)
+    if re.search(r"<option\b", xml):
+        return re.sub(r"<option\b([^>]*)>", rf"<option\1>{flag}", xml, count=1)
+    return re.sub(r"(<mujoco\b[^>]*>)", rf"\1<option>{flag}</option>", xml, count=1)
 
 
 def best_time(run, target: float, repeats: int) -> tuple[float, int]:
@@ -255,6 +286,10 @@ def profile(name: str, xml: str, batch: int, settle: int, target: float, repeats
 
     t_mj = max(best_time(theirs_solve, target, repeats)[0] / batch - 2 * overhead, 0.0)
     rows["islands+solver"] = (rows["solver"][0], t_mj * 1e6)
+    _run_islands(table, address, 1)
+    t_ours = best_time(lambda n: _run_islands(table, address, n), target, repeats)[0] / batch
+    rows["islands"] = (t_ours * 1e6, max(rows["islands+solver"][1] - rows["solver"][1], 0.0))
+    rows["solver, no islands"] = _solver_without_islands(xml, datas, target, repeats, overhead)
     # a whole step: ours batched (forward, sensors, integrator), MuJoCo's mj_step per row
     snap = sim.snapshot()
     saved = [(d.qpos.copy(), d.qvel.copy(), d.act.copy(), d.qacc_warmstart.copy(), d.time) for d in datas]
@@ -281,12 +316,39 @@ def profile(name: str, xml: str, batch: int, settle: int, target: float, repeats
     return rows, state
 
 
+def _solver_without_islands(xml: str, datas, target: float, repeats: int, overhead: float):
+    """(ours, MuJoCo's) us per row of the solver on the states `datas` with the model's islands
+    disabled."""
+    text = islands_disabled(xml)
+    mj = mujoco.MjModel.from_xml_string(text)
+    copies = []
+    for src in datas:
+        d = mujoco.MjData(mj)
+        d.qpos[:], d.qvel[:], d.ctrl[:], d.act[:] = src.qpos, src.qvel, src.ctrl, src.act
+        d.qacc_warmstart[:], d.time = src.qacc_warmstart, src.time
+        mujoco.mj_forward(mj, d)
+        copies.append(d)
+    sim = simulator_at(engine.load_mjcf(text), copies)
+    table, address = sim._bound.model_table, sim._bound.data_address
+    solver = STAGES.index("solver")
+    _run_stage(table, address, solver, 1)
+    t_ours = best_time(lambda n: _run_stage(table, address, solver, n), target, repeats)[0] / len(datas)
+
+    def theirs(n):
+        for _ in range(n):
+            for d in copies:
+                mujoco.mj_fwdConstraint(mj, d)
+
+    t_mj = max(best_time(theirs, target, repeats)[0] / len(datas) - overhead, 0.0)
+    return t_ours * 1e6, t_mj * 1e6
+
+
 def print_table(rows: dict, state: str) -> None:
     print(state)
-    print(f"  {'stage':<13} {'ours us':>9} {'MuJoCo us':>10} {'ours/MuJoCo':>12}")
+    print(f"  {'stage':<18} {'ours us':>9} {'MuJoCo us':>10} {'ours/MuJoCo':>12}")
     for stage, (ours, theirs) in rows.items():
         ratio = f"{ours / theirs:.2f}" if theirs > 0 else "-"
-        print(f"  {stage:<13} {ours:>9.3f} {theirs:>10.3f} {ratio:>12}")
+        print(f"  {stage:<18} {ours:>9.3f} {theirs:>10.3f} {ratio:>12}")
     print()
 
 

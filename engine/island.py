@@ -25,6 +25,10 @@ share the first row's tree.
 
 With <flag island="disable"/> or no rows, nisland = nidof = 0 and the maps hold one group of
 everything in order (identity maps), which is how the solver then solves all rows at once.
+
+A model of one kinematic tree (a single robot; the floor and other static geoms belong to no
+tree) with rows has one island of every dof and every row, in order: `island` then fills the
+fields directly (_one_tree), without the union-find, as the general search would.
 """
 
 from robodyn.engine import types as T
@@ -142,6 +146,44 @@ def _identity(m, d, b):
 
 
 @kernel
+def _one_tree(m, d, b):
+    """island() for a model of one tree and nefc > 0 rows: island 0 holds tree 0, all nv dofs
+    and every row, each map the identity (every row touches the tree; one that touched none
+    would join it too, as in the general search, where its tree -1 reads the last tree's
+    island)."""
+    nefc = d.nefc[b]
+    nv = m.nv
+    d.nisland[b] = 1
+    d.nidof[b] = nv
+    d.tree_island[b, 0] = 0
+    d.map_itree2tree[b, 0] = 0
+    d.island_ntree[b, 0] = 1
+    d.island_itreeadr[b, 0] = 0
+    for v in range(nv):
+        d.dof_island[b, v] = 0
+        d.map_dof2idof[b, v] = v
+        d.map_idof2dof[b, v] = v
+    d.island_nv[b, 0] = nv
+    d.island_idofadr[b, 0] = 0
+    d.island_dofadr[b, 0] = 0
+    ne = 0
+    nf = 0
+    for i in range(nefc):
+        d.efc_island[b, i] = 0
+        d.map_efc2iefc[b, i] = i
+        d.map_iefc2efc[b, i] = i
+        kind = d.efc_type[b, i]
+        if kind == T.CNSTR_EQUALITY:
+            ne += 1
+        elif kind == T.CNSTR_FRICTION_DOF or kind == T.CNSTR_FRICTION_TENDON:
+            nf += 1
+    d.island_ne[b, 0] = ne
+    d.island_nf[b, 0] = nf
+    d.island_nefc[b, 0] = nefc
+    d.island_iefcadr[b, 0] = 0
+
+
+@kernel
 def island(m, d, b):
     """The islands of row b's constraint rows (see the module docstring): nisland, nidof and
     every tree_*, island_*, dof_island, efc_island and map_* field."""
@@ -149,6 +191,9 @@ def island(m, d, b):
     ntree = m.ntree
     if (m.opt_disableflags & T.DSBL_ISLAND) or nefc == 0:
         _identity(m, d, b)
+        return
+    if ntree == 1:
+        _one_tree(m, d, b)
         return
     parent = d.scratch_tree[b]
     efc_tree = d.efc_island[b]  # each row's tree first, its island below

@@ -1,6 +1,7 @@
 """benchmarks/bench_stages.py: a tiny run on the ant on the floor times every stage on both
 sides from states that are MuJoCo's (the contact counts agree), and the stages it reruns
-leave those states' results as forward() left them. No timing is asserted."""
+leave those states' results as forward() left them; the islands-disabled model it compares
+with has MuJoCo's island flag set, whatever form the <option> takes. No timing is asserted."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from robodyn import engine
 def test_every_stage_timed_on_both_sides(capsys):
     xml = bench_step.model_sources()["ant_floor"]
     rows, state = bench_stages.profile("ant_floor", xml, 2, 40, 0.001, 1, 0.0)
-    assert list(rows) == [*bench_stages.STAGES, "islands+solver", "step"]
+    assert list(rows) == [*bench_stages.STAGES, "islands+solver", "islands", "solver, no islands", "step"]
     assert rows["islands+solver"][0] == rows["solver"][0]
     for stage, (ours, theirs) in rows.items():
         assert ours > 0 and theirs >= 0, stage
@@ -39,3 +40,22 @@ def test_rerun_stages_recompute_the_same_state():
     worst = max(float(np.max(np.abs(sim.data.qacc[i] - d.qacc))) for i, d in enumerate(datas))
     print(f"qacc after the stages rerun vs mj_forward: {worst:.1e}")
     assert worst < 1e-9
+
+
+def test_islands_disabled_sets_the_flag_in_every_form_of_option():
+    bare = '<mujoco><worldbody><body><freejoint/><geom size="0.1"/></body></worldbody></mujoco>'
+    forms = {
+        "none": bare,
+        "closed": bare.replace("<worldbody>", '<option timestep="0.002"/><worldbody>'),
+        "open": bare.replace(
+            "<worldbody>", '<option timestep="0.002"><flag gravity="enable"/></option><worldbody>'
+        ),
+        "gym humanoid": bench_step.model_sources()["humanoid_floor"],
+        "dm_control humanoid": bench_step.model_sources()["dmc_humanoid"],
+    }
+    for form, xml in forms.items():
+        mj = mujoco.MjModel.from_xml_string(bench_stages.islands_disabled(xml))
+        assert mj.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_ISLAND, form
+        assert not mujoco.MjModel.from_xml_string(xml).opt.disableflags & mujoco.mjtDisableBit.mjDSBL_ISLAND
+        if form != "none":
+            assert mj.opt.timestep == mujoco.MjModel.from_xml_string(xml).opt.timestep, form

@@ -342,3 +342,57 @@ def test_islands_disabled_scale(solver: str):
     report(f"islands disabled {solver}: scaled improvement vs MuJoCo's (ant)", worst, 1e-6, len(ref))
     assert spread > 5e-3
     assert worst <= 1e-6
+
+
+# one tree with equality and friction-loss rows too: a free base, a limited hinge with friction
+# loss coupled to a second hinge by a joint equality, falling on the floor
+ONE_TREE = """
+<mujoco>
+  <worldbody>
+    <geom type="plane" size="2 2 0.1"/>
+    <body pos="0 0 0.4">
+      <freejoint/>
+      <geom type="box" size="0.2 0.1 0.05"/>
+      <body pos="0.2 0 0">
+        <joint name="a" type="hinge" axis="0 1 0" range="-0.5 0.5" frictionloss="0.2"/>
+        <geom type="capsule" fromto="0 0 0 0.2 0 -0.1" size="0.03"/>
+        <body pos="0.2 0 -0.1">
+          <joint name="b" type="hinge" axis="0 1 0" frictionloss="0.1"/>
+          <geom type="sphere" size="0.05"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <equality><joint joint1="b" joint2="a" polycoef="0 0.5 0 0 0"/></equality>
+  <actuator><motor joint="a"/></actuator>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("name", ["humanoid.xml", "ant.xml", "hopper.xml", "inline"])
+def test_one_tree_islands_follow_mujoco(name: str, tmp_path):
+    """A single robot on the floor (gymnasium's models as they ship, and ONE_TREE with
+    equality and friction-loss rows: one kinematic tree each, the floor static):
+    engine.island's one-tree path gives MuJoCo's islands, one island of every dof and row
+    with identity maps, every field equal; and qacc equal to rounding."""
+    path = GYM_ASSETS / name
+    if name == "inline":
+        path = tmp_path / "one_tree.xml"
+        path.write_text(ONE_TREE)
+    mj = mujoco.MjModel.from_xml_path(str(path))
+    states = rollout_states(mj, 24, seed=5)
+    sim, ref = _pair(path.read_text(), states)
+    assert sim.model.ntree == 1 == mj.ntree
+    wrong = [(i, k) for i, d in enumerate(ref) for k in _island_mismatches(sim, i, d)]
+    ne_nf = sum(int(d.island_ne[0] + d.island_nf[0]) for d in ref)
+    worst = max(rel_err(sim.data.qacc[i], d.qacc) for i, d in enumerate(ref))
+    report(f"one-tree islands {name} qacc", worst, TOL, len(ref))
+    print(
+        f"[islands] {name}: {len(ref)} states, rows {min(d.nefc for d in ref)}..{max(d.nefc for d in ref)}, "
+        f"equality and friction rows {ne_nf}"
+    )
+    assert all(d.nisland == 1 for d in ref) and np.all(sim.data.nisland == 1)
+    assert not wrong, f"island fields off MuJoCo's (row, field): {wrong[:10]}"
+    assert worst <= TOL
+    if name == "inline":
+        assert all(d.island_ne[0] == 1 and d.island_nf[0] == 2 for d in ref)
