@@ -59,3 +59,19 @@ def test_islands_disabled_sets_the_flag_in_every_form_of_option():
         assert not mujoco.MjModel.from_xml_string(xml).opt.disableflags & mujoco.mjtDisableBit.mjDSBL_ISLAND
         if form != "none":
             assert mj.opt.timestep == mujoco.MjModel.from_xml_string(xml).opt.timestep, form
+
+
+def test_mujocos_sensors_stage_recomputes_what_its_sensors_read():
+    """MuJoCo flags subtree_linvel and cacc/cfrc_int as computed once per pass; the timed
+    sensors stage clears those flags, so each call redoes mj_subtreeVel and
+    mj_rnePostConstraint as ours does (without that, a repeated call skips them)."""
+    xml = bench_step.model_sources()["dmc_humanoid"]  # subtreelinvel, accelerometer, force, torque
+    mj = mujoco.MjModel.from_xml_string(xml)
+    d = bench_stages.settled_states(mj, 1, 40)[0]
+    want = {k: np.copy(getattr(d, k)) for k in ("subtree_linvel", "cacc", "cfrc_int", "sensordata")}
+    for k in want:
+        getattr(d, k)[:] = 0.0
+    bench_stages._mujoco_stage("sensors")(mj, d)
+    for k, value in want.items():
+        np.testing.assert_array_equal(getattr(d, k), value, err_msg=k)
+    assert np.any(want["cacc"] != 0) and np.any(want["subtree_linvel"] != 0)
