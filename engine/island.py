@@ -128,21 +128,28 @@ def _row_trees(m, d, b, i):
 
 
 @kernel
+def _in_order(m, d, b, k):
+    """Identity maps of every tree, dof and row of row b, each marked as in island k (-1: in
+    none)."""
+    for t in range(m.ntree):
+        d.tree_island[b, t] = k
+        d.map_itree2tree[b, t] = t
+    for v in range(m.nv):
+        d.dof_island[b, v] = k
+        d.map_dof2idof[b, v] = v
+        d.map_idof2dof[b, v] = v
+    for i in range(d.nefc[b]):
+        d.efc_island[b, i] = k
+        d.map_efc2iefc[b, i] = i
+        d.map_iefc2efc[b, i] = i
+
+
+@kernel
 def _identity(m, d, b):
     """nisland = nidof = 0 and identity maps: one group of every tree, dof and row."""
     d.nisland[b] = 0
     d.nidof[b] = 0
-    for t in range(m.ntree):
-        d.tree_island[b, t] = -1
-        d.map_itree2tree[b, t] = t
-    for v in range(m.nv):
-        d.dof_island[b, v] = -1
-        d.map_dof2idof[b, v] = v
-        d.map_idof2dof[b, v] = v
-    for i in range(d.nefc[b]):
-        d.efc_island[b, i] = -1
-        d.map_efc2iefc[b, i] = i
-        d.map_iefc2efc[b, i] = i
+    _in_order(m, d, b, -1)
 
 
 @kernel
@@ -153,25 +160,17 @@ def _one_tree(m, d, b):
     island)."""
     nefc = d.nefc[b]
     nv = m.nv
+    _in_order(m, d, b, 0)
     d.nisland[b] = 1
     d.nidof[b] = nv
-    d.tree_island[b, 0] = 0
-    d.map_itree2tree[b, 0] = 0
     d.island_ntree[b, 0] = 1
     d.island_itreeadr[b, 0] = 0
-    for v in range(nv):
-        d.dof_island[b, v] = 0
-        d.map_dof2idof[b, v] = v
-        d.map_idof2dof[b, v] = v
     d.island_nv[b, 0] = nv
     d.island_idofadr[b, 0] = 0
     d.island_dofadr[b, 0] = 0
     ne = 0
     nf = 0
     for i in range(nefc):
-        d.efc_island[b, i] = 0
-        d.map_efc2iefc[b, i] = i
-        d.map_iefc2efc[b, i] = i
         kind = d.efc_type[b, i]
         if kind == T.CNSTR_EQUALITY:
             ne += 1
