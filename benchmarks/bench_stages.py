@@ -227,10 +227,14 @@ def settled_states(mj: mujoco.MjModel, batch: int, settle: int) -> list[mujoco.M
     return datas
 
 
+# what a stage's inputs start from: the state copied from MuJoCo's MjData
+STATE = ("qpos", "qvel", "ctrl", "act", "qacc_warmstart", "time")
+
+
 def simulator_at(model, datas: list[mujoco.MjData]) -> engine.Simulator:
     """An engine.Simulator whose rows hold the MjData states, forward() run."""
     sim = engine.Simulator(model, batch=len(datas), nthread=1)
-    for name in ("qpos", "qvel", "ctrl", "act", "qacc_warmstart", "time"):
+    for name in STATE:
         getattr(sim.data, name)[:] = np.array([np.atleast_1d(getattr(d, name)) for d in datas]).reshape(
             getattr(sim.data, name).shape
         )
@@ -269,7 +273,9 @@ def call_cost(target: float, repeats: int) -> float:
     return best_time(run, target, repeats)[0]
 
 
-def profile(name: str, xml: str, batch: int, settle: int, target: float, repeats: int, overhead: float):
+def profile(
+    name: str, xml: str, batch: int, settle: int, target: float, repeats: int, overhead: float, flags: float
+):
     """{stage: (ours us/row, MuJoCo us/row)} for one model, and a summary line of its state."""
     mj = mujoco.MjModel.from_xml_string(xml)
     model = engine.load_mjcf(xml)
@@ -281,7 +287,6 @@ def profile(name: str, xml: str, batch: int, settle: int, target: float, repeats
     table = sim._bound.model_table
     address = sim._bound.data_address
     rows = {}
-    flags = flag_cost(target, repeats)
     _run_stage(table, address, 0, 1)  # compile the driver once
     for k, stage in enumerate(STAGES):
 
@@ -351,8 +356,8 @@ def _solver_without_islands(xml: str, datas, target: float, repeats: int, overhe
     copies = []
     for src in datas:
         d = mujoco.MjData(mj)
-        d.qpos[:], d.qvel[:], d.ctrl[:], d.act[:] = src.qpos, src.qvel, src.ctrl, src.act
-        d.qacc_warmstart[:], d.time = src.qacc_warmstart, src.time
+        for name in STATE:
+            setattr(d, name, getattr(src, name))
         mujoco.mj_forward(mj, d)
         copies.append(d)
     sim = simulator_at(engine.load_mjcf(text), copies)
@@ -389,10 +394,12 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     sources = model_sources()
     overhead = call_cost(args.target, args.repeats)
-    print(f"one Python call of a MuJoCo function: {overhead * 1e6:.3f} us (subtracted from MuJoCo's)\n")
+    flags = flag_cost(args.target, args.repeats)
+    print(f"one Python call of a MuJoCo function: {overhead * 1e6:.3f} us (subtracted from MuJoCo's)")
+    print(f"clearing MuJoCo's two lazy-stage flags: {flags * 1e6:.3f} us (subtracted from its sensors)\n")
     for name in args.models.split(","):
         rows, state = profile(
-            name, sources[name], args.batch, args.settle, args.target, args.repeats, overhead
+            name, sources[name], args.batch, args.settle, args.target, args.repeats, overhead, flags
         )
         print_table(rows, state)
     return 0

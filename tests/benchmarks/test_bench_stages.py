@@ -14,7 +14,7 @@ from robodyn import engine
 
 def test_every_stage_timed_on_both_sides(capsys):
     xml = bench_step.model_sources()["ant_floor"]
-    rows, state = bench_stages.profile("ant_floor", xml, 2, 40, 0.001, 1, 0.0)
+    rows, state = bench_stages.profile("ant_floor", xml, 2, 40, 0.001, 1, 0.0, 0.0)
     assert list(rows) == [*bench_stages.STAGES, "islands+solver", "islands", "solver, no islands", "step"]
     assert rows["islands+solver"][0] == rows["solver"][0]
     for stage, (ours, theirs) in rows.items():
