@@ -168,7 +168,7 @@ class HumanoidTask(Task):
                 qvel[JOINTS, r] = s * VELOCITY_NOISE * rng.uniform(-1.0, 1.0, len(JOINTS))
         if s > 0.0:
             p.forward(rows)
-            qpos["root"][rows, 2] -= self.physics.lowest_box_corner(FEET, rows=rows) + SOLE_DEPTH
+            qpos["root"][rows, 2] -= p.lowest_box_corner(FEET, rows=rows) + SOLE_DEPTH
         self._push_schedule.reset(rows, rngs)
 
     def hide_future(self, rows) -> None:
