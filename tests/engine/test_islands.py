@@ -382,7 +382,7 @@ def test_one_tree_islands_follow_mujoco(name: str, tmp_path):
     mj = mujoco.MjModel.from_xml_path(str(path))
     states = rollout_states(mj, 24, seed=5)
     sim, ref = _pair(path.read_text(), states)
-    assert sim.model.ntree == 1 == mj.ntree
+    assert sim.model.ntree == 1 == mj.ntree and len(ref) == 24
     wrong = [(i, k) for i, d in enumerate(ref) for k in _island_mismatches(sim, i, d)]
     ne_nf = sum(int(d.island_ne[0] + d.island_nf[0]) for d in ref)
     worst = max(rel_err(sim.data.qacc[i], d.qacc) for i, d in enumerate(ref))
